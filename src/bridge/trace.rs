@@ -1,0 +1,90 @@
+//! The JSON Lines trace: one object per message crossing a boundary.
+//!
+//! `{"t_ms": <ms since start>, "view": "<id>" | null, "dir": "<direction>", "msg": <message>}`.
+//! Tests, `check`, benchmarks and bug reports all read this one format.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+/// Which boundary a message crossed, and which way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// From a View (through its proxy) to the host.
+    ViewToHost,
+    /// From the host to a View.
+    HostToView,
+    /// From a sandbox proxy to the host (`ui/notifications/sandbox-*`).
+    ProxyToHost,
+    /// From the host to a sandbox proxy.
+    HostToProxy,
+    /// From the host to an MCP server.
+    HostToServer,
+    /// From an MCP server to the host.
+    ServerToHost,
+    /// Something the host dropped, with the reason (`msg` is `{"reason", "data"}`).
+    Rejected,
+}
+
+impl Direction {
+    /// The `dir` string in the trace.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ViewToHost => "view->host",
+            Self::HostToView => "host->view",
+            Self::ProxyToHost => "proxy->host",
+            Self::HostToProxy => "host->proxy",
+            Self::HostToServer => "host->server",
+            Self::ServerToHost => "server->host",
+            Self::Rejected => "rejected",
+        }
+    }
+}
+
+/// A shared trace writer. Cloning is cheap; every clone writes to the same file.
+#[derive(Clone)]
+pub struct Trace {
+    start: Instant,
+    out: Arc<Mutex<Option<BufWriter<File>>>>,
+}
+
+impl std::fmt::Debug for Trace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trace").finish_non_exhaustive()
+    }
+}
+
+impl Trace {
+    /// Creates (truncates) the trace file. `start` is time zero of `t_ms`.
+    pub fn create(path: &Path, start: Instant) -> std::io::Result<Self> {
+        let file = File::create(path)?;
+        Ok(Self { start, out: Arc::new(Mutex::new(Some(BufWriter::new(file)))) })
+    }
+
+    /// A trace that records nothing.
+    pub fn disabled() -> Self {
+        Self { start: Instant::now(), out: Arc::new(Mutex::new(None)) }
+    }
+
+    /// Appends one record. Each line is flushed, so a crash loses nothing before it.
+    pub fn record(&self, view: Option<&str>, dir: Direction, msg: &Value) {
+        let mut guard = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(out) = guard.as_mut() else { return };
+        let t_ms = self.start.elapsed().as_secs_f64() * 1000.0;
+        let line = json!({"t_ms": (t_ms * 1000.0).round() / 1000.0, "view": view, "dir": dir.as_str(), "msg": msg});
+        // A full disk must not take the host down: the trace is evidence, not state.
+        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+            tracing::warn!("trace: write failed; tracing stopped");
+            *guard = None;
+        }
+    }
+
+    /// True when records are written somewhere.
+    pub fn is_enabled(&self) -> bool {
+        self.out.lock().map(|g| g.is_some()).unwrap_or(false)
+    }
+}

@@ -1,0 +1,33 @@
+//! # mcp-apps-host
+//!
+//! A native host for [MCP Apps] (the `io.modelcontextprotocol/ui` extension): it connects to MCP
+//! servers, finds tools whose UI is a `ui://` HTML resource, and renders that UI (the *View*) in a
+//! desktop webview behind a sandbox proxy on its own origin, speaking the MCP Apps protocol with it.
+//!
+//! | module | what | needs `desktop` |
+//! |---|---|---|
+//! | [`protocol`] | wire types and method names | no |
+//! | [`ui_resource`] | tool -> UI linkage, visibility, resource metadata | no |
+//! | [`sandbox`] | CSP header, frame permissions, origins | no |
+//! | [`bridge`] | [`bridge::ViewSession`]: the per-View state machine | no |
+//! | [`server`] | MCP client connections (rmcp) | no |
+//! | `desktop` | tao window, wry webview, custom protocols, IPC | yes |
+//!
+//! ## Features
+//! | feature | default | what |
+//! |---|---|---|
+//! | `desktop` | yes | the tao/wry runtime (WebKitGTK on Linux) |
+//!
+//! [MCP Apps]: https://github.com/modelcontextprotocol/ext-apps
+
+pub mod bridge;
+pub mod error;
+pub mod protocol;
+pub mod sandbox;
+pub mod server;
+pub mod ui_resource;
+
+#[cfg(feature = "desktop")]
+pub mod desktop;
+
+pub use error::{Error, Result};

@@ -1,0 +1,283 @@
+//! The `Content-Security-Policy` header of a View's sandbox proxy, built from `_meta.ui.csp`.
+//!
+//! The spec formula (digest section 4.2) with the restrictive default when nothing is declared.
+//! Network origins are never loosened: only entries that parse as an origin (optionally with a
+//! `*.` wildcard host and a path) reach the header; anything else is rejected with a reason.
+//! Beyond the formula we allow a few non-network sources that real Apps need and that reach no
+//! server: `'unsafe-eval'` and `'wasm-unsafe-eval'` for scripts (Apps that compile code or run
+//! WebAssembly), `blob:` for images, media and workers, `data:` for fonts. `form-action 'none'`
+//! is added so a form cannot post the View's data to an undeclared origin.
+
+use crate::protocol::ResourceCsp;
+
+/// A CSP entry that was dropped, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RejectedSource {
+    /// The `ResourceCsp` field it came from, e.g. `connectDomains`.
+    pub field: &'static str,
+    /// The entry as the server sent it.
+    pub entry: String,
+    /// Why it was dropped.
+    pub reason: &'static str,
+}
+
+/// The policy of one View: the header and what it really grants.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CspPolicy {
+    /// The `Content-Security-Policy` header value.
+    pub header: String,
+    /// The origins that passed validation (echoed in `hostCapabilities.sandbox.csp`).
+    pub granted: ResourceCsp,
+    /// Entries that were dropped.
+    pub rejected: Vec<RejectedSource>,
+}
+
+/// Checks one declared source; `Ok` is the text that goes into the header.
+fn validate_source(entry: &str) -> Result<String, &'static str> {
+    if entry.is_empty() {
+        return Err("empty");
+    }
+    if entry.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err("contains whitespace or a control character");
+    }
+    if entry.chars().any(|c| matches!(c, ';' | ',' | '\'' | '"' | '\\')) {
+        return Err("contains ; , quote or backslash (would inject into the policy)");
+    }
+    let (scheme, rest) = entry.split_once("://").ok_or("not an origin (scheme://host)")?;
+    if !matches!(scheme.to_ascii_lowercase().as_str(), "https" | "http" | "wss" | "ws") {
+        return Err("scheme must be https, http, wss or ws");
+    }
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    if path.contains(['?', '#']) {
+        return Err("has a query or fragment");
+    }
+    if authority.contains('@') {
+        return Err("has userinfo");
+    }
+    let (host, port) = if authority.starts_with('[') {
+        let end = authority.find(']').ok_or("bad IPv6 host")? + 1;
+        match &authority[end..] {
+            "" => (&authority[..end], None),
+            rest => (&authority[..end], Some(rest.strip_prefix(':').ok_or("bad port")?)),
+        }
+    } else {
+        match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if let Some(port) = port {
+        if port != "*" && (port.is_empty() || port.parse::<u16>().is_err()) {
+            return Err("bad port");
+        }
+    }
+    let bare = host.strip_prefix("*.").unwrap_or(host);
+    let ipv6 = bare.len() > 2
+        && bare.starts_with('[')
+        && bare.ends_with(']')
+        && bare[1..bare.len() - 1].chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.');
+    let valid_host = !bare.is_empty()
+        && (ipv6
+            || bare
+                .split('.')
+                .all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')));
+    if !valid_host {
+        return Err("bad host (a wildcard is only allowed as a leading `*.`)");
+    }
+    Ok(entry.to_owned())
+}
+
+fn filter(
+    field: &'static str,
+    entries: Option<&Vec<String>>,
+    rejected: &mut Vec<RejectedSource>,
+) -> Vec<String> {
+    let mut ok = Vec::new();
+    for entry in entries.into_iter().flatten() {
+        match validate_source(entry) {
+            Ok(src) if !ok.contains(&src) => ok.push(src),
+            Ok(_) => {}
+            Err(reason) => rejected.push(RejectedSource { field, entry: entry.clone(), reason }),
+        }
+    }
+    ok
+}
+
+fn directive(name: &str, base: &[&str], extra: &[String]) -> String {
+    let mut parts = vec![name.to_owned()];
+    parts.extend(base.iter().map(|s| (*s).to_owned()));
+    parts.extend(extra.iter().cloned());
+    parts.join(" ")
+}
+
+fn some_if_nonempty(v: &[String]) -> Option<Vec<String>> {
+    (!v.is_empty()).then(|| v.to_vec())
+}
+
+/// Builds the policy for a View from its declared `_meta.ui.csp` (`None` when nothing is declared).
+pub fn build_csp(declared: Option<&ResourceCsp>) -> CspPolicy {
+    let mut rejected = Vec::new();
+    let connect = filter("connectDomains", declared.and_then(|c| c.connect_domains.as_ref()), &mut rejected);
+    let resource = filter("resourceDomains", declared.and_then(|c| c.resource_domains.as_ref()), &mut rejected);
+    let frame = filter("frameDomains", declared.and_then(|c| c.frame_domains.as_ref()), &mut rejected);
+    let base_uri = filter("baseUriDomains", declared.and_then(|c| c.base_uri_domains.as_ref()), &mut rejected);
+
+    // With no CSP metadata at all the spec's default says `connect-src 'none'`; with metadata the
+    // formula starts from `'self'` (the sandbox origin, never the host's).
+    let connect_base: &[&str] = if declared.is_some() { &["'self'"] } else { &["'none'"] };
+    let none_if_empty = |name: &str, list: &[String], fallback: &str| {
+        if list.is_empty() {
+            format!("{name} {fallback}")
+        } else {
+            directive(name, &[], list)
+        }
+    };
+    let directives = [
+        "default-src 'none'".to_owned(),
+        directive("script-src", &["'self'", "'unsafe-inline'", "'unsafe-eval'", "'wasm-unsafe-eval'"], &resource),
+        directive("style-src", &["'self'", "'unsafe-inline'"], &resource),
+        if connect.is_empty() { directive("connect-src", connect_base, &[]) } else { directive("connect-src", &["'self'"], &connect) },
+        directive("img-src", &["'self'", "data:", "blob:"], &resource),
+        directive("font-src", &["'self'", "data:"], &resource),
+        directive("media-src", &["'self'", "data:", "blob:"], &resource),
+        directive("worker-src", &["'self'", "blob:"], &resource),
+        none_if_empty("frame-src", &frame, "'none'"),
+        "object-src 'none'".to_owned(),
+        none_if_empty("base-uri", &base_uri, "'self'"),
+        "form-action 'none'".to_owned(),
+    ];
+    let granted = ResourceCsp {
+        connect_domains: some_if_nonempty(&connect),
+        resource_domains: some_if_nonempty(&resource),
+        frame_domains: some_if_nonempty(&frame),
+        base_uri_domains: some_if_nonempty(&base_uri),
+    };
+    CspPolicy { header: directives.join("; "), granted, rejected }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn directive_of<'a>(header: &'a str, name: &str) -> &'a str {
+        header
+            .split("; ")
+            .find(|d| d.split(' ').next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in {header}"))
+    }
+
+    fn csp(connect: &[&str], resource: &[&str], frame: &[&str], base: &[&str]) -> ResourceCsp {
+        let v = |l: &[&str]| (!l.is_empty()).then(|| l.iter().map(|s| s.to_string()).collect());
+        ResourceCsp {
+            connect_domains: v(connect),
+            resource_domains: v(resource),
+            frame_domains: v(frame),
+            base_uri_domains: v(base),
+        }
+    }
+
+    #[test]
+    fn no_metadata_gives_the_restrictive_default() {
+        let p = build_csp(None);
+        assert_eq!(
+            p.header,
+            "default-src 'none'; \
+             script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval'; \
+             style-src 'self' 'unsafe-inline'; connect-src 'none'; \
+             img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; \
+             worker-src 'self' blob:; frame-src 'none'; object-src 'none'; base-uri 'self'; \
+             form-action 'none'"
+        );
+        assert_eq!(p.granted, ResourceCsp::default());
+        assert!(p.rejected.is_empty());
+    }
+
+    #[test]
+    fn connect_domains_go_to_connect_src_only() {
+        let p = build_csp(Some(&csp(&["https://api.example.com", "wss://live.example.com"], &[], &[], &[])));
+        assert_eq!(
+            directive_of(&p.header, "connect-src"),
+            "connect-src 'self' https://api.example.com wss://live.example.com"
+        );
+        assert!(!directive_of(&p.header, "script-src").contains("api.example.com"));
+        assert!(!directive_of(&p.header, "img-src").contains("api.example.com"));
+    }
+
+    #[test]
+    fn declared_but_empty_metadata_allows_self_connections_only() {
+        let p = build_csp(Some(&ResourceCsp::default()));
+        assert_eq!(directive_of(&p.header, "connect-src"), "connect-src 'self'");
+    }
+
+    #[test]
+    fn resource_domains_go_to_every_static_directive() {
+        let p = build_csp(Some(&csp(&[], &["https://*.cdn.example"], &[], &[])));
+        for d in ["script-src", "style-src", "img-src", "font-src", "media-src", "worker-src"] {
+            assert!(directive_of(&p.header, d).ends_with(" https://*.cdn.example"), "{d}: {}", p.header);
+        }
+        assert_eq!(directive_of(&p.header, "connect-src"), "connect-src 'self'");
+    }
+
+    #[test]
+    fn frame_and_base_uri_domains() {
+        let p = build_csp(Some(&csp(&[], &[], &["https://www.youtube.com"], &["https://base.example"])));
+        assert_eq!(directive_of(&p.header, "frame-src"), "frame-src https://www.youtube.com");
+        assert_eq!(directive_of(&p.header, "base-uri"), "base-uri https://base.example");
+        assert_eq!(directive_of(&p.header, "object-src"), "object-src 'none'");
+    }
+
+    #[test]
+    fn hostile_entries_are_rejected_with_reasons_and_never_reach_the_header() {
+        let hostile = [
+            "https://a.example; script-src *",
+            "https://a.example, https://b.example",
+            "'unsafe-inline'",
+            "\"https://q.example\"",
+            "https://a.example\nscript-src *",
+            "https://a .example",
+            "*",
+            "https:",
+            "data:",
+            "javascript://x",
+            "https://*",
+            "https://a.*.example",
+            "https://user@a.example",
+            "https://a.example:99999",
+            "",
+        ];
+        let declared = csp(&hostile, &hostile, &hostile, &hostile);
+        let p = build_csp(Some(&declared));
+        assert_eq!(p.rejected.len(), hostile.len() * 4);
+        assert_eq!(p.granted, ResourceCsp::default());
+        for d in p.header.split("; ") {
+            assert!(!d.contains("example") && !d.contains(" * ") && !d.ends_with(" *"), "leaked: {d}");
+        }
+        // Exactly the 12 directives, none injected.
+        assert_eq!(p.header.split("; ").count(), 12, "{}", p.header);
+    }
+
+    #[test]
+    fn valid_origin_shapes_pass() {
+        for ok in [
+            "https://example.com",
+            "http://localhost:3000",
+            "https://*.example.com",
+            "https://example.com:*",
+            "https://cdn.example.com/lib/",
+            "wss://x.example",
+            "http://[::1]:8080",
+            "http://[::1]",
+        ] {
+            assert_eq!(validate_source(ok), Ok(ok.to_owned()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn duplicates_are_collapsed() {
+        let p = build_csp(Some(&csp(&["https://a.example", "https://a.example"], &[], &[], &[])));
+        assert_eq!(p.granted.connect_domains, Some(vec!["https://a.example".to_owned()]));
+    }
+}

@@ -1,0 +1,38 @@
+//! Origins: the trusted host shell and one untrusted sandbox origin per server.
+
+use sha2::{Digest, Sha256};
+
+/// Custom scheme of the trusted host shell page.
+pub const HOST_SCHEME: &str = "mcp-host";
+/// Origin of the host shell (`mcp-host://app`).
+pub const HOST_ORIGIN: &str = "mcp-host://app";
+/// Custom scheme of sandbox proxies; the host part is the per-server label.
+pub const SANDBOX_SCHEME: &str = "mcp-sandbox";
+
+/// A stable, DNS-safe label for a server identity (its command line or URL).
+///
+/// Views of different servers get different labels, hence different origins, storage and DOM;
+/// the same server gets the same origin across runs, so an App's local storage survives a restart.
+pub fn sandbox_label(server_identity: &str) -> String {
+    let digest = Sha256::digest(server_identity.as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The sandbox origin for a label, e.g. `mcp-sandbox://0123abcd...`.
+pub fn sandbox_origin(label: &str) -> String {
+    format!("{SANDBOX_SCHEME}://{label}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_stable_distinct_and_host_safe() {
+        let a = sandbox_label("node server.js --stdio");
+        assert_eq!(a, sandbox_label("node server.js --stdio"));
+        assert_ne!(a, sandbox_label("node other.js --stdio"));
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    }
+}
