@@ -1,1 +1,7 @@
-fn main(){}
+//! The `mcp-apps-host` binary.
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

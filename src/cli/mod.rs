@@ -1,0 +1,115 @@
+//! Command-line interface: `mcp-apps-host run ...`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::{Map, Value};
+
+use mcp_apps_host::server::ServerSpec;
+
+/// A native host for MCP Apps: renders the interactive UIs of MCP servers in a sandboxed webview.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-apps-host", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Connect to a server, call a tool and show its App UI in a window.
+    Run(RunArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// The server's command line (POSIX quoting; run directly, not through a shell).
+    #[arg(long, value_name = "COMMAND LINE")]
+    stdio: String,
+    /// The tool whose UI to show.
+    #[arg(long)]
+    tool: String,
+    /// The tool's arguments as a JSON object.
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    args: String,
+    /// Write every message crossing a boundary to this JSON Lines file.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Exit 0 once every View reached this point (non-zero on failure or timeout).
+    #[arg(long, value_enum, value_name = "POINT")]
+    exit_after: Option<ExitAfterArg>,
+    /// Seconds to wait for the View to initialize (and for --exit-after) before failing.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    timeout: f64,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ExitAfterArg {
+    Initialized,
+    Result,
+    Teardown,
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MCP_APPS_HOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("mcp_apps_host=info,warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .init();
+}
+
+fn parse_args(text: &str) -> anyhow::Result<Map<String, Value>> {
+    match serde_json::from_str::<Value>(text).with_context(|| format!("--args is not valid JSON: {text}"))? {
+        Value::Object(map) => Ok(map),
+        other => bail!("--args must be a JSON object, got {other}"),
+    }
+}
+
+#[cfg(feature = "desktop")]
+fn run(args: RunArgs) -> anyhow::Result<i32> {
+    use mcp_apps_host::desktop::{ExitAfter, RunOptions};
+    let server = ServerSpec::from_command_line(&args.stdio)?;
+    let mut options = RunOptions::new(server, args.tool);
+    options.arguments = parse_args(&args.args)?;
+    options.trace = args.trace;
+    options.exit_after = args.exit_after.map(|e| match e {
+        ExitAfterArg::Initialized => ExitAfter::Initialized,
+        ExitAfterArg::Result => ExitAfter::Result,
+        ExitAfterArg::Teardown => ExitAfter::Teardown,
+    });
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        bail!("--timeout must be a positive number of seconds");
+    }
+    options.timeout = std::time::Duration::from_secs_f64(args.timeout);
+    if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        bail!("no display: set DISPLAY (for example run under `xvfb-run -a`)");
+    }
+    Ok(mcp_apps_host::desktop::run(options)?)
+}
+
+#[cfg(not(feature = "desktop"))]
+fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let _ = (ServerSpec::from_command_line(&args.stdio)?, parse_args(&args.args)?);
+    bail!("this build has no window support: rebuild with the `desktop` feature")
+}
+
+/// Runs the CLI and returns the process exit code (0 ok, 1 failure, 2 usage).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let outcome = match cli.command {
+        Command::Run(args) => run(args),
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

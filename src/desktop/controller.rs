@@ -1,0 +1,521 @@
+//! The tokio side of `run`: connect, call the tool, read its UI, mount the View, bridge it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+use tao::event_loop::EventLoopProxy;
+use tokio::sync::mpsc;
+
+use super::ipc::ShellMessage;
+use super::schemes::{ProxyPolicy, ProxyRegistry};
+use super::{HostInput, UserEvent};
+use crate::bridge::{Direction, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession};
+use crate::error::{Error, Result};
+use crate::protocol::{methods, ContainerDimensions, DisplayMode, HostContext, Theme};
+use crate::sandbox::{allow_attribute, build_csp, origin::sandbox_origin, sandbox_label, FRAME_SANDBOX};
+use crate::server::{Connection, ServerSpec};
+use crate::ui_resource::{tool_ui, ui_resource_from_read};
+
+/// When `run` should exit on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitAfter {
+    /// Every View completed the handshake.
+    Initialized,
+    /// Every View received its tool result.
+    Result,
+    /// Every View was torn down (e.g. after it asked to close).
+    Teardown,
+}
+
+/// Options of `mcp-apps-host run`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RunOptions {
+    /// The server to connect to.
+    pub server: ServerSpec,
+    /// The tool to call.
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: Map<String, Value>,
+    /// Where to write the JSON Lines trace.
+    pub trace: Option<PathBuf>,
+    /// Exit on its own at this point.
+    pub exit_after: Option<ExitAfter>,
+    /// Give up (exit 1) when `exit_after` is not reached in this time; also the limit for a View
+    /// to initialize.
+    pub timeout: Duration,
+}
+
+impl RunOptions {
+    /// Options for calling `tool` on `server` with no arguments.
+    pub fn new(server: ServerSpec, tool: impl Into<String>) -> Self {
+        Self {
+            server,
+            tool: tool.into(),
+            arguments: Map::new(),
+            trace: None,
+            exit_after: None,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Inline Views get the card's width and may grow to this height.
+const INLINE_WIDTH: f64 = 926.0;
+const INLINE_MAX_HEIGHT: f64 = 4000.0;
+const MIN_FRAME_HEIGHT: f64 = 40.0;
+/// Size reports within this many px of what the host set are echoes, not changes.
+const RESIZE_ECHO_PX: f64 = 2.0;
+
+struct ViewState {
+    handle: ViewHandle,
+    initialized: bool,
+    result_delivered: bool,
+    closed: bool,
+    height: f64,
+}
+
+pub(super) struct Controller {
+    options: RunOptions,
+    ui: EventLoopProxy<UserEvent>,
+    registry: ProxyRegistry,
+    theme: Theme,
+    started: Instant,
+    trace: Trace,
+    shell_ready: bool,
+    shell_backlog: Vec<String>,
+    views: HashMap<ViewId, ViewState>,
+    connection: Option<Arc<Connection>>,
+    exiting: Option<i32>,
+    teardowns: mpsc::UnboundedSender<ViewId>,
+    teardowns_rx: Option<mpsc::UnboundedReceiver<ViewId>>,
+}
+
+impl Controller {
+    pub(super) fn new(
+        options: RunOptions,
+        ui: EventLoopProxy<UserEvent>,
+        registry: ProxyRegistry,
+        theme: Theme,
+        started: Instant,
+    ) -> Self {
+        let (teardowns_tx, teardowns_rx) = mpsc::unbounded_channel();
+        Self {
+            options,
+            ui,
+            registry,
+            theme,
+            started,
+            trace: Trace::disabled(),
+            shell_ready: false,
+            shell_backlog: Vec::new(),
+            views: HashMap::new(),
+            connection: None,
+            exiting: None,
+            teardowns: teardowns_tx,
+            teardowns_rx: Some(teardowns_rx),
+        }
+    }
+
+    fn shell(&mut self, command: Value) {
+        let text = command.to_string();
+        if self.shell_ready {
+            let _ = self.ui.send_event(UserEvent::Shell(text));
+        } else {
+            self.shell_backlog.push(text);
+        }
+    }
+
+    fn status(&mut self, text: &str, error: bool) {
+        self.shell(json!({"op": "status", "text": text, "error": error}));
+    }
+
+    /// Starts closing: every open View gets its graceful teardown (bounded) while the loop keeps
+    /// relaying messages, so the Views can answer; then the server stops and the window closes.
+    fn begin_exit(&mut self, code: i32) {
+        if self.exiting.is_some() {
+            return;
+        }
+        self.exiting = Some(code);
+        let handles: Vec<ViewHandle> = self.views.values().filter(|v| !v.closed).map(|v| v.handle.clone()).collect();
+        let conn = self.connection.take();
+        let ui = self.ui.clone();
+        tokio::spawn(async move {
+            let mut set = tokio::task::JoinSet::new();
+            for h in handles {
+                set.spawn(async move { (h.id().to_owned(), h.teardown().await) });
+            }
+            while let Some(done) = set.join_next().await {
+                if let Ok((view, outcome)) = done {
+                    tracing::info!(view = %view, "teardown: {outcome:?}");
+                }
+            }
+            if let Some(conn) = conn {
+                conn.shutdown().await;
+            }
+            let _ = ui.send_event(UserEvent::Exit(code));
+        });
+    }
+
+    /// Prints one clear line and exits 1 (the window shows it too, for a person watching).
+    fn fail(&mut self, error: &str) {
+        eprintln!("error: {error}");
+        self.status(error, true);
+        self.begin_exit(1);
+    }
+
+    pub(super) async fn run(mut self, mut from_ui: mpsc::UnboundedReceiver<HostInput>) {
+        if let Some(path) = &self.options.trace {
+            match Trace::create(path, self.started) {
+                Ok(t) => self.trace = t,
+                Err(source) => {
+                    let e = Error::Trace { path: path.clone(), source };
+                    self.fail(&e.to_string());
+                }
+            }
+        }
+        let (out_tx, mut out_rx) = mpsc::unbounded_channel::<(ViewId, ViewOutput)>();
+        let (setup_tx, mut setup_rx) = mpsc::unbounded_channel::<Result<(ViewHandle, String)>>();
+        let (result_tx, mut result_rx) = mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
+
+        let server_name = self.options.server.name().to_owned();
+        self.status(&format!("Starting {server_name}…"), false);
+        if self.exiting.is_none() {
+            match Connection::connect(&self.options.server).await {
+                Ok(conn) => self.connection = Some(conn),
+                Err(e) => self.fail(&e.to_string()),
+            }
+        }
+        if let Some(conn) = self.connection.clone() {
+            tracing::info!(server = %conn.name(), tools = conn.tools().len(), "connected");
+            self.status(&format!("Calling {} on {server_name}…", self.options.tool), false);
+            // Tool call and UI fetch run in parallel; the View is mounted as soon as its HTML is here.
+            let view_id: ViewId = "v1".into();
+            match self.prepare_view(&conn, &view_id, out_tx.clone(), result_tx.clone()) {
+                Ok(fetch) => {
+                    let setup_tx = setup_tx.clone();
+                    tokio::spawn(async move {
+                        let _ = setup_tx.send(fetch.await);
+                    });
+                }
+                Err(e) => self.fail(&e.to_string()),
+            }
+        }
+        let mut teardowns_rx = self.teardowns_rx.take().expect("run is called once");
+
+        let deadline = tokio::time::sleep(self.options.timeout);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                input = from_ui.recv() => match input {
+                    Some(HostInput::Shell(msg)) => self.on_shell(msg),
+                    Some(HostInput::CloseRequested) => self.begin_exit(0),
+                    None => return,
+                },
+                Some(setup) = setup_rx.recv() => match setup {
+                    Ok((handle, allow)) => self.mount(handle, &allow),
+                    Err(e) => self.fail(&e.to_string()),
+                },
+                Some(view) = teardowns_rx.recv() => {
+                    self.close_view(&view);
+                    if self.options.exit_after == Some(ExitAfter::Teardown) && self.views.values().all(|v| v.closed) {
+                        self.begin_exit(0);
+                    }
+                },
+                Some((view, outcome)) = result_rx.recv() => {
+                    if let Err(reason) = outcome {
+                        let line = format!("tool `{}` failed: {reason}", self.options.tool);
+                        eprintln!("error: {line}");
+                        self.status(&line, true);
+                        if self.options.exit_after.is_some() {
+                            self.begin_exit(1);
+                        }
+                    } else {
+                        tracing::debug!(view = %view, "tool result arrived");
+                    }
+                },
+                Some((view, output)) = out_rx.recv() => {
+                    if let Some(code) = self.on_view_output(&view, output) {
+                        self.begin_exit(code);
+                    }
+                },
+                () = &mut deadline => {
+                    if let Some(reason) = self.overdue() {
+                        eprintln!("error: {reason}");
+                        self.status(&reason, true);
+                        if self.options.exit_after.is_some() {
+                            self.begin_exit(1);
+                        }
+                    }
+                    // Only fires once; park it far away.
+                    deadline.as_mut().reset(tokio::time::Instant::now() + Duration::from_secs(86_400 * 365));
+                },
+            }
+        }
+    }
+
+    /// What is still missing when the timeout fires, if anything.
+    fn overdue(&self) -> Option<String> {
+        let secs = self.options.timeout.as_secs_f64();
+        if self.views.is_empty() {
+            return Some(format!("no View was mounted within {secs} s"));
+        }
+        if let Some((id, _)) = self.views.iter().find(|(_, v)| !v.initialized) {
+            return Some(format!("View {id} did not send ui/notifications/initialized within {secs} s"));
+        }
+        match self.options.exit_after {
+            Some(ExitAfter::Result) if self.views.values().any(|v| !v.result_delivered) => {
+                Some(format!("the tool result did not reach the View within {secs} s"))
+            }
+            Some(ExitAfter::Teardown) if self.views.values().any(|v| !v.closed) => {
+                Some(format!("the View was not torn down within {secs} s"))
+            }
+            _ => None,
+        }
+    }
+
+    /// Starts the tool call and returns the future that fetches the UI and starts the session.
+    fn prepare_view(
+        &mut self,
+        conn: &Arc<Connection>,
+        view_id: &str,
+        out: mpsc::UnboundedSender<(ViewId, ViewOutput)>,
+        results: mpsc::UnboundedSender<(ViewId, Result<Value, String>)>,
+    ) -> Result<impl std::future::Future<Output = Result<(ViewHandle, String)>> + Send + 'static> {
+        let tool_name = self.options.tool.clone();
+        let tool = conn.tool(&tool_name).ok_or_else(|| Error::NoSuchTool {
+            server: conn.name().to_owned(),
+            tool: tool_name.clone(),
+            available: conn
+                .tools()
+                .iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+        let ui = tool_ui(&tool)?;
+        if ui.legacy_key_only {
+            tracing::warn!(tool = %tool_name, "tool uses only the deprecated _meta[\"ui/resourceUri\"] key");
+        }
+        let uri = ui.resource_uri.ok_or_else(|| Error::NoUi { tool: tool_name.clone() })?;
+
+        let arguments = self.options.arguments.clone();
+        let trace = self.trace.clone();
+        let view_id: ViewId = view_id.to_owned();
+        let (session_tx, session_rx) = tokio::sync::oneshot::channel::<ViewHandle>();
+
+        // The tool call: its outcome goes to the View once the session exists.
+        {
+            let conn = conn.clone();
+            let trace = trace.clone();
+            let view_id = view_id.clone();
+            let arguments = arguments.clone();
+            let tool_name = tool_name.clone();
+            tokio::spawn(async move {
+                trace.record(
+                    Some(&view_id),
+                    Direction::HostToServer,
+                    &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": {"name": tool_name, "arguments": arguments}}),
+                );
+                let outcome = conn.call_tool(tool_name, Some(arguments)).await;
+                trace.record(
+                    Some(&view_id),
+                    Direction::ServerToHost,
+                    &match &outcome {
+                        Ok(r) => json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "result": r}),
+                        Err(e) => json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "error": e.to_value()}),
+                    },
+                );
+                let Ok(handle) = session_rx.await else { return };
+                match &outcome {
+                    Ok(result) => handle.tool_result(result.clone()),
+                    Err(e) => handle.tool_cancelled(Some(format!("tool call failed: {}", e.message))),
+                }
+                let _ = results.send((view_id, outcome.map_err(|e| e.to_string())));
+            });
+        }
+
+        let conn = conn.clone();
+        let registry = self.registry.clone();
+        let host_context = self.host_context();
+        Ok(async move {
+            let read_params = json!({"uri": uri});
+            trace.record(
+                Some(&view_id),
+                Direction::HostToServer,
+                &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "params": read_params}),
+            );
+            let read = conn.read_resource(uri.clone()).await;
+            let read = read.map_err(|e| Error::Request {
+                server: conn.name().to_owned(),
+                method: format!("resources/read {uri}"),
+                reason: e.to_string(),
+            })?;
+            trace.record(
+                Some(&view_id),
+                Direction::ServerToHost,
+                &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "result": {"contents": read.get("contents").map(|c| c.as_array().map(|a| a.len()).unwrap_or(0))}}),
+            );
+            let resource = ui_resource_from_read(&uri, &read, conn.listed_resource(&uri).as_ref())?;
+            for w in &resource.meta.warnings {
+                tracing::warn!(resource = %uri, "{w}");
+            }
+            let csp = build_csp(resource.meta.csp.as_ref());
+            for r in &csp.rejected {
+                tracing::warn!(resource = %uri, "CSP entry {:?} in {} rejected: {}", r.entry, r.field, r.reason);
+            }
+            tracing::info!(resource = %uri, "CSP: {}", csp.header);
+            let label = sandbox_label(conn.identity());
+            registry.insert(&view_id, ProxyPolicy { label: label.clone(), csp: csp.header.clone() });
+
+            let mut config = ViewConfig::new(view_id.clone(), tool, resource.html);
+            config.granted_csp = csp.granted;
+            config.granted_permissions = resource.meta.permissions.clone().filter(|p| !p.is_empty());
+            config.host_context = host_context;
+            let allow = allow_attribute(config.granted_permissions.as_ref());
+            let handle = ViewSession::spawn(config, conn.port(), out, trace);
+            handle.tool_input(arguments);
+            let _ = session_tx.send(handle.clone());
+            Ok((handle, allow))
+        })
+    }
+
+    fn host_context(&self) -> HostContext {
+        HostContext {
+            theme: Some(self.theme),
+            display_mode: Some(DisplayMode::Inline),
+            available_display_modes: Some(vec![DisplayMode::Inline]),
+            container_dimensions: Some(ContainerDimensions {
+                width: Some(INLINE_WIDTH),
+                max_height: Some(INLINE_MAX_HEIGHT),
+                ..Default::default()
+            }),
+            locale: Some(sys_locale::get_locale().unwrap_or_else(|| "en-US".into()).replace('_', "-")),
+            time_zone: Some(iana_time_zone::get_timezone().unwrap_or_else(|_| "UTC".into())),
+            user_agent: Some(format!("mcp-apps-host/{}", env!("CARGO_PKG_VERSION"))),
+            platform: Some("desktop".into()),
+            device_capabilities: Some(json!({"touch": false, "hover": true})),
+            ..Default::default()
+        }
+    }
+
+    fn mount(&mut self, handle: ViewHandle, allow: &str) {
+        let conn = self.connection.clone().expect("connected before mounting");
+        let label = sandbox_label(conn.identity());
+        let id = handle.id().to_owned();
+        self.shell(json!({
+            "op": "mount",
+            "view": id,
+            "src": format!("{}/proxy.html?view={id}", sandbox_origin(&label)),
+            "origin": sandbox_origin(&label),
+            "sandbox": FRAME_SANDBOX,
+            // Permission delegation must be granted on both frames; the proxy sets the inner one.
+            "allow": allow,
+            "title": self.options.tool,
+            "server": conn.name(),
+        }));
+        self.status(&format!("{} from {}", self.options.tool, conn.name()), false);
+        self.views.insert(id, ViewState { handle, initialized: false, result_delivered: false, closed: false, height: 240.0 });
+    }
+
+    fn on_shell(&mut self, msg: ShellMessage) {
+        match msg {
+            ShellMessage::Ready => {
+                self.shell_ready = true;
+                for text in std::mem::take(&mut self.shell_backlog) {
+                    let _ = self.ui.send_event(UserEvent::Shell(text));
+                }
+            }
+            ShellMessage::View { view, msg } => match self.views.get(&view) {
+                Some(v) => v.handle.from_view(msg),
+                None => tracing::warn!("message for unknown View {view} dropped"),
+            },
+            ShellMessage::Dropped { view, reason } => {
+                tracing::warn!(view = %view, "shell dropped a frame message: {reason}");
+                self.trace.record(Some(&view), Direction::Rejected, &json!({"reason": reason}));
+            }
+        }
+    }
+
+    /// Handles a session's output; returns an exit code when the run is complete.
+    fn on_view_output(&mut self, view: &str, output: ViewOutput) -> Option<i32> {
+        match output {
+            ViewOutput::Post(text) => {
+                // `text` is serialized JSON: it goes into the page as data, never as code.
+                let command = format!(r#"{{"op":"post","view":{},"msg":{text}}}"#, json!(view));
+                if self.shell_ready {
+                    let _ = self.ui.send_event(UserEvent::Shell(command));
+                } else {
+                    self.shell_backlog.push(command);
+                }
+                None
+            }
+            ViewOutput::Event(event) => self.on_view_event(view, event),
+        }
+    }
+
+    fn on_view_event(&mut self, view: &str, event: ViewEvent) -> Option<i32> {
+        let exit_after = self.options.exit_after;
+        match event {
+            ViewEvent::Initialized { protocol_version, app_info } => {
+                tracing::info!(view, app = %app_info.name, version = %app_info.version, %protocol_version, "View initialized");
+                if let Some(v) = self.views.get_mut(view) {
+                    v.initialized = true;
+                }
+                if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.initialized) {
+                    return Some(0);
+                }
+            }
+            ViewEvent::ToolResultDelivered => {
+                if let Some(v) = self.views.get_mut(view) {
+                    v.result_delivered = true;
+                }
+                if exit_after == Some(ExitAfter::Result) && self.views.values().all(|v| v.result_delivered) {
+                    return Some(0);
+                }
+            }
+            ViewEvent::ToolCancelledDelivered { reason } => {
+                tracing::info!(view, "tool-cancelled delivered: {}", reason.unwrap_or_default());
+            }
+            ViewEvent::SizeChanged { height: Some(h), .. } => {
+                let height = h.clamp(MIN_FRAME_HEIGHT, INLINE_MAX_HEIGHT).ceil();
+                if let Some(v) = self.views.get_mut(view) {
+                    if (v.height - height).abs() > RESIZE_ECHO_PX {
+                        v.height = height;
+                        self.shell(json!({"op": "resize", "view": view, "height": height}));
+                    }
+                }
+            }
+            ViewEvent::TeardownRequested => {
+                let Some(v) = self.views.get(view) else { return None };
+                let handle = v.handle.clone();
+                let done = self.teardowns.clone();
+                // Runs beside the loop, which keeps relaying the View's answer.
+                tokio::spawn(async move {
+                    let outcome = handle.teardown().await;
+                    tracing::info!(view = %handle.id(), "View asked to close; teardown: {outcome:?}");
+                    let _ = done.send(handle.id().to_owned());
+                });
+            }
+            ViewEvent::Closed => {
+                self.close_view(view);
+            }
+            ViewEvent::Rejected { .. } | ViewEvent::Log { .. } | ViewEvent::ResourceSent | ViewEvent::ToolInputDelivered => {}
+            _ => {}
+        }
+        None
+    }
+
+    fn close_view(&mut self, view: &str) {
+        if let Some(v) = self.views.get_mut(view) {
+            if !v.closed {
+                v.closed = true;
+                self.registry.remove(view);
+                self.shell(json!({"op": "unmount", "view": view}));
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The shell's private line to Rust.
+//!
+//! On WebKitGTK `window.webkit.messageHandlers.ipc` exists in every frame, Views included, and the
+//! IPC request does not say which frame sent it. So the host gives the shell, and only the shell, a
+//! per-launch secret: a main-frame-only init script captures the message handler and the secret
+//! in a closure before any page script runs, and Rust drops every message that does not start with
+//! the secret. Views are cross-origin to the shell and cannot read the closure.
+
+use serde::Deserialize;
+
+use crate::sandbox::HOST_ORIGIN;
+
+/// The per-launch IPC secret.
+#[derive(Clone)]
+pub struct IpcSecret(String);
+
+impl std::fmt::Debug for IpcSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IpcSecret(..)")
+    }
+}
+
+impl IpcSecret {
+    /// 32 random bytes from the OS, hex-encoded.
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).expect("the OS random source is available");
+        Self(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The init script that hands the shell its `__mcpHostSend` function.
+    pub fn init_script(&self) -> String {
+        format!(
+            r#"(function () {{
+  "use strict";
+  if (window.top !== window || !String(location.href).startsWith({origin})) return;
+  var handler = window.webkit && window.webkit.messageHandlers && window.webkit.messageHandlers.ipc;
+  if (!handler) return;
+  var post = handler.postMessage.bind(handler);
+  var secret = {secret};
+  Object.defineProperty(window, "__mcpHostSend", {{
+    value: function (obj) {{ post(secret + JSON.stringify(obj)); }},
+    writable: false, configurable: false
+  }});
+}})();"#,
+            origin = serde_json::to_string(&format!("{HOST_ORIGIN}/")).expect("string"),
+            secret = serde_json::to_string(&self.0).expect("string"),
+        )
+    }
+
+    /// The message without the secret, or `None` when the secret is missing or wrong.
+    pub fn open<'a>(&self, body: &'a str) -> Option<&'a str> {
+        let head = body.get(..self.0.len())?;
+        // Constant-time compare: the secret's prefix must not be guessable byte by byte.
+        let diff = head.bytes().zip(self.0.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        (diff == 0).then(|| &body[self.0.len()..])
+    }
+}
+
+/// What the shell tells Rust.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ShellMessage {
+    /// The shell page is loaded and can take commands.
+    Ready,
+    /// A message from a View's proxy frame (already checked for source and origin).
+    View {
+        /// The View.
+        view: String,
+        /// The message as JSON text.
+        msg: String,
+    },
+    /// The shell dropped a frame message.
+    Dropped {
+        /// The View whose frame sent it.
+        view: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_messages_with_the_secret_open() {
+        let s = IpcSecret::generate();
+        let good = format!("{}{{\"kind\":\"ready\"}}", s.0);
+        assert_eq!(s.open(&good), Some("{\"kind\":\"ready\"}"));
+        assert_eq!(s.open("{\"kind\":\"ready\"}"), None);
+        assert_eq!(s.open(&format!("{}x", "0".repeat(64))), None);
+        assert_eq!(s.open(""), None);
+        assert_ne!(IpcSecret::generate().0, s.0);
+        assert_eq!(s.0.len(), 64);
+    }
+
+    #[test]
+    fn multibyte_input_never_panics() {
+        let s = IpcSecret::generate();
+        assert_eq!(s.open(&"é".repeat(40)), None);
+    }
+
+    #[test]
+    fn shell_messages_parse() {
+        let m: ShellMessage = serde_json::from_str(r#"{"kind":"view","view":"v1","msg":"{}"}"#).unwrap();
+        assert_eq!(m, ShellMessage::View { view: "v1".into(), msg: "{}".into() });
+    }
+}

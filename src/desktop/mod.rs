@@ -1,0 +1,167 @@
+//! The desktop runtime (feature `desktop`): a tao window, a wry webview, the custom schemes, the
+//! shell's IPC, and the controller that connects servers, bridges and the shell.
+//!
+//! Threads: the tao event loop and the webview own the main thread; a tokio runtime runs servers
+//! and bridge sessions. They meet only through channels and `EventLoopProxy<UserEvent>`. JSON
+//! crosses into the page as a serialized argument, never spliced into code by hand.
+
+mod controller;
+mod ipc;
+mod schemes;
+
+pub use controller::{ExitAfter, RunOptions};
+
+use std::time::Instant;
+
+use tao::event::{Event, WindowEvent};
+use tao::event_loop::{ControlFlow, EventLoopBuilder, EventLoopProxy};
+use tao::platform::run_return::EventLoopExtRunReturn;
+use tao::window::WindowBuilder;
+use tokio::sync::mpsc;
+use wry::WebViewBuilder;
+
+use crate::error::{Error, Result};
+use crate::sandbox::{HOST_ORIGIN, HOST_SCHEME, SANDBOX_SCHEME};
+use ipc::{IpcSecret, ShellMessage};
+use schemes::ProxyRegistry;
+
+/// Events the tokio side sends to the UI thread.
+#[derive(Debug)]
+pub(crate) enum UserEvent {
+    /// A shell command (JSON) for `window.__mcpShell.dispatch`.
+    Shell(String),
+    /// Leave the event loop with this exit code.
+    Exit(i32),
+}
+
+/// What the UI thread tells the controller.
+#[derive(Debug)]
+pub(crate) enum HostInput {
+    /// A message from the shell page.
+    Shell(ShellMessage),
+    /// The user closed the window.
+    CloseRequested,
+}
+
+/// True for navigations the webview may perform: the shell, sandbox proxies and the frames a
+/// proxy writes into. Everything else (a View trying to navigate anywhere) is refused.
+fn navigation_allowed(url: &str) -> bool {
+    url.starts_with(&format!("{HOST_ORIGIN}/"))
+        || url.starts_with(&format!("{SANDBOX_SCHEME}://"))
+        || url == "about:blank"
+        || url == "about:srcdoc"
+}
+
+/// Opens the window and runs `run` until the controller exits; returns the exit code.
+pub fn run(options: RunOptions) -> Result<i32> {
+    let started = Instant::now();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("mcp-apps-host")
+        .build()
+        .map_err(|e| Error::Desktop(format!("cannot start the async runtime: {e}")))?;
+
+    let mut event_loop = EventLoopBuilder::<UserEvent>::with_user_event().build();
+    let window = WindowBuilder::new()
+        .with_title("mcp-apps-host")
+        .with_inner_size(tao::dpi::LogicalSize::new(960.0, 720.0))
+        .build(&event_loop)
+        .map_err(|e| Error::Desktop(format!("cannot open a window: {e}")))?;
+    let theme = match window.theme() {
+        tao::window::Theme::Dark => crate::protocol::Theme::Dark,
+        _ => crate::protocol::Theme::Light,
+    };
+
+    let secret = IpcSecret::generate();
+    let registry = ProxyRegistry::default();
+    let (to_controller, from_ui) = mpsc::unbounded_channel::<HostInput>();
+
+    let ipc_tx = to_controller.clone();
+    let ipc_secret = secret.clone();
+    let sandbox_registry = registry.clone();
+    let webview = WebViewBuilder::new()
+        .with_initialization_script(secret.init_script())
+        .with_custom_protocol(HOST_SCHEME.into(), move |_id, request| schemes::serve_host(&request))
+        .with_asynchronous_custom_protocol(SANDBOX_SCHEME.into(), move |_id, request, responder| {
+            responder.respond(schemes::serve_sandbox(&request, &sandbox_registry));
+        })
+        .with_ipc_handler(move |request| {
+            let body = request.body();
+            let Some(json) = ipc_secret.open(body) else {
+                // A View (or anything but the shell) tried to reach Rust directly.
+                tracing::warn!("dropped IPC message without the host secret ({} bytes)", body.len());
+                return;
+            };
+            match serde_json::from_str::<ShellMessage>(json) {
+                Ok(msg) => {
+                    let _ = ipc_tx.send(HostInput::Shell(msg));
+                }
+                Err(e) => tracing::warn!("malformed shell message: {e}"),
+            }
+        })
+        .with_navigation_handler(|url| {
+            let ok = navigation_allowed(&url);
+            if !ok {
+                tracing::warn!("blocked navigation to {url}");
+            }
+            ok
+        })
+        .with_new_window_req_handler(|url, _features| {
+            tracing::warn!("blocked new window for {url}");
+            wry::NewWindowResponse::Deny
+        })
+        .with_download_started_handler(|url, _path| {
+            tracing::warn!("blocked download of {url}");
+            false
+        })
+        .with_url(format!("{HOST_ORIGIN}/"))
+        .build(&window)
+        .map_err(|e| Error::Desktop(format!("cannot create the webview: {e}")))?;
+
+    let proxy: EventLoopProxy<UserEvent> = event_loop.create_proxy();
+    let controller = controller::Controller::new(options, proxy, registry, theme, started);
+    runtime.spawn(controller.run(from_ui));
+
+    let mut exit_code = 0;
+    event_loop.run_return(|event, _, control_flow| {
+        *control_flow = ControlFlow::Wait;
+        match event {
+            Event::UserEvent(UserEvent::Shell(command)) => {
+                let script = format!("window.__mcpShell && window.__mcpShell.dispatch({command});");
+                if let Err(e) = webview.evaluate_script(&script) {
+                    tracing::warn!("shell command failed: {e}");
+                }
+            }
+            Event::UserEvent(UserEvent::Exit(code)) => {
+                exit_code = code;
+                *control_flow = ControlFlow::ExitWithCode(code);
+            }
+            Event::WindowEvent { event: WindowEvent::CloseRequested, .. } => {
+                let _ = to_controller.send(HostInput::CloseRequested);
+            }
+            _ => {}
+        }
+    });
+    drop(webview);
+    drop(window);
+    // Servers shut down inside the runtime (rmcp's child-process drop needs it).
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    Ok(exit_code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn navigation_is_limited_to_our_schemes() {
+        assert!(navigation_allowed("mcp-host://app/"));
+        assert!(navigation_allowed("mcp-sandbox://abc/proxy.html?view=v1"));
+        assert!(navigation_allowed("about:blank"));
+        assert!(!navigation_allowed("https://evil.example/"));
+        assert!(!navigation_allowed("mcp-host://app.evil/"));
+        assert!(!navigation_allowed("file:///etc/passwd"));
+        assert!(!navigation_allowed("data:text/html,hi"));
+    }
+}

@@ -1,0 +1,143 @@
+//! The two custom schemes: `mcp-host://app/` (the trusted shell) and `mcp-sandbox://<label>/`
+//! (sandbox proxies, served with each View's CSP as a response header).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use wry::http::{header, Request, Response, StatusCode};
+
+const SHELL_HTML: &str = include_str!("../../assets/index.html");
+const SHELL_JS: &str = include_str!("../../assets/shell.js");
+const SHELL_CSS: &str = include_str!("../../assets/shell.css");
+const PROXY_HTML: &str = include_str!("../../sandbox-proxy/proxy.html");
+const PROXY_JS: &str = include_str!("../../sandbox-proxy/proxy.js");
+
+/// The shell's own policy: our scripts and styles only, frames only from sandbox origins.
+const SHELL_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                         frame-src mcp-sandbox:; connect-src 'none'; base-uri 'none'; form-action 'none'";
+
+/// What the proxy of one View is served with.
+#[derive(Debug, Clone)]
+pub struct ProxyPolicy {
+    /// The sandbox label the View must be loaded from.
+    pub label: String,
+    /// The `Content-Security-Policy` header value.
+    pub csp: String,
+}
+
+/// View id -> proxy policy, filled in before the shell mounts a View.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyRegistry(Arc<RwLock<HashMap<String, ProxyPolicy>>>);
+
+impl ProxyRegistry {
+    /// Registers the policy for a View.
+    pub fn insert(&self, view: &str, policy: ProxyPolicy) {
+        self.0.write().unwrap_or_else(|e| e.into_inner()).insert(view.to_owned(), policy);
+    }
+
+    /// Forgets a View.
+    pub fn remove(&self, view: &str) {
+        self.0.write().unwrap_or_else(|e| e.into_inner()).remove(view);
+    }
+
+    fn get(&self, view: &str) -> Option<ProxyPolicy> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).get(view).cloned()
+    }
+}
+
+type Body = Cow<'static, [u8]>;
+
+fn response(status: StatusCode, content_type: &str, body: Body, csp: Option<&str>) -> Response<Body> {
+    let mut builder = Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::CACHE_CONTROL, "no-store")
+        .header("X-Content-Type-Options", "nosniff");
+    if let Some(csp) = csp {
+        builder = builder.header(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    builder.body(body).unwrap_or_else(|_| Response::new(Cow::Borrowed(b"".as_slice())))
+}
+
+fn not_found(what: &str) -> Response<Body> {
+    tracing::warn!("custom protocol: refused {what}");
+    response(StatusCode::NOT_FOUND, "text/plain", Cow::Borrowed(b"not found".as_slice()), Some("default-src 'none'"))
+}
+
+/// Serves `mcp-host://app/...`.
+pub fn serve_host(request: &Request<Vec<u8>>) -> Response<Body> {
+    let uri = request.uri();
+    if uri.host() != Some("app") {
+        return not_found(&uri.to_string());
+    }
+    let (ct, body) = match uri.path() {
+        "/" | "/index.html" => ("text/html; charset=utf-8", SHELL_HTML),
+        "/shell.js" => ("text/javascript; charset=utf-8", SHELL_JS),
+        "/shell.css" => ("text/css; charset=utf-8", SHELL_CSS),
+        _ => return not_found(&uri.to_string()),
+    };
+    response(StatusCode::OK, ct, Cow::Borrowed(body.as_bytes()), Some(SHELL_CSP))
+}
+
+/// Serves `mcp-sandbox://<label>/proxy.html?view=<id>` with the View's CSP header, and `proxy.js`.
+pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Response<Body> {
+    let uri = request.uri();
+    let label = uri.host().unwrap_or_default();
+    match uri.path() {
+        "/proxy.html" => {
+            let view = uri
+                .query()
+                .unwrap_or_default()
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("view="))
+                .unwrap_or_default();
+            match registry.get(view) {
+                // The label check keeps a View of one server from loading another server's proxy.
+                Some(policy) if policy.label == label => response(
+                    StatusCode::OK,
+                    "text/html; charset=utf-8",
+                    Cow::Borrowed(PROXY_HTML.as_bytes()),
+                    Some(&policy.csp),
+                ),
+                _ => not_found(&uri.to_string()),
+            }
+        }
+        "/proxy.js" => response(
+            StatusCode::OK,
+            "text/javascript; charset=utf-8",
+            Cow::Borrowed(PROXY_JS.as_bytes()),
+            None,
+        ),
+        _ => not_found(&uri.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(uri: &str) -> Request<Vec<u8>> {
+        Request::builder().uri(uri).body(Vec::new()).unwrap()
+    }
+
+    #[test]
+    fn proxy_is_served_with_its_views_csp_and_only_on_its_label() {
+        let reg = ProxyRegistry::default();
+        reg.insert("v1", ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
+        let ok = serve_sandbox(&get("mcp-sandbox://abc/proxy.html?view=v1"), &reg);
+        assert_eq!(ok.status(), 200);
+        assert_eq!(ok.headers()[header::CONTENT_SECURITY_POLICY], "default-src 'none'");
+        assert_eq!(serve_sandbox(&get("mcp-sandbox://other/proxy.html?view=v1"), &reg).status(), 404);
+        assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/proxy.html?view=v2"), &reg).status(), 404);
+        assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/secret"), &reg).status(), 404);
+    }
+
+    #[test]
+    fn shell_assets_carry_the_shell_policy() {
+        let r = serve_host(&get("mcp-host://app/"));
+        assert_eq!(r.status(), 200);
+        assert!(r.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap().contains("frame-src mcp-sandbox:"));
+        assert_eq!(serve_host(&get("mcp-host://evil/")).status(), 404);
+    }
+}
