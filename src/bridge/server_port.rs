@@ -15,7 +15,11 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// future finishing.
 pub trait ServerPort: Send + Sync + 'static {
     /// `tools/call` on this server.
-    fn call_tool(&self, name: String, arguments: Option<Map<String, Value>>) -> BoxFuture<Result<Value, RpcError>>;
+    fn call_tool(
+        &self,
+        name: String,
+        arguments: Option<Map<String, Value>>,
+    ) -> BoxFuture<Result<Value, RpcError>>;
     /// `resources/read` on this server.
     fn read_resource(&self, uri: String) -> BoxFuture<Result<Value, RpcError>>;
     /// The server's current definition of a tool, if it has one by that name.

@@ -129,21 +129,25 @@ pub enum TeardownOutcome {
     NotInitialized,
 }
 
-enum Input {
+enum Command {
     FromView(String),
     ToolInput(Map<String, Value>),
     ToolResult(Value),
     ToolCancelled(Option<String>),
     Teardown(oneshot::Sender<TeardownOutcome>),
     TeardownTimeout,
-    Completed { id: RequestId, method: &'static str, outcome: Result<Value, RpcError> },
+    Completed {
+        id: RequestId,
+        method: &'static str,
+        outcome: Result<Value, RpcError>,
+    },
 }
 
 /// A handle to a running session. Cheap to clone; the session ends after teardown.
 #[derive(Debug, Clone)]
 pub struct ViewHandle {
     id: ViewId,
-    tx: mpsc::UnboundedSender<Input>,
+    tx: mpsc::UnboundedSender<Command>,
 }
 
 impl ViewHandle {
@@ -154,28 +158,28 @@ impl ViewHandle {
 
     /// Hands the session a message that arrived from the View's frame (JSON text).
     pub fn from_view(&self, text: String) {
-        let _ = self.tx.send(Input::FromView(text));
+        let _ = self.tx.send(Command::FromView(text));
     }
 
     /// The complete tool arguments (sent once, after `initialized`).
     pub fn tool_input(&self, arguments: Map<String, Value>) {
-        let _ = self.tx.send(Input::ToolInput(arguments));
+        let _ = self.tx.send(Command::ToolInput(arguments));
     }
 
     /// The tool's `CallToolResult` (sent after the tool input).
     pub fn tool_result(&self, result: Value) {
-        let _ = self.tx.send(Input::ToolResult(result));
+        let _ = self.tx.send(Command::ToolResult(result));
     }
 
     /// The tool run failed or was cancelled.
     pub fn tool_cancelled(&self, reason: Option<String>) {
-        let _ = self.tx.send(Input::ToolCancelled(reason));
+        let _ = self.tx.send(Command::ToolCancelled(reason));
     }
 
     /// Runs the graceful teardown and waits for it (bounded by the config's timeout).
     pub async fn teardown(&self) -> TeardownOutcome {
         let (tx, rx) = oneshot::channel();
-        if self.tx.send(Input::Teardown(tx)).is_err() {
+        if self.tx.send(Command::Teardown(tx)).is_err() {
             return TeardownOutcome::NotInitialized;
         }
         rx.await.unwrap_or(TeardownOutcome::NotInitialized)
@@ -203,7 +207,7 @@ pub struct ViewSession {
     server: Arc<dyn ServerPort>,
     out: mpsc::UnboundedSender<(ViewId, ViewOutput)>,
     trace: Trace,
-    self_tx: mpsc::WeakUnboundedSender<Input>,
+    self_tx: mpsc::WeakUnboundedSender<Command>,
     /// Host -> View messages held until `initialized`.
     queue: Vec<Message>,
     tool_input_queued: bool,
@@ -229,7 +233,10 @@ impl ViewSession {
         trace: Trace,
     ) -> ViewHandle {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let handle = ViewHandle { id: config.id.clone(), tx: tx.clone() };
+        let handle = ViewHandle {
+            id: config.id.clone(),
+            tx: tx.clone(),
+        };
         let mut session = ViewSession {
             config,
             state: State::Loading,
@@ -265,12 +272,18 @@ impl ViewSession {
     }
 
     fn emit(&self, event: ViewEvent) {
-        let _ = self.out.send((self.config.id.clone(), ViewOutput::Event(event)));
+        let _ = self
+            .out
+            .send((self.config.id.clone(), ViewOutput::Event(event)));
     }
 
     fn reject(&self, reason: String, data: Value) {
         tracing::warn!(view = %self.id(), "dropped View message: {reason}");
-        self.trace.record(Some(self.id()), Direction::Rejected, &json!({"reason": reason, "data": data}));
+        self.trace.record(
+            Some(self.id()),
+            Direction::Rejected,
+            &json!({"reason": reason, "data": data}),
+        );
         self.emit(ViewEvent::Rejected { reason });
     }
 
@@ -278,7 +291,9 @@ impl ViewSession {
     fn post(&self, dir: Direction, msg: &Message) {
         let value = msg.to_value();
         self.trace.record(Some(self.id()), dir, &value);
-        let _ = self.out.send((self.config.id.clone(), ViewOutput::Post(value.to_string())));
+        let _ = self
+            .out
+            .send((self.config.id.clone(), ViewOutput::Post(value.to_string())));
     }
 
     /// Sends a host -> View request or notification, or queues it until `initialized`.
@@ -297,9 +312,9 @@ impl ViewSession {
             Some(methods::TOOL_RESULT) => self.emit(ViewEvent::ToolResultDelivered),
             Some(methods::TOOL_CANCELLED) => {
                 let reason = match &msg {
-                    Message::Notification { params: Some(p), .. } => {
-                        p.get("reason").and_then(Value::as_str).map(str::to_owned)
-                    }
+                    Message::Notification {
+                        params: Some(p), ..
+                    } => p.get("reason").and_then(Value::as_str).map(str::to_owned),
                     _ => None,
                 };
                 self.emit(ViewEvent::ToolCancelledDelivered { reason });
@@ -312,47 +327,61 @@ impl ViewSession {
         self.in_flight.remove(&id);
         let msg = match outcome {
             Ok(result) => Message::Response { id, result },
-            Err(error) => Message::Error { id: Some(id), error },
+            Err(error) => Message::Error {
+                id: Some(id),
+                error,
+            },
         };
         self.post(Direction::HostToView, &msg);
     }
 
     /// Handles one input; sets `finished` when the session is over.
-    fn handle(&mut self, input: Input) {
+    fn handle(&mut self, input: Command) {
         match input {
-            Input::FromView(text) => self.on_view_text(text),
-            Input::ToolInput(arguments) => {
+            Command::FromView(text) => self.on_view_text(text),
+            Command::ToolInput(arguments) => {
                 if self.tool_input_queued {
                     tracing::warn!(view = %self.id(), "tool input already sent; ignoring a second one");
                 } else {
                     self.tool_input_queued = true;
-                    self.send_or_queue(Message::notification(methods::TOOL_INPUT, json!({"arguments": arguments})));
+                    self.send_or_queue(Message::notification(
+                        methods::TOOL_INPUT,
+                        json!({"arguments": arguments}),
+                    ));
                     if let Some(outcome) = self.held_outcome.take() {
                         self.send_or_queue(outcome);
                     }
                 }
             }
-            Input::ToolResult(result) => self.tool_outcome(Message::notification(methods::TOOL_RESULT, result)),
-            Input::ToolCancelled(reason) => {
+            Command::ToolResult(result) => {
+                self.tool_outcome(Message::notification(methods::TOOL_RESULT, result))
+            }
+            Command::ToolCancelled(reason) => {
                 let params = match reason {
                     Some(r) => json!({"reason": r}),
                     None => json!({}),
                 };
                 self.tool_outcome(Message::notification(methods::TOOL_CANCELLED, params));
             }
-            Input::Completed { id, method, outcome } => {
+            Command::Completed {
+                id,
+                method,
+                outcome,
+            } => {
                 self.trace.record(
                     Some(self.id()),
                     Direction::ServerToHost,
                     &match &outcome {
                         Ok(result) => json!({"jsonrpc": "2.0", "method": method, "result": result}),
-                        Err(e) => json!({"jsonrpc": "2.0", "method": method, "error": e.to_value()}),
+                        Err(e) => {
+                            json!({"jsonrpc": "2.0", "method": method, "error": e.to_value()})
+                        }
                     },
                 );
                 self.respond(id, outcome);
             }
-            Input::Teardown(done) => self.start_teardown(done),
-            Input::TeardownTimeout => {
+            Command::Teardown(done) => self.start_teardown(done),
+            Command::TeardownTimeout => {
                 if let Some((id, done)) = self.pending_teardown.take() {
                     tracing::warn!(view = %self.id(), "View did not answer ui/resource-teardown in time; closing it anyway");
                     self.waiting_host_requests.remove(&id);
@@ -385,15 +414,19 @@ impl ViewSession {
         }
         let id = self.next_request_id();
         self.state = State::TearingDown;
-        self.waiting_host_requests.insert(id.clone(), methods::RESOURCE_TEARDOWN);
-        self.post(Direction::HostToView, &Message::request(id.clone(), methods::RESOURCE_TEARDOWN, json!({})));
+        self.waiting_host_requests
+            .insert(id.clone(), methods::RESOURCE_TEARDOWN);
+        self.post(
+            Direction::HostToView,
+            &Message::request(id.clone(), methods::RESOURCE_TEARDOWN, json!({})),
+        );
         self.pending_teardown = Some((id, done));
         let tx = self.self_tx.clone();
         let timeout = self.config.teardown_timeout;
         tokio::spawn(async move {
             tokio::time::sleep(timeout).await;
             if let Some(tx) = tx.upgrade() {
-                let _ = tx.send(Input::TeardownTimeout);
+                let _ = tx.send(Command::TeardownTimeout);
             }
         });
     }
@@ -407,7 +440,11 @@ impl ViewSession {
     fn on_view_text(&mut self, text: String) {
         if text.len() > MAX_VIEW_MESSAGE_BYTES {
             self.reject(
-                format!("message of {} bytes exceeds the {} byte limit", text.len(), MAX_VIEW_MESSAGE_BYTES),
+                format!(
+                    "message of {} bytes exceeds the {} byte limit",
+                    text.len(),
+                    MAX_VIEW_MESSAGE_BYTES
+                ),
                 Value::Null,
             );
             return;
@@ -421,14 +458,23 @@ impl ViewSession {
                 return;
             }
         };
-        let is_sandbox = msg.method().is_some_and(|m| m.starts_with(methods::SANDBOX_PREFIX) || m == methods::SANDBOX_READY_LEGACY);
-        let dir = if is_sandbox { Direction::ProxyToHost } else { Direction::ViewToHost };
+        let is_sandbox = msg.method().is_some_and(|m| {
+            m.starts_with(methods::SANDBOX_PREFIX) || m == methods::SANDBOX_READY_LEGACY
+        });
+        let dir = if is_sandbox {
+            Direction::ProxyToHost
+        } else {
+            Direction::ViewToHost
+        };
         self.trace.record(Some(self.id()), dir, &msg.to_value());
         match msg {
             Message::Request { id, method, params } => self.on_request(id, method, params),
             Message::Notification { method, params } => self.on_notification(&method, params),
             Message::Response { id, .. } => self.on_response(id, true),
-            Message::Error { id: Some(id), error } => {
+            Message::Error {
+                id: Some(id),
+                error,
+            } => {
                 tracing::info!(view = %self.id(), "View answered request {id} with an error: {error}");
                 self.on_response(id, false);
             }
@@ -440,7 +486,10 @@ impl ViewSession {
 
     fn on_response(&mut self, id: RequestId, ok: bool) {
         let Some(method) = self.waiting_host_requests.remove(&id) else {
-            self.reject(format!("response to unknown request id {id} (forged or repeated)"), id.to_value());
+            self.reject(
+                format!("response to unknown request id {id} (forged or repeated)"),
+                id.to_value(),
+            );
             return;
         };
         if method == methods::RESOURCE_TEARDOWN {
@@ -457,7 +506,10 @@ impl ViewSession {
     fn on_request(&mut self, id: RequestId, method: String, params: Option<Value>) {
         if !self.in_flight.insert(id.clone()) {
             // Answering would give two responses the same id; the first request keeps it.
-            self.reject(format!("request id {id} reused while still in flight ({method})"), id.to_value());
+            self.reject(
+                format!("request id {id} reused while still in flight ({method})"),
+                id.to_value(),
+            );
             return;
         }
         if self.state == State::TearingDown {
@@ -483,7 +535,9 @@ impl ViewSession {
             .map_err(|e| RpcError::invalid_params(format!("ui/initialize: {e}")))?;
         match self.state {
             State::Loading => {
-                return Err(RpcError::denied("ui/initialize before the sandbox proxy was ready"));
+                return Err(RpcError::denied(
+                    "ui/initialize before the sandbox proxy was ready",
+                ));
             }
             State::Initializing | State::Ready => {
                 // React StrictMode mounts twice; the SDK host answers again, and so do we.
@@ -498,7 +552,10 @@ impl ViewSession {
             host_info: self.config.host_info.clone(),
             host_capabilities: self.capabilities(),
             host_context: HostContext {
-                tool_info: Some(ToolInfo { id: None, tool: self.config.tool.clone() }),
+                tool_info: Some(ToolInfo {
+                    id: None,
+                    tool: self.config.tool.clone(),
+                }),
                 ..self.config.host_context.clone()
             },
         };
@@ -522,8 +579,14 @@ impl ViewSession {
 
     fn on_request_display_mode(&self, params: Option<&Value>) -> Result<Value, RpcError> {
         let params = params_object(params)?;
-        let requested: DisplayMode = serde_json::from_value(params.get("mode").cloned().unwrap_or(Value::Null))
-            .map_err(|_| RpcError::invalid_params("ui/request-display-mode: `mode` must be \"inline\", \"fullscreen\" or \"pip\""))?;
+        let requested: DisplayMode = serde_json::from_value(
+            params.get("mode").cloned().unwrap_or(Value::Null),
+        )
+        .map_err(|_| {
+            RpcError::invalid_params(
+                "ui/request-display-mode: `mode` must be \"inline\", \"fullscreen\" or \"pip\"",
+            )
+        })?;
         let current = self.config.host_context.display_mode.unwrap_or_default();
         if requested != current {
             tracing::info!(view = %self.id(), "display mode {requested:?} is not available; staying {current:?}");
@@ -537,18 +600,34 @@ impl ViewSession {
             Ok(p) => p,
             Err(e) => return self.respond(id, Err(e)),
         };
-        let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
-            return self.respond(id, Err(RpcError::invalid_params("tools/call: `name` must be a string")));
+        let Some(name) = params
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return self.respond(
+                id,
+                Err(RpcError::invalid_params(
+                    "tools/call: `name` must be a string",
+                )),
+            );
         };
         let arguments = match params.get("arguments") {
             None | Some(Value::Null) => None,
             Some(Value::Object(a)) => Some(a.clone()),
             Some(_) => {
-                return self.respond(id, Err(RpcError::invalid_params("tools/call: `arguments` must be an object")));
+                return self.respond(
+                    id,
+                    Err(RpcError::invalid_params(
+                        "tools/call: `arguments` must be an object",
+                    )),
+                );
             }
         };
         let Some(tool) = self.server.tool(&name) else {
-            let e = RpcError::invalid_params(format!("tools/call: this View's server has no tool `{name}`"));
+            let e = RpcError::invalid_params(format!(
+                "tools/call: this View's server has no tool `{name}`"
+            ));
             tracing::warn!(view = %self.id(), "{e}");
             return self.respond(id, Err(e));
         };
@@ -578,7 +657,12 @@ impl ViewSession {
             Err(e) => return self.respond(id, Err(e)),
         };
         let Some(uri) = uri else {
-            return self.respond(id, Err(RpcError::invalid_params("resources/read: `uri` must be a string")));
+            return self.respond(
+                id,
+                Err(RpcError::invalid_params(
+                    "resources/read: `uri` must be a string",
+                )),
+            );
         };
         self.trace.record(
             Some(self.id()),
@@ -599,7 +683,11 @@ impl ViewSession {
         tokio::spawn(async move {
             let outcome = call.await;
             if let Some(tx) = tx.upgrade() {
-                let _ = tx.send(Input::Completed { id, method, outcome });
+                let _ = tx.send(Command::Completed {
+                    id,
+                    method,
+                    outcome,
+                });
             }
         });
     }
@@ -620,7 +708,10 @@ impl ViewSession {
                     permissions: self.config.granted_permissions.clone(),
                 };
                 let params = serde_json::to_value(params).unwrap_or_default();
-                self.post(Direction::HostToProxy, &Message::notification(methods::SANDBOX_RESOURCE_READY, params));
+                self.post(
+                    Direction::HostToProxy,
+                    &Message::notification(methods::SANDBOX_RESOURCE_READY, params),
+                );
                 self.emit(ViewEvent::ResourceSent);
             }
             m if m.starts_with(methods::SANDBOX_PREFIX) => {
@@ -630,7 +721,10 @@ impl ViewSession {
                 State::Initializing => {
                     self.state = State::Ready;
                     if let Some((protocol_version, app_info)) = self.app_info.clone() {
-                        self.emit(ViewEvent::Initialized { protocol_version, app_info });
+                        self.emit(ViewEvent::Initialized {
+                            protocol_version,
+                            app_info,
+                        });
                     }
                     for msg in std::mem::take(&mut self.queue) {
                         self.deliver(msg);
@@ -640,26 +734,44 @@ impl ViewSession {
                     self.reject("repeated ui/notifications/initialized".into(), Value::Null);
                 }
                 State::Loading | State::ResourceSent => {
-                    self.reject("ui/notifications/initialized before ui/initialize".into(), Value::Null);
+                    self.reject(
+                        "ui/notifications/initialized before ui/initialize".into(),
+                        Value::Null,
+                    );
                 }
             },
             methods::SIZE_CHANGED | methods::SIZE_CHANGE_LEGACY => {
                 match serde_json::from_value::<SizeChangedParams>(params.unwrap_or(json!({}))) {
-                    Ok(size) if size.width.is_none_or(|w| w.is_finite() && w >= 0.0)
-                        && size.height.is_none_or(|h| h.is_finite() && h >= 0.0) =>
+                    Ok(size)
+                        if size.width.is_none_or(|w| w.is_finite() && w >= 0.0)
+                            && size.height.is_none_or(|h| h.is_finite() && h >= 0.0) =>
                     {
-                        self.emit(ViewEvent::SizeChanged { width: size.width, height: size.height });
+                        self.emit(ViewEvent::SizeChanged {
+                            width: size.width,
+                            height: size.height,
+                        });
                     }
-                    _ => self.reject(format!("{method}: width/height must be non-negative numbers"), Value::Null),
+                    _ => self.reject(
+                        format!("{method}: width/height must be non-negative numbers"),
+                        Value::Null,
+                    ),
                 }
             }
             methods::LOG_MESSAGE => {
                 let p = params.unwrap_or(json!({}));
-                let level = p.get("level").and_then(Value::as_str).unwrap_or("info").to_owned();
+                let level = p
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .unwrap_or("info")
+                    .to_owned();
                 let logger = p.get("logger").and_then(Value::as_str).map(str::to_owned);
                 let data = p.get("data").cloned().unwrap_or(Value::Null);
                 tracing::info!(view = %self.id(), level = %level, logger = ?logger, "View log: {data}");
-                self.emit(ViewEvent::Log { level, logger, data });
+                self.emit(ViewEvent::Log {
+                    level,
+                    logger,
+                    data,
+                });
             }
             methods::REQUEST_TEARDOWN => self.emit(ViewEvent::TeardownRequested),
             methods::CANCELLED | methods::PROGRESS => {

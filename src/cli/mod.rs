@@ -64,7 +64,9 @@ fn init_logging() {
 }
 
 fn parse_args(text: &str) -> anyhow::Result<Map<String, Value>> {
-    match serde_json::from_str::<Value>(text).with_context(|| format!("--args is not valid JSON: {text}"))? {
+    match serde_json::from_str::<Value>(text)
+        .with_context(|| format!("--args is not valid JSON: {text}"))?
+    {
         Value::Object(map) => Ok(map),
         other => bail!("--args must be a JSON object, got {other}"),
     }
@@ -94,7 +96,10 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 
 #[cfg(not(feature = "desktop"))]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
-    let _ = (ServerSpec::from_command_line(&args.stdio)?, parse_args(&args.args)?);
+    let _ = (
+        ServerSpec::from_command_line(&args.stdio)?,
+        parse_args(&args.args)?,
+    );
     bail!("this build has no window support: rebuild with the `desktop` feature")
 }
 

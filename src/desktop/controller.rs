@@ -12,10 +12,14 @@ use tokio::sync::mpsc;
 use super::ipc::ShellMessage;
 use super::schemes::{ProxyPolicy, ProxyRegistry};
 use super::{HostInput, UserEvent};
-use crate::bridge::{Direction, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession};
+use crate::bridge::{
+    Direction, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
+};
 use crate::error::{Error, Result};
 use crate::protocol::{methods, ContainerDimensions, DisplayMode, HostContext, Theme};
-use crate::sandbox::{allow_attribute, build_csp, origin::sandbox_origin, sandbox_label, FRAME_SANDBOX};
+use crate::sandbox::{
+    allow_attribute, build_csp, origin::sandbox_origin, sandbox_label, FRAME_SANDBOX,
+};
 use crate::server::{Connection, ServerSpec};
 use crate::ui_resource::{tool_ui, ui_resource_from_read};
 
@@ -140,7 +144,12 @@ impl Controller {
             return;
         }
         self.exiting = Some(code);
-        let handles: Vec<ViewHandle> = self.views.values().filter(|v| !v.closed).map(|v| v.handle.clone()).collect();
+        let handles: Vec<ViewHandle> = self
+            .views
+            .values()
+            .filter(|v| !v.closed)
+            .map(|v| v.handle.clone())
+            .collect();
         let conn = self.connection.take();
         let ui = self.ui.clone();
         tokio::spawn(async move {
@@ -172,14 +181,18 @@ impl Controller {
             match Trace::create(path, self.started) {
                 Ok(t) => self.trace = t,
                 Err(source) => {
-                    let e = Error::Trace { path: path.clone(), source };
+                    let e = Error::Trace {
+                        path: path.clone(),
+                        source,
+                    };
                     self.fail(&e.to_string());
                 }
             }
         }
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<(ViewId, ViewOutput)>();
         let (setup_tx, mut setup_rx) = mpsc::unbounded_channel::<Result<(ViewHandle, String)>>();
-        let (result_tx, mut result_rx) = mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
+        let (result_tx, mut result_rx) =
+            mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
 
         let server_name = self.options.server.name().to_owned();
         self.status(&format!("Starting {server_name}…"), false);
@@ -191,7 +204,10 @@ impl Controller {
         }
         if let Some(conn) = self.connection.clone() {
             tracing::info!(server = %conn.name(), tools = conn.tools().len(), "connected");
-            self.status(&format!("Calling {} on {server_name}…", self.options.tool), false);
+            self.status(
+                &format!("Calling {} on {server_name}…", self.options.tool),
+                false,
+            );
             // Tool call and UI fetch run in parallel; the View is mounted as soon as its HTML is here.
             let view_id: ViewId = "v1".into();
             match self.prepare_view(&conn, &view_id, out_tx.clone(), result_tx.clone()) {
@@ -230,9 +246,7 @@ impl Controller {
                         let line = format!("tool `{}` failed: {reason}", self.options.tool);
                         eprintln!("error: {line}");
                         self.status(&line, true);
-                        if self.options.exit_after.is_some() {
-                            self.begin_exit(1);
-                        }
+                        // With --exit-after, the run ends (1) once the View has been told.
                     } else {
                         tracing::debug!(view = %view, "tool result arrived");
                     }
@@ -264,12 +278,14 @@ impl Controller {
             return Some(format!("no View was mounted within {secs} s"));
         }
         if let Some((id, _)) = self.views.iter().find(|(_, v)| !v.initialized) {
-            return Some(format!("View {id} did not send ui/notifications/initialized within {secs} s"));
+            return Some(format!(
+                "View {id} did not send ui/notifications/initialized within {secs} s"
+            ));
         }
         match self.options.exit_after {
-            Some(ExitAfter::Result) if self.views.values().any(|v| !v.result_delivered) => {
-                Some(format!("the tool result did not reach the View within {secs} s"))
-            }
+            Some(ExitAfter::Result) if self.views.values().any(|v| !v.result_delivered) => Some(
+                format!("the tool result did not reach the View within {secs} s"),
+            ),
             Some(ExitAfter::Teardown) if self.views.values().any(|v| !v.closed) => {
                 Some(format!("the View was not torn down within {secs} s"))
             }
@@ -284,7 +300,8 @@ impl Controller {
         view_id: &str,
         out: mpsc::UnboundedSender<(ViewId, ViewOutput)>,
         results: mpsc::UnboundedSender<(ViewId, Result<Value, String>)>,
-    ) -> Result<impl std::future::Future<Output = Result<(ViewHandle, String)>> + Send + 'static> {
+    ) -> Result<impl std::future::Future<Output = Result<(ViewHandle, String)>> + Send + 'static>
+    {
         let tool_name = self.options.tool.clone();
         let tool = conn.tool(&tool_name).ok_or_else(|| Error::NoSuchTool {
             server: conn.name().to_owned(),
@@ -300,7 +317,9 @@ impl Controller {
         if ui.legacy_key_only {
             tracing::warn!(tool = %tool_name, "tool uses only the deprecated _meta[\"ui/resourceUri\"] key");
         }
-        let uri = ui.resource_uri.ok_or_else(|| Error::NoUi { tool: tool_name.clone() })?;
+        let uri = ui.resource_uri.ok_or_else(|| Error::NoUi {
+            tool: tool_name.clone(),
+        })?;
 
         let arguments = self.options.arguments.clone();
         let trace = self.trace.clone();
@@ -332,7 +351,9 @@ impl Controller {
                 let Ok(handle) = session_rx.await else { return };
                 match &outcome {
                     Ok(result) => handle.tool_result(result.clone()),
-                    Err(e) => handle.tool_cancelled(Some(format!("tool call failed: {}", e.message))),
+                    Err(e) => {
+                        handle.tool_cancelled(Some(format!("tool call failed: {}", e.message)))
+                    }
                 }
                 let _ = results.send((view_id, outcome.map_err(|e| e.to_string())));
             });
@@ -369,11 +390,18 @@ impl Controller {
             }
             tracing::info!(resource = %uri, "CSP: {}", csp.header);
             let label = sandbox_label(conn.identity());
-            registry.insert(&view_id, ProxyPolicy { label: label.clone(), csp: csp.header.clone() });
+            registry.insert(
+                &view_id,
+                ProxyPolicy {
+                    label: label.clone(),
+                    csp: csp.header.clone(),
+                },
+            );
 
             let mut config = ViewConfig::new(view_id.clone(), tool, resource.html);
             config.granted_csp = csp.granted;
-            config.granted_permissions = resource.meta.permissions.clone().filter(|p| !p.is_empty());
+            config.granted_permissions =
+                resource.meta.permissions.clone().filter(|p| !p.is_empty());
             config.host_context = host_context;
             let allow = allow_attribute(config.granted_permissions.as_ref());
             let handle = ViewSession::spawn(config, conn.port(), out, trace);
@@ -393,7 +421,11 @@ impl Controller {
                 max_height: Some(INLINE_MAX_HEIGHT),
                 ..Default::default()
             }),
-            locale: Some(sys_locale::get_locale().unwrap_or_else(|| "en-US".into()).replace('_', "-")),
+            locale: Some(
+                sys_locale::get_locale()
+                    .unwrap_or_else(|| "en-US".into())
+                    .replace('_', "-"),
+            ),
             time_zone: Some(iana_time_zone::get_timezone().unwrap_or_else(|_| "UTC".into())),
             user_agent: Some(format!("mcp-apps-host/{}", env!("CARGO_PKG_VERSION"))),
             platform: Some("desktop".into()),
@@ -417,8 +449,20 @@ impl Controller {
             "title": self.options.tool,
             "server": conn.name(),
         }));
-        self.status(&format!("{} from {}", self.options.tool, conn.name()), false);
-        self.views.insert(id, ViewState { handle, initialized: false, result_delivered: false, closed: false, height: 240.0 });
+        self.status(
+            &format!("{} from {}", self.options.tool, conn.name()),
+            false,
+        );
+        self.views.insert(
+            id,
+            ViewState {
+                handle,
+                initialized: false,
+                result_delivered: false,
+                closed: false,
+                height: 240.0,
+            },
+        );
     }
 
     fn on_shell(&mut self, msg: ShellMessage) {
@@ -435,7 +479,8 @@ impl Controller {
             },
             ShellMessage::Dropped { view, reason } => {
                 tracing::warn!(view = %view, "shell dropped a frame message: {reason}");
-                self.trace.record(Some(&view), Direction::Rejected, &json!({"reason": reason}));
+                self.trace
+                    .record(Some(&view), Direction::Rejected, &json!({"reason": reason}));
             }
         }
     }
@@ -460,12 +505,17 @@ impl Controller {
     fn on_view_event(&mut self, view: &str, event: ViewEvent) -> Option<i32> {
         let exit_after = self.options.exit_after;
         match event {
-            ViewEvent::Initialized { protocol_version, app_info } => {
+            ViewEvent::Initialized {
+                protocol_version,
+                app_info,
+            } => {
                 tracing::info!(view, app = %app_info.name, version = %app_info.version, %protocol_version, "View initialized");
                 if let Some(v) = self.views.get_mut(view) {
                     v.initialized = true;
                 }
-                if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.initialized) {
+                if exit_after == Some(ExitAfter::Initialized)
+                    && self.views.values().all(|v| v.initialized)
+                {
                     return Some(0);
                 }
             }
@@ -473,14 +523,25 @@ impl Controller {
                 if let Some(v) = self.views.get_mut(view) {
                     v.result_delivered = true;
                 }
-                if exit_after == Some(ExitAfter::Result) && self.views.values().all(|v| v.result_delivered) {
+                if exit_after == Some(ExitAfter::Result)
+                    && self.views.values().all(|v| v.result_delivered)
+                {
                     return Some(0);
                 }
             }
             ViewEvent::ToolCancelledDelivered { reason } => {
-                tracing::info!(view, "tool-cancelled delivered: {}", reason.unwrap_or_default());
+                tracing::info!(
+                    view,
+                    "tool-cancelled delivered: {}",
+                    reason.unwrap_or_default()
+                );
+                if exit_after.is_some() {
+                    return Some(1);
+                }
             }
-            ViewEvent::SizeChanged { height: Some(h), .. } => {
+            ViewEvent::SizeChanged {
+                height: Some(h), ..
+            } => {
                 let height = h.clamp(MIN_FRAME_HEIGHT, INLINE_MAX_HEIGHT).ceil();
                 if let Some(v) = self.views.get_mut(view) {
                     if (v.height - height).abs() > RESIZE_ECHO_PX {
@@ -490,7 +551,7 @@ impl Controller {
                 }
             }
             ViewEvent::TeardownRequested => {
-                let Some(v) = self.views.get(view) else { return None };
+                let v = self.views.get(view)?;
                 let handle = v.handle.clone();
                 let done = self.teardowns.clone();
                 // Runs beside the loop, which keeps relaying the View's answer.
@@ -503,7 +564,10 @@ impl Controller {
             ViewEvent::Closed => {
                 self.close_view(view);
             }
-            ViewEvent::Rejected { .. } | ViewEvent::Log { .. } | ViewEvent::ResourceSent | ViewEvent::ToolInputDelivered => {}
+            ViewEvent::Rejected { .. }
+            | ViewEvent::Log { .. }
+            | ViewEvent::ResourceSent
+            | ViewEvent::ToolInputDelivered => {}
             _ => {}
         }
         None

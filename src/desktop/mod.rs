@@ -82,7 +82,9 @@ pub fn run(options: RunOptions) -> Result<i32> {
     let sandbox_registry = registry.clone();
     let webview = WebViewBuilder::new()
         .with_initialization_script(secret.init_script())
-        .with_custom_protocol(HOST_SCHEME.into(), move |_id, request| schemes::serve_host(&request))
+        .with_custom_protocol(HOST_SCHEME.into(), move |_id, request| {
+            schemes::serve_host(&request)
+        })
         .with_asynchronous_custom_protocol(SANDBOX_SCHEME.into(), move |_id, request, responder| {
             responder.respond(schemes::serve_sandbox(&request, &sandbox_registry));
         })
@@ -90,7 +92,10 @@ pub fn run(options: RunOptions) -> Result<i32> {
             let body = request.body();
             let Some(json) = ipc_secret.open(body) else {
                 // A View (or anything but the shell) tried to reach Rust directly.
-                tracing::warn!("dropped IPC message without the host secret ({} bytes)", body.len());
+                tracing::warn!(
+                    "dropped IPC message without the host secret ({} bytes)",
+                    body.len()
+                );
                 return;
             };
             match serde_json::from_str::<ShellMessage>(json) {
@@ -137,7 +142,10 @@ pub fn run(options: RunOptions) -> Result<i32> {
                 exit_code = code;
                 *control_flow = ControlFlow::ExitWithCode(code);
             }
-            Event::WindowEvent { event: WindowEvent::CloseRequested, .. } => {
+            Event::WindowEvent {
+                event: WindowEvent::CloseRequested,
+                ..
+            } => {
                 let _ = to_controller.send(HostInput::CloseRequested);
             }
             _ => {}

@@ -43,7 +43,10 @@ mod tests {
     fn echoes_supported_versions_and_falls_back_to_latest() {
         assert_eq!(negotiate_protocol_version("2025-11-21"), "2025-11-21");
         assert_eq!(negotiate_protocol_version("2026-01-26"), "2026-01-26");
-        assert_eq!(negotiate_protocol_version("2099-01-01"), LATEST_PROTOCOL_VERSION);
+        assert_eq!(
+            negotiate_protocol_version("2099-01-01"),
+            LATEST_PROTOCOL_VERSION
+        );
         assert_eq!(negotiate_protocol_version(""), LATEST_PROTOCOL_VERSION);
     }
 }

@@ -23,7 +23,12 @@ pub struct Implementation {
 impl Implementation {
     /// A name and a version.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Self { name: name.into(), version: version.into(), title: None, extra: Map::new() }
+        Self {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            extra: Map::new(),
+        }
     }
 }
 

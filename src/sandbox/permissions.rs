@@ -9,7 +9,9 @@ pub const FRAME_SANDBOX: &str = "allow-scripts allow-same-origin allow-forms";
 
 /// The `allow` attribute for the granted permissions, `"; "`-joined (Permissions Policy syntax).
 pub fn allow_attribute(permissions: Option<&ResourcePermissions>) -> String {
-    let Some(p) = permissions else { return String::new() };
+    let Some(p) = permissions else {
+        return String::new();
+    };
     let mut features = Vec::new();
     if p.camera.is_some() {
         features.push("camera");
@@ -40,7 +42,10 @@ mod tests {
             json!({"camera": {}, "microphone": {}, "geolocation": {}, "clipboardWrite": {}}),
         )
         .unwrap();
-        assert_eq!(allow_attribute(Some(&all)), "camera; microphone; geolocation; clipboard-write");
+        assert_eq!(
+            allow_attribute(Some(&all)),
+            "camera; microphone; geolocation; clipboard-write"
+        );
         assert_eq!(allow_attribute(None), "");
     }
 }

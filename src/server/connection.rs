@@ -41,7 +41,10 @@ impl ClientHandler for HostClient {
         let mut ui = Map::new();
         ui.insert("mimeTypes".into(), json!([RESOURCE_MIME_TYPE]));
         capabilities.extensions = Some([(EXTENSION_ID.to_owned(), ui)].into_iter().collect());
-        ClientConfig::new(capabilities, Implementation::new("mcp-apps-host", env!("CARGO_PKG_VERSION")))
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("mcp-apps-host", env!("CARGO_PKG_VERSION")),
+        )
     }
 
     // Deprecated upstream (SEP-2577), but servers of the current spec still send it.
@@ -69,20 +72,30 @@ pub struct Connection {
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connection").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("Connection")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
 fn rpc_error(e: ServiceError) -> RpcError {
     match e {
-        ServiceError::McpError(e) => RpcError { code: e.code.0.into(), message: e.message.into_owned(), data: e.data },
+        ServiceError::McpError(e) => RpcError {
+            code: e.code.0.into(),
+            message: e.message.into_owned(),
+            data: e.data,
+        },
         ServiceError::Timeout { timeout } => RpcError::new(
             code::UNAVAILABLE,
-            format!("the server did not answer within {} s; the request was cancelled", timeout.as_secs()),
+            format!(
+                "the server did not answer within {} s; the request was cancelled",
+                timeout.as_secs()
+            ),
         ),
-        ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-            RpcError::new(code::UNAVAILABLE, format!("the server connection is gone: {e}"))
-        }
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => RpcError::new(
+            code::UNAVAILABLE,
+            format!("the server connection is gone: {e}"),
+        ),
         other => RpcError::new(code::INTERNAL_ERROR, other.to_string()),
     }
 }
@@ -90,14 +103,22 @@ fn rpc_error(e: ServiceError) -> RpcError {
 impl Connection {
     /// Starts the server process, completes the MCP handshake and indexes tools and resources.
     pub async fn connect(spec: &ServerSpec) -> Result<Arc<Self>> {
-        let ServerSpec::Stdio { name, program, args, env } = spec;
+        let ServerSpec::Stdio {
+            name,
+            program,
+            args,
+            env,
+        } = spec;
         let command_line = shell_words::join(std::iter::once(program).chain(args));
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args).envs(env.iter().cloned()).kill_on_drop(true);
         let (transport, stderr) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|source| Error::Spawn { command: command_line.clone(), source })?;
+            .map_err(|source| Error::Spawn {
+                command: command_line.clone(),
+                source,
+            })?;
 
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         if let Some(stderr) = stderr {
@@ -116,7 +137,9 @@ impl Connection {
             });
         }
 
-        let client = HostClient { server: name.clone() };
+        let client = HostClient {
+            server: name.clone(),
+        };
         let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, client.serve(transport)).await;
         let service = match handshake {
             Ok(Ok(service)) => service,
@@ -131,13 +154,17 @@ impl Connection {
             Err(_) => {
                 return Err(Error::Handshake {
                     server: name.clone(),
-                    reason: with_tail(&format!("no answer within {} s", HANDSHAKE_TIMEOUT.as_secs()), &stderr_tail),
+                    reason: with_tail(
+                        &format!("no answer within {} s", HANDSHAKE_TIMEOUT.as_secs()),
+                        &stderr_tail,
+                    ),
                 })
             }
         };
         let peer = service.peer().clone();
         // The response cache would answer a failed refetch with stale data; a host wants the truth.
-        peer.set_response_cache_config(rmcp::ClientCacheConfig::disabled()).await;
+        peer.set_response_cache_config(rmcp::ClientCacheConfig::disabled())
+            .await;
 
         let conn = Arc::new(Self {
             name: name.clone(),
@@ -160,12 +187,25 @@ impl Connection {
             method: method.to_owned(),
             reason: with_tail(&e.to_string(), &self.stderr_tail),
         };
-        let tools = self.peer.list_all_tools().await.map_err(|e| request("tools/list", e))?;
-        let tools: Vec<Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
-        let has_resources = self.peer.peer_info().is_some_and(|i| i.capabilities.resources.is_some());
+        let tools = self
+            .peer
+            .list_all_tools()
+            .await
+            .map_err(|e| request("tools/list", e))?;
+        let tools: Vec<Value> = tools
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect();
+        let has_resources = self
+            .peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.resources.is_some());
         let resources = if has_resources {
             match self.peer.list_all_resources().await {
-                Ok(r) => r.iter().filter_map(|r| serde_json::to_value(r).ok()).collect(),
+                Ok(r) => r
+                    .iter()
+                    .filter_map(|r| serde_json::to_value(r).ok())
+                    .collect(),
                 Err(e) => {
                     // UI resources need not be listed; reading them still works.
                     tracing::warn!(server = %self.name, "resources/list failed: {e}");
@@ -198,42 +238,78 @@ impl Connection {
     /// One tool by name.
     pub fn tool(&self, name: &str) -> Option<Value> {
         let tools = self.tools.read().unwrap_or_else(|e| e.into_inner());
-        tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)).cloned()
+        tools
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+            .cloned()
     }
 
     /// The `resources/list` entry for a URI, if the server listed it.
     pub fn listed_resource(&self, uri: &str) -> Option<Value> {
         let resources = self.resources.read().unwrap_or_else(|e| e.into_inner());
-        resources.iter().find(|r| r.get("uri").and_then(Value::as_str) == Some(uri)).cloned()
+        resources
+            .iter()
+            .find(|r| r.get("uri").and_then(Value::as_str) == Some(uri))
+            .cloned()
     }
 
     /// The last lines the server wrote to stderr.
     pub fn stderr_tail(&self) -> Vec<String> {
-        self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
+        self.stderr_tail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// `tools/call`, bounded by the request timeout.
-    pub async fn call_tool(&self, name: String, arguments: Option<Map<String, Value>>) -> Result<Value, RpcError> {
+    pub async fn call_tool(
+        &self,
+        name: String,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Value, RpcError> {
         let mut params = CallToolRequestParams::new(name);
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
         let call = self.peer.call_tool(params);
-        let result = tokio::time::timeout(self.request_timeout, call)
-            .await
-            .map_err(|_| rpc_error(ServiceError::Timeout { timeout: self.request_timeout }))?
-            .map_err(rpc_error)?;
+        let result = match tokio::time::timeout(self.request_timeout, call).await {
+            Err(_) => {
+                return Err(rpc_error(ServiceError::Timeout {
+                    timeout: self.request_timeout,
+                }))
+            }
+            Ok(Err(e)) => return Err(self.explain(e).await),
+            Ok(Ok(result)) => result,
+        };
         serde_json::to_value(result).map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))
     }
 
     /// `resources/read`, bounded by the request timeout.
     pub async fn read_resource(&self, uri: String) -> Result<Value, RpcError> {
         let read = self.peer.read_resource(ReadResourceRequestParams::new(uri));
-        let result = tokio::time::timeout(self.request_timeout, read)
-            .await
-            .map_err(|_| rpc_error(ServiceError::Timeout { timeout: self.request_timeout }))?
-            .map_err(rpc_error)?;
+        let result = match tokio::time::timeout(self.request_timeout, read).await {
+            Err(_) => {
+                return Err(rpc_error(ServiceError::Timeout {
+                    timeout: self.request_timeout,
+                }))
+            }
+            Ok(Err(e)) => return Err(self.explain(e).await),
+            Ok(Ok(result)) => result,
+        };
         serde_json::to_value(result).map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))
+    }
+
+    /// When the connection itself failed, the server's last words usually say why.
+    async fn explain(&self, error: ServiceError) -> RpcError {
+        let mut error = rpc_error(error);
+        if error.code == code::UNAVAILABLE {
+            // Give the stderr reader a moment to catch up with a process that just died.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            error.message = with_tail(&error.message, &self.stderr_tail);
+        }
+        error
     }
 
     /// Closes the connection: stdin closed, then SIGTERM, then SIGKILL (3 s apart at most).
@@ -254,7 +330,13 @@ fn with_tail(reason: &str, tail: &Mutex<VecDeque<String>>) -> String {
     if tail.is_empty() {
         reason.to_owned()
     } else {
-        let last: Vec<&str> = tail.iter().rev().take(5).rev().map(String::as_str).collect();
+        let last: Vec<&str> = tail
+            .iter()
+            .rev()
+            .take(5)
+            .rev()
+            .map(String::as_str)
+            .collect();
         format!("{reason}; server stderr: {}", last.join(" | "))
     }
 }
@@ -262,7 +344,11 @@ fn with_tail(reason: &str, tail: &Mutex<VecDeque<String>>) -> String {
 struct Port(Arc<Connection>);
 
 impl ServerPort for Port {
-    fn call_tool(&self, name: String, arguments: Option<Map<String, Value>>) -> BoxFuture<Result<Value, RpcError>> {
+    fn call_tool(
+        &self,
+        name: String,
+        arguments: Option<Map<String, Value>>,
+    ) -> BoxFuture<Result<Value, RpcError>> {
         let conn = self.0.clone();
         Box::pin(async move { conn.call_tool(name, arguments).await })
     }
