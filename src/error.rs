@@ -14,6 +14,31 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A server URL (`--url`) breaks a rule.
+    #[error("bad MCP server URL {url}: {reason}")]
+    BadUrl {
+        /// The URL as given, without any user name or password in it.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A `--header` line breaks a rule.
+    #[error("bad header {header}: {reason}")]
+    BadHeader {
+        /// The header name, or `#<n>` (its position) when there is no usable name;
+        /// never the value, which may be a secret.
+        header: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An MCP config file cannot be used at all (unreadable, not JSON, unknown shape).
+    #[error("MCP config {}: {reason}", path.display())]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The server process could not be started.
     #[error("could not start MCP server `{command}`: {source}")]
     Spawn {
