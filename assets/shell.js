@@ -8,35 +8,54 @@
   "use strict";
 
   var send = window.__mcpHostSend;
-  var views = new Map(); // view id -> { frame, origin, card }
+  var views = new Map(); // view id -> { frame, origin, card, height }
   var stream = document.getElementById("stream");
   var statusLine = document.getElementById("status");
+  var side = document.getElementById("side");
+  var theme = "light";
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
 
   function setStatus(text, isError) {
     statusLine.textContent = text;
     statusLine.classList.toggle("error", !!isError);
   }
 
+  function setTheme(cmd) {
+    theme = cmd.theme === "dark" ? "dark" : "light";
+    document.documentElement.dataset.theme = theme;
+    views.forEach(function (v) { v.frame.style.colorScheme = theme; });
+  }
+
+  document.getElementById("theme").addEventListener("click", function () {
+    send({ kind: "theme", theme: theme === "dark" ? "light" : "dark" });
+  });
+
   function mount(cmd) {
-    var card = document.createElement("section");
-    card.className = "card";
+    var card = el("section", "card");
     card.setAttribute("aria-label", cmd.title);
-    var head = document.createElement("header");
-    var title = document.createElement("span");
-    title.className = "title";
-    title.textContent = cmd.title;
-    var origin = document.createElement("span");
-    origin.className = "origin";
-    origin.textContent = cmd.server;
+    card.dataset.view = cmd.view;
+    var head = el("header");
+    var origin = el("span", "origin", cmd.server);
     origin.title = "Sandboxed App from " + cmd.server + " (" + cmd.origin + ")";
-    head.append(title, origin);
+    var close = el("button", "ghost", "✕");
+    close.type = "button";
+    close.setAttribute("aria-label", "Close " + cmd.title);
+    close.addEventListener("click", function () { send({ kind: "close", view: cmd.view }); });
+    head.append(el("span", "title", cmd.title), origin, close);
     var frame = document.createElement("iframe");
     // Attributes before insertion: sandbox and allow apply from the first load.
     frame.setAttribute("sandbox", cmd.sandbox);
     if (cmd.allow) frame.setAttribute("allow", cmd.allow);
     frame.setAttribute("title", cmd.title);
+    frame.style.colorScheme = theme;
     frame.src = cmd.src;
-    views.set(cmd.view, { frame: frame, origin: cmd.origin, card: card });
+    views.set(cmd.view, { frame: frame, origin: cmd.origin, card: card, height: 240 });
     card.append(head, frame);
     stream.append(card);
     card.scrollIntoView({ block: "nearest" });
@@ -50,34 +69,99 @@
 
   function resize(cmd) {
     var v = views.get(cmd.view);
+    if (!v || typeof cmd.height !== "number") return;
+    v.height = cmd.height;
+    v.frame.style.height = cmd.height + "px";
+  }
+
+  function display(cmd) {
+    var v = views.get(cmd.view);
     if (!v) return;
-    if (typeof cmd.height === "number") v.frame.style.height = cmd.height + "px";
+    v.card.classList.toggle("fullscreen", cmd.mode === "fullscreen");
+    v.card.classList.toggle("pip", cmd.mode === "pip");
+    document.body.classList.toggle("pip", cmd.mode === "pip");
+    if (cmd.mode === "inline") v.frame.style.height = v.height + "px";
   }
 
   function unmount(cmd) {
     var v = views.get(cmd.view);
     if (!v) return;
     views.delete(cmd.view);
+    if (v.card.classList.contains("pip")) document.body.classList.remove("pip");
     v.card.remove();
   }
 
   function text(cmd) {
-    var card = document.createElement("section");
-    card.className = "card";
-    var head = document.createElement("header");
-    var title = document.createElement("span");
-    title.className = "title";
-    title.textContent = cmd.title;
-    head.append(title);
-    var body = document.createElement("pre");
-    body.className = cmd.error ? "text error" : "text";
-    body.textContent = cmd.text;
-    card.append(head, body);
+    var card = el("section", "card");
+    var head = el("header");
+    head.append(el("span", "title", cmd.title));
+    card.append(head, el("pre", cmd.error ? "text error" : "text", cmd.text));
     stream.append(card);
   }
 
-  var handlers = { mount: mount, post: post, resize: resize, unmount: unmount, text: text,
-    status: function (cmd) { setStatus(cmd.text, cmd.error); } };
+  function message(cmd) {
+    side.hidden = false;
+    var item = el("li");
+    item.append(el("strong", "", cmd.from + " (" + cmd.role + "): "), document.createTextNode(cmd.text));
+    document.getElementById("messages").append(item);
+  }
+
+  function context(cmd) {
+    side.hidden = false;
+    var list = document.getElementById("contexts");
+    var id = "ctx-" + cmd.view;
+    var dd = document.getElementById(id);
+    if (!dd) {
+      list.append(el("dt", "", cmd.from));
+      dd = el("dd");
+      dd.id = id;
+      list.append(dd);
+    }
+    dd.textContent = cmd.text === null ? "(cleared)" : cmd.text;
+  }
+
+  // Consent dialogs, one at a time; Enter accepts, Escape declines.
+  var dialogs = [];
+  var dialogBox = document.getElementById("dialog");
+  var current = null;
+  var lastFocus = null;
+
+  function showNextDialog() {
+    if (current || dialogs.length === 0) return;
+    current = dialogs.shift();
+    document.getElementById("dialog-title").textContent = current.title;
+    document.getElementById("dialog-body").textContent = current.body;
+    document.getElementById("dialog-accept").textContent = current.accept || "OK";
+    lastFocus = document.activeElement;
+    dialogBox.hidden = false;
+    document.getElementById("dialog-accept").focus();
+  }
+
+  function answer(accepted) {
+    if (!current) return;
+    send({ kind: "answer", dialog: current.dialog, accepted: accepted });
+    current = null;
+    dialogBox.hidden = true;
+    if (lastFocus && lastFocus.focus) lastFocus.focus();
+    showNextDialog();
+  }
+
+  document.getElementById("dialog-accept").addEventListener("click", function () { answer(true); });
+  document.getElementById("dialog-reject").addEventListener("click", function () { answer(false); });
+  document.addEventListener("keydown", function (e) {
+    if (current && e.key === "Escape") { e.preventDefault(); answer(false); }
+    if (e.ctrlKey && e.shiftKey && (e.key === "L" || e.key === "l")) {
+      e.preventDefault();
+      document.getElementById("theme").click();
+    }
+  });
+
+  var handlers = {
+    mount: mount, post: post, resize: resize, unmount: unmount, text: text, display: display,
+    message: message, context: context, theme: setTheme,
+    confirm: function (cmd) { dialogs.push(cmd); showNextDialog(); },
+    status: function (cmd) { setStatus(cmd.text, cmd.error); }
+  };
 
   window.addEventListener("message", function (event) {
     // Check: a message counts only if it comes from a proxy frame we mounted, on its origin.

@@ -21,6 +21,17 @@
 
   var inner = null;
 
+  // The frames follow the host's theme (read from traffic the proxy relays anyway), so a View
+  // with `color-scheme` gets the matching canvas instead of an opaque mismatch.
+  function followTheme(data) {
+    var ctx = data && (data.method === "ui/notifications/host-context-changed" ? data.params
+      : data.result && data.result.hostContext);
+    var theme = ctx && ctx.theme;
+    if (theme !== "light" && theme !== "dark") return;
+    document.documentElement.style.colorScheme = theme;
+    if (inner) inner.style.colorScheme = theme;
+  }
+
   function allowAttribute(permissions) {
     var p = permissions || {};
     var features = [];
@@ -55,6 +66,7 @@
         loadView(data.params);
         return;
       }
+      followTheme(data);
       if (inner && inner.contentWindow) inner.contentWindow.postMessage(data, window.origin);
       return;
     }

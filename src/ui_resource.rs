@@ -6,9 +6,7 @@
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
-use crate::protocol::{
-    ResourceCsp, ResourcePermissions, LEGACY_RESOURCE_URI_META_KEY, RESOURCE_MIME_TYPE,
-};
+use crate::protocol::{ResourceCsp, ResourcePermissions, LEGACY_RESOURCE_URI_META_KEY, RESOURCE_MIME_TYPE};
 
 /// Who may call a tool (`_meta.ui.visibility`; default both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,10 +19,7 @@ pub struct Visibility {
 
 impl Default for Visibility {
     fn default() -> Self {
-        Self {
-            model: true,
-            app: true,
-        }
+        Self { model: true, app: true }
     }
 }
 
@@ -85,15 +80,8 @@ pub enum UiLinkError {
 
 /// Reads a tool definition's UI linkage and visibility.
 pub fn tool_ui(tool: &Value) -> Result<ToolUi, UiLinkError> {
-    let name = tool
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("<unnamed>")
-        .to_owned();
-    let bad = |detail: &str| UiLinkError::BadToolMeta {
-        tool: name.clone(),
-        detail: detail.into(),
-    };
+    let name = tool.get("name").and_then(Value::as_str).unwrap_or("<unnamed>").to_owned();
+    let bad = |detail: &str| UiLinkError::BadToolMeta { tool: name.clone(), detail: detail.into() };
     let meta = tool.get("_meta").and_then(Value::as_object);
     let ui = match meta.and_then(|m| m.get("ui")) {
         None | Some(Value::Null) => None,
@@ -114,19 +102,13 @@ pub fn tool_ui(tool: &Value) -> Result<ToolUi, UiLinkError> {
     let resource_uri = nested.or(flat);
     if let Some(uri) = &resource_uri {
         if !uri.starts_with("ui://") {
-            return Err(UiLinkError::NotUiScheme {
-                tool: name,
-                uri: uri.clone(),
-            });
+            return Err(UiLinkError::NotUiScheme { tool: name, uri: uri.clone() });
         }
     }
     let visibility = match ui.and_then(|ui| ui.get("visibility")) {
         None | Some(Value::Null) => Visibility::default(),
         Some(Value::Array(items)) => {
-            let mut v = Visibility {
-                model: false,
-                app: false,
-            };
+            let mut v = Visibility { model: false, app: false };
             for item in items {
                 match item.as_str() {
                     Some("model") => v.model = true,
@@ -139,11 +121,7 @@ pub fn tool_ui(tool: &Value) -> Result<ToolUi, UiLinkError> {
         }
         Some(_) => return Err(bad("_meta.ui.visibility must be an array")),
     };
-    Ok(ToolUi {
-        resource_uri,
-        visibility,
-        legacy_key_only,
-    })
+    Ok(ToolUi { resource_uri, visibility, legacy_key_only })
 }
 
 /// `_meta.ui` of a UI resource, resolved from the read content or the listing entry.
@@ -193,10 +171,7 @@ fn ui_meta_of(obj: &Value) -> Option<&Map<String, Value>> {
 }
 
 fn parse_resource_meta(ui: &Map<String, Value>, source: MetaSource) -> ResourceMeta {
-    let mut meta = ResourceMeta {
-        source,
-        ..Default::default()
-    };
+    let mut meta = ResourceMeta { source, ..Default::default() };
     if let Some(v) = ui.get("csp") {
         match serde_json::from_value::<ResourceCsp>(v.clone()) {
             Ok(csp) => meta.csp = Some(csp),
@@ -206,34 +181,25 @@ fn parse_resource_meta(ui: &Map<String, Value>, source: MetaSource) -> ResourceM
     if let Some(v) = ui.get("permissions") {
         match serde_json::from_value::<ResourcePermissions>(v.clone()) {
             Ok(p) => meta.permissions = Some(p),
-            Err(e) => meta
-                .warnings
-                .push(format!("_meta.ui.permissions ignored: {e}")),
+            Err(e) => meta.warnings.push(format!("_meta.ui.permissions ignored: {e}")),
         }
     }
     match ui.get("domain") {
         None | Some(Value::Null) => {}
         Some(Value::String(s)) => meta.domain = Some(s.clone()),
-        Some(_) => meta
-            .warnings
-            .push("_meta.ui.domain ignored: not a string".into()),
+        Some(_) => meta.warnings.push("_meta.ui.domain ignored: not a string".into()),
     }
     match ui.get("prefersBorder") {
         None | Some(Value::Null) => {}
         Some(Value::Bool(b)) => meta.prefers_border = Some(*b),
-        Some(_) => meta
-            .warnings
-            .push("_meta.ui.prefersBorder ignored: not a boolean".into()),
+        Some(_) => meta.warnings.push("_meta.ui.prefersBorder ignored: not a boolean".into()),
     }
     meta
 }
 
 /// Normalises a MIME type for comparison: lower case, no spaces around `;` and `=`.
 fn normalise_mime(mime: &str) -> String {
-    mime.split(';')
-        .map(|part| part.trim().to_ascii_lowercase())
-        .collect::<Vec<_>>()
-        .join(";")
+    mime.split(';').map(|part| part.trim().to_ascii_lowercase()).collect::<Vec<_>>().join(";")
 }
 
 /// Checks a `resources/read` result for `uri` and resolves its metadata.
@@ -247,28 +213,13 @@ pub fn ui_resource_from_read(
 ) -> Result<UiResource, UiLinkError> {
     let contents = read_result.get("contents").and_then(Value::as_array);
     let content = contents
-        .and_then(|c| {
-            c.iter()
-                .find(|item| item.get("uri").and_then(Value::as_str) == Some(uri))
-                .or_else(|| c.first())
-        })
-        .ok_or_else(|| UiLinkError::NoContent {
-            uri: uri.to_owned(),
-        })?;
-    let mime = content
-        .get("mimeType")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+        .and_then(|c| c.iter().find(|item| item.get("uri").and_then(Value::as_str) == Some(uri)).or_else(|| c.first()))
+        .ok_or_else(|| UiLinkError::NoContent { uri: uri.to_owned() })?;
+    let mime = content.get("mimeType").and_then(Value::as_str).unwrap_or("");
     if normalise_mime(mime) != RESOURCE_MIME_TYPE {
-        return Err(UiLinkError::WrongMime {
-            uri: uri.to_owned(),
-            found: mime.to_owned(),
-        });
+        return Err(UiLinkError::WrongMime { uri: uri.to_owned(), found: mime.to_owned() });
     }
-    let bad = |detail: String| UiLinkError::BadContent {
-        uri: uri.to_owned(),
-        detail,
-    };
+    let bad = |detail: String| UiLinkError::BadContent { uri: uri.to_owned(), detail };
     let html = match (content.get("text"), content.get("blob")) {
         (Some(Value::String(text)), _) => text.clone(),
         (_, Some(Value::String(blob))) => {
@@ -284,11 +235,7 @@ pub fn ui_resource_from_read(
         (None, Some(ui)) => parse_resource_meta(ui, MetaSource::Listing),
         (None, None) => ResourceMeta::default(),
     };
-    Ok(UiResource {
-        uri: uri.to_owned(),
-        html,
-        meta,
-    })
+    Ok(UiResource { uri: uri.to_owned(), html, meta })
 }
 
 #[cfg(test)]
@@ -317,49 +264,22 @@ mod tests {
     fn no_meta_means_no_ui_and_default_visibility() {
         let ui = tool_ui(&json!({"name": "t", "inputSchema": {}})).unwrap();
         assert_eq!(ui.resource_uri, None);
-        assert_eq!(
-            ui.visibility,
-            Visibility {
-                model: true,
-                app: true
-            }
-        );
+        assert_eq!(ui.visibility, Visibility { model: true, app: true });
     }
 
     #[test]
     fn non_ui_scheme_is_an_error_naming_the_tool() {
         let t = json!({"name": "weather", "_meta": {"ui": {"resourceUri": "https://x/y"}}});
         let err = tool_ui(&t).unwrap_err().to_string();
-        assert!(
-            err.contains("weather") && err.contains("https://x/y"),
-            "{err}"
-        );
+        assert!(err.contains("weather") && err.contains("https://x/y"), "{err}");
     }
 
     #[test]
     fn visibility_is_read_and_unknown_audiences_grant_nothing() {
         let vis = |v: Value| tool_ui(&json!({"name": "t", "_meta": {"ui": {"visibility": v}}}));
-        assert_eq!(
-            vis(json!(["app"])).unwrap().visibility,
-            Visibility {
-                model: false,
-                app: true
-            }
-        );
-        assert_eq!(
-            vis(json!(["model"])).unwrap().visibility,
-            Visibility {
-                model: true,
-                app: false
-            }
-        );
-        assert_eq!(
-            vis(json!(["admin"])).unwrap().visibility,
-            Visibility {
-                model: false,
-                app: false
-            }
-        );
+        assert_eq!(vis(json!(["app"])).unwrap().visibility, Visibility { model: false, app: true });
+        assert_eq!(vis(json!(["model"])).unwrap().visibility, Visibility { model: true, app: false });
+        assert_eq!(vis(json!(["admin"])).unwrap().visibility, Visibility { model: false, app: false });
         assert!(vis(json!("app")).is_err());
     }
 
@@ -369,37 +289,23 @@ mod tests {
 
     #[test]
     fn reads_text_and_base64_blob() {
-        let text =
-            read(json!({"uri": "ui://a", "mimeType": RESOURCE_MIME_TYPE, "text": "<p>hi</p>"}));
-        assert_eq!(
-            ui_resource_from_read("ui://a", &text, None).unwrap().html,
-            "<p>hi</p>"
-        );
-        let blob = read(
-            json!({"uri": "ui://a", "mimeType": "text/html; profile=mcp-app",
-            "blob": base64::engine::general_purpose::STANDARD.encode("<p>ü</p>")}),
-        );
-        assert_eq!(
-            ui_resource_from_read("ui://a", &blob, None).unwrap().html,
-            "<p>ü</p>"
-        );
+        let text = read(json!({"uri": "ui://a", "mimeType": RESOURCE_MIME_TYPE, "text": "<p>hi</p>"}));
+        assert_eq!(ui_resource_from_read("ui://a", &text, None).unwrap().html, "<p>hi</p>");
+        let blob = read(json!({"uri": "ui://a", "mimeType": "text/html; profile=mcp-app",
+            "blob": base64::engine::general_purpose::STANDARD.encode("<p>ü</p>")}));
+        assert_eq!(ui_resource_from_read("ui://a", &blob, None).unwrap().html, "<p>ü</p>");
     }
 
     #[test]
     fn wrong_mime_missing_content_and_bad_blob_are_errors() {
         let wrong = read(json!({"uri": "ui://a", "mimeType": "text/html", "text": "x"}));
-        assert!(matches!(
-            ui_resource_from_read("ui://a", &wrong, None),
-            Err(UiLinkError::WrongMime { .. })
-        ));
+        assert!(matches!(ui_resource_from_read("ui://a", &wrong, None), Err(UiLinkError::WrongMime { .. })));
         assert!(matches!(
             ui_resource_from_read("ui://a", &json!({"contents": []}), None),
             Err(UiLinkError::NoContent { .. })
         ));
         let bad = read(json!({"uri": "ui://a", "mimeType": RESOURCE_MIME_TYPE, "blob": "!!"}));
-        let err = ui_resource_from_read("ui://a", &bad, None)
-            .unwrap_err()
-            .to_string();
+        let err = ui_resource_from_read("ui://a", &bad, None).unwrap_err().to_string();
         assert!(err.contains("base64"), "{err}");
     }
 
@@ -419,18 +325,13 @@ mod tests {
         let r = ui_resource_from_read("ui://a", &without, Some(&listing)).unwrap();
         assert_eq!(r.meta.source, MetaSource::Listing);
         assert_eq!(r.meta.prefers_border, Some(true));
-        assert_eq!(
-            r.meta.csp.unwrap().connect_domains,
-            Some(vec!["https://listing.example".to_owned()])
-        );
+        assert_eq!(r.meta.csp.unwrap().connect_domains, Some(vec!["https://listing.example".to_owned()]));
     }
 
     #[test]
     fn malformed_meta_fields_are_ignored_with_a_warning() {
-        let r = read(
-            json!({"uri": "ui://a", "mimeType": RESOURCE_MIME_TYPE, "text": "x",
-            "_meta": {"ui": {"csp": {"connectDomains": "https://x"}, "domain": 5}}}),
-        );
+        let r = read(json!({"uri": "ui://a", "mimeType": RESOURCE_MIME_TYPE, "text": "x",
+            "_meta": {"ui": {"csp": {"connectDomains": "https://x"}, "domain": 5}}}));
         let meta = ui_resource_from_read("ui://a", &r, None).unwrap().meta;
         assert_eq!(meta.csp, None);
         assert_eq!(meta.warnings.len(), 2, "{:?}", meta.warnings);

@@ -12,13 +12,7 @@ const LIMIT: Duration = Duration::from_secs(90);
 
 fn method_pos(run: &Run, dir: &str, method: &str) -> usize {
     run.position(|r| r["dir"] == dir && r["msg"]["method"] == method)
-        .unwrap_or_else(|| {
-            panic!(
-                "no {dir} {method} in trace:\n{}\nstderr:\n{}",
-                dump(run),
-                run.stderr
-            )
-        })
+        .unwrap_or_else(|| panic!("no {dir} {method} in trace:\n{}\nstderr:\n{}", dump(run), run.stderr))
 }
 
 fn dump(run: &Run) -> String {
@@ -36,28 +30,13 @@ fn dump(run: &Run) -> String {
 #[test]
 fn basic_vanillajs_view_completes_the_handshake_then_gets_input_and_result() {
     let server = basic_vanillajs();
-    let run = run_host(
-        &[
-            "run",
-            "--stdio",
-            &server,
-            "--tool",
-            "get-time",
-            "--exit-after",
-            "result",
-        ],
-        LIMIT,
-    );
+    let run = run_host(&["run", "--stdio", &server, "--tool", "get-time", "--exit-after", "result"], LIMIT);
     assert_eq!(run.code, Some(0), "stderr:\n{}", run.stderr);
 
     let init = method_pos(&run, "view->host", "ui/initialize");
     let init_id = run.trace[init]["msg"]["id"].clone();
     let init_result = run
-        .position(|r| {
-            r["dir"] == "host->view"
-                && r["msg"]["id"] == init_id
-                && r["msg"].get("result").is_some()
-        })
+        .position(|r| r["dir"] == "host->view" && r["msg"]["id"] == init_id && r["msg"].get("result").is_some())
         .expect("ui/initialize answered");
     let initialized = method_pos(&run, "view->host", "ui/notifications/initialized");
     let input = method_pos(&run, "host->view", "ui/notifications/tool-input");
@@ -66,11 +45,8 @@ fn basic_vanillajs_view_completes_the_handshake_then_gets_input_and_result() {
         "order: initialize {init}, its result {init_result}, initialized {initialized}, tool-input {input}, tool-result {result}\n{}", dump(&run));
 
     // Nothing but the initialize response went to the View before `initialized`.
-    let early: Vec<&Value> = run.trace[..initialized]
-        .iter()
-        .filter(|r| r["dir"] == "host->view")
-        .map(|r| &r["msg"])
-        .collect();
+    let early: Vec<&Value> =
+        run.trace[..initialized].iter().filter(|r| r["dir"] == "host->view").map(|r| &r["msg"]).collect();
     assert_eq!(early.len(), 1, "host->view before initialized: {early:?}");
     assert_eq!(early[0]["id"], init_id);
 
@@ -81,19 +57,11 @@ fn basic_vanillajs_view_completes_the_handshake_then_gets_input_and_result() {
         .and_then(|m| m.get("result"))
         .expect("server result in trace");
     assert_eq!(&run.trace[result]["msg"]["params"], from_server);
-    assert!(
-        from_server["content"][0]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains('T')),
-        "{from_server}"
-    );
+    assert!(from_server["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{from_server}");
 
     let init_result = &run.trace[init_result]["msg"]["result"];
     assert_eq!(init_result["protocolVersion"], "2026-01-26");
-    assert_eq!(
-        init_result["hostContext"]["toolInfo"]["tool"]["name"],
-        "get-time"
-    );
+    assert_eq!(init_result["hostContext"]["toolInfo"]["tool"]["name"], "get-time");
     assert_eq!(init_result["hostContext"]["platform"], "desktop");
 
     let (errors, checked) = check_trace_against_schema(&run.trace);
@@ -118,13 +86,7 @@ fn probe_run() -> (Run, Value) {
         ],
         LIMIT,
     );
-    assert_eq!(
-        run.code,
-        Some(0),
-        "stderr:\n{}\ntrace:\n{}",
-        run.stderr,
-        dump(&run)
-    );
+    assert_eq!(run.code, Some(0), "stderr:\n{}\ntrace:\n{}", run.stderr, dump(&run));
     let report = run
         .dir("host->server")
         .find(|m| m["method"] == "tools/call" && m["params"]["name"] == "report")
@@ -141,38 +103,23 @@ fn sdk_view_calls_back_is_refused_model_only_tools_and_cannot_fetch_undeclared_o
     assert_eq!(report["echo"]["text"], "echo: ping", "{report:#}");
     // A tool without "app" visibility is refused and never reaches the server.
     assert_eq!(report["modelOnly"]["rejected"], true, "{report:#}");
-    assert!(
-        !run.stderr.contains("MODEL-ONLY CALLED"),
-        "the server ran a model-only tool"
-    );
-    assert!(run
-        .dir("host->server")
-        .all(|m| m["params"]["name"] != "model-only"));
+    assert!(!run.stderr.contains("MODEL-ONLY CALLED"), "the server ran a model-only tool");
+    assert!(run.dir("host->server").all(|m| m["params"]["name"] != "model-only"));
     // fetch to an undeclared origin is blocked by the CSP header (not merely refused by the port).
     assert_eq!(report["fetch"]["blocked"], true, "{report:#}");
-    let violations = report["fetch"]["violations"]
-        .as_array()
-        .expect("violations recorded");
+    let violations = report["fetch"]["violations"].as_array().expect("violations recorded");
     assert!(
-        violations.iter().any(|v| v["directive"] == "connect-src"
-            && v["blockedURI"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("127.0.0.1:9")),
+        violations
+            .iter()
+            .any(|v| v["directive"] == "connect-src"
+                && v["blockedURI"].as_str().unwrap_or_default().contains("127.0.0.1:9")),
         "{violations:?}"
     );
 
     // What the View saw, in order, with the right data.
-    assert_eq!(
-        report["seen"],
-        json!(["tool-input", "tool-result"]),
-        "{report:#}"
-    );
+    assert_eq!(report["seen"], json!(["tool-input", "tool-result"]), "{report:#}");
     assert_eq!(report["toolInputArguments"], json!({"greeting": "hi"}));
-    assert_eq!(
-        report["toolResultStructuredContent"],
-        json!({"greeting": "hi", "n": 42})
-    );
+    assert_eq!(report["toolResultStructuredContent"], json!({"greeting": "hi", "n": 42}));
     assert_eq!(report["hostContext"]["toolInfoMatches"], true);
     assert_eq!(report["hostContext"]["platform"], "desktop");
 
@@ -181,9 +128,7 @@ fn sdk_view_calls_back_is_refused_model_only_tools_and_cannot_fetch_undeclared_o
     let id = &run.trace[teardown]["msg"]["id"];
     assert!(run.trace[teardown..]
         .iter()
-        .any(|r| r["dir"] == "view->host"
-            && &r["msg"]["id"] == id
-            && r["msg"].get("result").is_some()));
+        .any(|r| r["dir"] == "view->host" && &r["msg"]["id"] == id && r["msg"].get("result").is_some()));
 
     let (errors, _) = check_trace_against_schema(&run.trace);
     assert!(errors.is_empty(), "schema errors: {errors:#?}");
@@ -193,181 +138,65 @@ fn sdk_view_calls_back_is_refused_model_only_tools_and_cannot_fetch_undeclared_o
 fn a_views_direct_ipc_attempts_are_dropped() {
     let (run, report) = probe_run();
     // The View really tried: the native handler is visible in its frame on WebKitGTK.
-    let attempts = report["ipc"]["attempts"]
-        .as_array()
-        .map(Vec::len)
-        .unwrap_or_default();
-    assert!(
-        report["ipc"]["webkitPresent"] == true || attempts > 0,
-        "the probe did not try: {:#}",
-        report["ipc"]
-    );
-    let dropped = run
-        .stderr
-        .matches("dropped IPC message without the host secret")
-        .count();
-    assert!(
-        dropped >= 4,
-        "expected every forged message dropped and logged, saw {dropped}:\n{}",
-        run.stderr
-    );
+    let attempts = report["ipc"]["attempts"].as_array().map(Vec::len).unwrap_or_default();
+    assert!(report["ipc"]["webkitPresent"] == true || attempts > 0, "the probe did not try: {:#}", report["ipc"]);
+    let dropped = run.stderr.matches("dropped IPC message without the host secret").count();
+    assert!(dropped >= 4, "expected every forged message dropped and logged, saw {dropped}:\n{}", run.stderr);
     // None of the forged payloads (view id "x") reached the bridge.
-    assert!(
-        run.trace.iter().all(|r| r["view"] != "x"),
-        "forged IPC reached the bridge"
-    );
-    assert_eq!(
-        run.dir("view->host")
-            .filter(|m| m["method"] == "ui/notifications/initialized")
-            .count(),
-        1
-    );
+    assert!(run.trace.iter().all(|r| r["view"] != "x"), "forged IPC reached the bridge");
+    assert_eq!(run.dir("view->host").filter(|m| m["method"] == "ui/notifications/initialized").count(), 1);
 }
 
 fn expect_failure(args: &[&str], needle: &str) -> Run {
     let run = run_host(args, LIMIT);
-    assert_eq!(
-        run.code,
-        Some(1),
-        "expected exit 1; stderr:\n{}",
-        run.stderr
-    );
+    assert_eq!(run.code, Some(1), "expected exit 1; stderr:\n{}", run.stderr);
     let line = run
         .stderr
         .lines()
         .find(|l| l.starts_with("error: "))
         .unwrap_or_else(|| panic!("no error line:\n{}", run.stderr));
-    assert!(
-        line.contains(needle),
-        "error line {line:?} should mention {needle:?}"
-    );
+    assert!(line.contains(needle), "error line {line:?} should mention {needle:?}");
     run
 }
 
 #[test]
 fn clear_errors_for_each_way_a_run_can_fail() {
     expect_failure(
-        &[
-            "run",
-            "--stdio",
-            "/nonexistent/mcp-server",
-            "--tool",
-            "x",
-            "--exit-after",
-            "result",
-        ],
+        &["run", "--stdio", "/nonexistent/mcp-server", "--tool", "x", "--exit-after", "result"],
         "could not start MCP server",
     );
     let sdk = node_server("sdk-app-server.mjs", "");
     expect_failure(
-        &[
-            "run",
-            "--stdio",
-            &sdk,
-            "--tool",
-            "nope",
-            "--exit-after",
-            "result",
-        ],
+        &["run", "--stdio", &sdk, "--tool", "nope", "--exit-after", "result"],
         "has no tool `nope` (it has: sdk-probe",
     );
-    expect_failure(
-        &[
-            "run",
-            "--stdio",
-            &sdk,
-            "--tool",
-            "echo",
-            "--exit-after",
-            "result",
-        ],
-        "tool `echo` has no UI",
-    );
-    expect_failure(
-        &[
-            "run",
-            "--stdio",
-            &sdk,
-            "--tool",
-            "sdk-probe",
-            "--args",
-            "[1]",
-        ],
-        "--args must be a JSON object",
-    );
+    expect_failure(&["run", "--stdio", &sdk, "--tool", "echo", "--exit-after", "result"], "tool `echo` has no UI");
+    expect_failure(&["run", "--stdio", &sdk, "--tool", "sdk-probe", "--args", "[1]"], "--args must be a JSON object");
     let wrong_mime = node_server("fault-server.mjs", "wrong-mime");
     expect_failure(
-        &[
-            "run",
-            "--stdio",
-            &wrong_mime,
-            "--tool",
-            "fault",
-            "--exit-after",
-            "result",
-        ],
+        &["run", "--stdio", &wrong_mime, "--tool", "fault", "--exit-after", "result"],
         "MIME type is \"text/html\"",
     );
     let missing = node_server("fault-server.mjs", "missing-resource");
-    expect_failure(
-        &[
-            "run",
-            "--stdio",
-            &missing,
-            "--tool",
-            "fault",
-            "--exit-after",
-            "result",
-        ],
-        "Resource not found",
-    );
+    expect_failure(&["run", "--stdio", &missing, "--tool", "fault", "--exit-after", "result"], "Resource not found");
     let tool_error = node_server("fault-server.mjs", "tool-error");
     let run = expect_failure(
-        &[
-            "run",
-            "--stdio",
-            &tool_error,
-            "--tool",
-            "fault",
-            "--exit-after",
-            "result",
-        ],
+        &["run", "--stdio", &tool_error, "--tool", "fault", "--exit-after", "result"],
         "the tool broke on purpose",
     );
     // The View was told: tool-cancelled, never a tool-result.
-    assert!(
-        run.dir("host->view")
-            .any(|m| m["method"] == "ui/notifications/tool-cancelled"),
-        "{}",
-        dump(&run)
-    );
-    assert!(run
-        .dir("host->view")
-        .all(|m| m["method"] != "ui/notifications/tool-result"));
+    assert!(run.dir("host->view").any(|m| m["method"] == "ui/notifications/tool-cancelled"), "{}", dump(&run));
+    assert!(run.dir("host->view").all(|m| m["method"] != "ui/notifications/tool-result"));
 }
 
 #[test]
 fn a_view_that_never_initializes_fails_after_the_timeout() {
     let server = node_server("fault-server.mjs", "no-init");
     let run = expect_failure(
-        &[
-            "run",
-            "--stdio",
-            &server,
-            "--tool",
-            "fault",
-            "--exit-after",
-            "initialized",
-            "--timeout",
-            "3",
-        ],
+        &["run", "--stdio", &server, "--tool", "fault", "--exit-after", "initialized", "--timeout", "3"],
         "did not send ui/notifications/initialized within 3 s",
     );
     // Nothing was ever sent to the View itself (only the proxy got the resource).
     assert_eq!(run.dir("host->view").count(), 0, "{}", dump(&run));
-    assert!(
-        run.elapsed < Duration::from_secs(30),
-        "took {:?}",
-        run.elapsed
-    );
+    assert!(run.elapsed < Duration::from_secs(30), "took {:?}", run.elapsed);
 }

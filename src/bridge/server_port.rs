@@ -2,11 +2,22 @@ use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::{Map, Value};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::RpcError;
 
-/// A boxed, sendable future, as returned by [`ServerPort`] methods.
+/// A boxed, sendable future, as returned by [`ServerPort`] and policy methods.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Progress and cancellation of one forwarded call.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct CallControl {
+    /// Where the server's `notifications/progress` params for this call go (token removed).
+    pub progress: Option<mpsc::UnboundedSender<Value>>,
+    /// Fires (with a reason) when the View cancels the call; the server should be told.
+    pub cancelled: Option<oneshot::Receiver<Option<String>>>,
+}
 
 /// The View's MCP server, as the bridge sees it.
 ///
@@ -19,9 +30,11 @@ pub trait ServerPort: Send + Sync + 'static {
         &self,
         name: String,
         arguments: Option<Map<String, Value>>,
+        control: CallControl,
     ) -> BoxFuture<Result<Value, RpcError>>;
-    /// `resources/read` on this server.
-    fn read_resource(&self, uri: String) -> BoxFuture<Result<Value, RpcError>>;
+    /// Another MCP request on this server (`resources/read`, `resources/list`,
+    /// `resources/templates/list`, `prompts/list`), params as the View sent them.
+    fn request(&self, method: &str, params: Value) -> BoxFuture<Result<Value, RpcError>>;
     /// The server's current definition of a tool, if it has one by that name.
     fn tool(&self, name: &str) -> Option<Value>;
 }

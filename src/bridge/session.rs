@@ -1,33 +1,35 @@
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use super::server_port::ServerPort;
+use super::policy::{DefaultPolicy, HostPolicy, ViewInfo};
+use super::server_port::{BoxFuture, ServerPort};
 use super::trace::{Direction, Trace};
-use crate::protocol::jsonrpc::{code, params_object};
 use crate::protocol::{
-    methods, negotiate_protocol_version, DisplayMode, HostCapabilities, HostContext,
-    Implementation, InitializeParams, InitializeResult, Message, RequestId, ResourceCsp,
-    ResourcePermissions, RpcError, SandboxResourceReadyParams, SizeChangedParams, ToolInfo,
+    methods, DisplayMode, HostContext, Implementation, Message, RequestId, ResourceCsp, ResourcePermissions, RpcError,
 };
-use crate::sandbox::FRAME_SANDBOX;
-use crate::ui_resource::tool_ui;
 
 /// Identifies a View within one host.
 pub type ViewId = String;
 
 /// Largest message a View may send; anything bigger is dropped unread.
 pub const MAX_VIEW_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Largest total (decoded) size of one `ui/download-file` request's contents.
+pub const MAX_DOWNLOAD_BYTES: usize = 10 * 1024 * 1024;
+/// How long a host -> View request (an App-provided tool) may take.
+pub const VIEW_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Everything a session needs to know about its View up front.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct ViewConfig {
     /// The View's id (also used in the trace).
     pub id: ViewId,
+    /// The server's display name (for people deciding on the View's requests).
+    pub server_name: String,
     /// The definition of the tool whose call this View renders (must include `inputSchema`).
     pub tool: Value,
     /// The View's HTML.
@@ -42,13 +44,28 @@ pub struct ViewConfig {
     pub host_context: HostContext,
     /// How long to wait for the View's answer to `ui/resource-teardown`.
     pub teardown_timeout: Duration,
+    /// The host forwards the server's `list_changed` notifications to this View.
+    pub forwards_list_changed: bool,
+    /// Decides what needs deciding.
+    pub policy: Arc<dyn HostPolicy>,
+}
+
+impl std::fmt::Debug for ViewConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ViewConfig")
+            .field("id", &self.id)
+            .field("server_name", &self.server_name)
+            .field("html_bytes", &self.html.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ViewConfig {
-    /// A config with this host's defaults.
+    /// A config with this host's defaults and the [`DefaultPolicy`].
     pub fn new(id: impl Into<ViewId>, tool: Value, html: impl Into<String>) -> Self {
         Self {
             id: id.into(),
+            server_name: String::new(),
             tool,
             html: html.into(),
             granted_csp: ResourceCsp::default(),
@@ -56,7 +73,14 @@ impl ViewConfig {
             host_info: Implementation::new("mcp-apps-host", env!("CARGO_PKG_VERSION")),
             host_context: HostContext::default(),
             teardown_timeout: Duration::from_secs(3),
+            forwards_list_changed: false,
+            policy: Arc::new(DefaultPolicy),
         }
+    }
+
+    pub(super) fn info(&self) -> ViewInfo {
+        let tool = self.tool.get("name").and_then(Value::as_str).unwrap_or_default();
+        ViewInfo::new(self.id.clone(), self.server_name.clone(), tool)
     }
 }
 
@@ -81,6 +105,8 @@ pub enum ViewEvent {
         protocol_version: String,
         /// The View's name and version.
         app_info: Implementation,
+        /// The View's `appCapabilities`.
+        app_capabilities: Value,
     },
     /// `tool-input` reached the View.
     ToolInputDelivered,
@@ -98,6 +124,11 @@ pub enum ViewEvent {
         /// New height, if reported.
         height: Option<f64>,
     },
+    /// The display mode in effect changed (after the policy agreed).
+    DisplayModeChanged {
+        /// The new mode.
+        mode: DisplayMode,
+    },
     /// The View logged something (`notifications/message`).
     Log {
         /// MCP logging level.
@@ -107,6 +138,13 @@ pub enum ViewEvent {
         /// Payload.
         data: Value,
     },
+    /// The View replaced its model context (`None`: cleared).
+    ModelContext {
+        /// `{content?, structuredContent?}` as the View sent it.
+        context: Option<Value>,
+    },
+    /// The View's own tool list changed (`notifications/tools/list_changed` from the View).
+    ViewToolsChanged,
     /// The View asked to be closed.
     TeardownRequested,
     /// A message was dropped; the reason is for the log.
@@ -129,17 +167,37 @@ pub enum TeardownOutcome {
     NotInitialized,
 }
 
-enum Command {
+pub(super) enum Command {
     FromView(String),
+    ToolInputPartial(Map<String, Value>),
     ToolInput(Map<String, Value>),
     ToolResult(Value),
     ToolCancelled(Option<String>),
+    HostContext(Box<HostContext>),
+    ListChanged(&'static str),
+    HostRequest {
+        method: &'static str,
+        params: Value,
+        reply: oneshot::Sender<Result<Value, RpcError>>,
+    },
+    HostRequestTimeout(RequestId),
     Teardown(oneshot::Sender<TeardownOutcome>),
-    TeardownTimeout,
+    /// A request of the View was answered by the server or the policy.
     Completed {
         id: RequestId,
         method: &'static str,
         outcome: Result<Value, RpcError>,
+        traced: bool,
+    },
+    /// A display-mode decision: respond, then announce.
+    DisplayModeDecided {
+        id: RequestId,
+        mode: DisplayMode,
+    },
+    /// Progress of a forwarded call.
+    Progress {
+        id: RequestId,
+        params: Value,
     },
 }
 
@@ -156,9 +214,19 @@ impl ViewHandle {
         &self.id
     }
 
+    /// True once the session has ended.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+
     /// Hands the session a message that arrived from the View's frame (JSON text).
     pub fn from_view(&self, text: String) {
         let _ = self.tx.send(Command::FromView(text));
+    }
+
+    /// Streamed partial arguments (0..n times, only before [`tool_input`](Self::tool_input)).
+    pub fn tool_input_partial(&self, arguments: Map<String, Value>) {
+        let _ = self.tx.send(Command::ToolInputPartial(arguments));
     }
 
     /// The complete tool arguments (sent once, after `initialized`).
@@ -176,6 +244,39 @@ impl ViewHandle {
         let _ = self.tx.send(Command::ToolCancelled(reason));
     }
 
+    /// Merges host context fields; the View gets `host-context-changed` with the fields that
+    /// really changed (after `initialized`; before it, they go into the initialize result).
+    pub fn update_host_context(&self, changes: HostContext) {
+        let _ = self.tx.send(Command::HostContext(Box::new(changes)));
+    }
+
+    /// The View's server changed its tool list.
+    pub fn server_tools_changed(&self) {
+        let _ = self.tx.send(Command::ListChanged("notifications/tools/list_changed"));
+    }
+
+    /// The View's server changed its resource list.
+    pub fn server_resources_changed(&self) {
+        let _ = self.tx.send(Command::ListChanged("notifications/resources/list_changed"));
+    }
+
+    async fn host_request(&self, method: &'static str, params: Value) -> Result<Value, RpcError> {
+        let (reply, rx) = oneshot::channel();
+        let closed = || RpcError::new(crate::protocol::jsonrpc::code::UNAVAILABLE, "the View is closed");
+        self.tx.send(Command::HostRequest { method, params, reply }).map_err(|_| closed())?;
+        rx.await.map_err(|_| closed())?
+    }
+
+    /// `tools/list` on the View's own tools (App-provided tools; needs `appCapabilities.tools`).
+    pub async fn list_view_tools(&self) -> Result<Value, RpcError> {
+        self.host_request(methods::TOOLS_LIST, json!({})).await
+    }
+
+    /// `tools/call` on one of the View's own tools. Errors once the View is gone.
+    pub async fn call_view_tool(&self, name: &str, arguments: Map<String, Value>) -> Result<Value, RpcError> {
+        self.host_request(methods::TOOLS_CALL, json!({"name": name, "arguments": arguments})).await
+    }
+
     /// Runs the graceful teardown and waits for it (bounded by the config's timeout).
     pub async fn teardown(&self) -> TeardownOutcome {
         let (tx, rx) = oneshot::channel();
@@ -187,7 +288,7 @@ impl ViewHandle {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+pub(super) enum State {
     /// Waiting for `sandbox-proxy-ready`.
     Loading,
     /// The HTML is in the proxy; waiting for `ui/initialize`.
@@ -200,25 +301,38 @@ enum State {
     TearingDown,
 }
 
+/// A View request being answered.
+pub(super) struct InFlight {
+    /// Tells the forwarded server call that the View cancelled it.
+    pub cancel: Option<oneshot::Sender<Option<String>>>,
+    /// The View's progress token, if it asked for progress.
+    pub progress_token: Option<Value>,
+    /// Cancelled by the View: its answer is dropped (MCP: no response to a cancelled request).
+    pub cancelled: bool,
+}
+
+pub(super) enum Waiting {
+    Teardown(oneshot::Sender<TeardownOutcome>),
+    Reply(oneshot::Sender<Result<Value, RpcError>>),
+}
+
 /// The MCP Apps state machine for one View. Create it with [`ViewSession::spawn`].
 pub struct ViewSession {
-    config: ViewConfig,
-    state: State,
-    server: Arc<dyn ServerPort>,
+    pub(super) config: ViewConfig,
+    pub(super) state: State,
+    pub(super) server: Arc<dyn ServerPort>,
     out: mpsc::UnboundedSender<(ViewId, ViewOutput)>,
-    trace: Trace,
-    self_tx: mpsc::WeakUnboundedSender<Command>,
+    pub(super) trace: Trace,
+    pub(super) self_tx: mpsc::WeakUnboundedSender<Command>,
     /// Host -> View messages held until `initialized`.
     queue: Vec<Message>,
     tool_input_queued: bool,
     /// A result or cancellation that arrived before the tool input: it must not overtake it.
     held_outcome: Option<Message>,
-    /// Ids of View requests still being answered (a reused id is refused).
-    in_flight: HashSet<RequestId>,
+    pub(super) in_flight: HashMap<RequestId, InFlight>,
     next_host_id: i64,
-    pending_teardown: Option<(RequestId, oneshot::Sender<TeardownOutcome>)>,
-    waiting_host_requests: HashMap<RequestId, &'static str>,
-    app_info: Option<(String, Implementation)>,
+    waiting: HashMap<RequestId, Waiting>,
+    pub(super) app: Option<(String, Implementation, Value)>,
     finished: bool,
 }
 
@@ -233,10 +347,7 @@ impl ViewSession {
         trace: Trace,
     ) -> ViewHandle {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let handle = ViewHandle {
-            id: config.id.clone(),
-            tx: tx.clone(),
-        };
+        let handle = ViewHandle { id: config.id.clone(), tx: tx.clone() };
         let mut session = ViewSession {
             config,
             state: State::Loading,
@@ -247,19 +358,32 @@ impl ViewSession {
             queue: Vec::new(),
             tool_input_queued: false,
             held_outcome: None,
-            in_flight: HashSet::new(),
+            in_flight: HashMap::new(),
             next_host_id: 1,
-            pending_teardown: None,
-            waiting_host_requests: HashMap::new(),
-            app_info: None,
+            waiting: HashMap::new(),
+            app: None,
             finished: false,
         };
         drop(tx);
         tokio::spawn(async move {
-            while let Some(input) = rx.recv().await {
-                session.handle(input);
+            while let Some(command) = rx.recv().await {
+                session.handle(command);
                 if session.finished {
                     break;
+                }
+            }
+            // Anyone still waiting on the View learns it is gone.
+            for (_, w) in session.waiting.drain() {
+                match w {
+                    Waiting::Teardown(done) => {
+                        let _ = done.send(TeardownOutcome::TimedOut);
+                    }
+                    Waiting::Reply(reply) => {
+                        let _ = reply.send(Err(RpcError::new(
+                            crate::protocol::jsonrpc::code::UNAVAILABLE,
+                            "the View is closed",
+                        )));
+                    }
                 }
             }
             session.emit(ViewEvent::Closed);
@@ -267,41 +391,33 @@ impl ViewSession {
         handle
     }
 
-    fn id(&self) -> &str {
+    pub(super) fn id(&self) -> &str {
         &self.config.id
     }
 
-    fn emit(&self, event: ViewEvent) {
-        let _ = self
-            .out
-            .send((self.config.id.clone(), ViewOutput::Event(event)));
+    pub(super) fn emit(&self, event: ViewEvent) {
+        let _ = self.out.send((self.config.id.clone(), ViewOutput::Event(event)));
     }
 
-    fn reject(&self, reason: String, data: Value) {
+    pub(super) fn reject(&self, reason: String, data: Value) {
         tracing::warn!(view = %self.id(), "dropped View message: {reason}");
-        self.trace.record(
-            Some(self.id()),
-            Direction::Rejected,
-            &json!({"reason": reason, "data": data}),
-        );
+        self.trace.record(Some(self.id()), Direction::Rejected, &json!({"reason": reason, "data": data}));
         self.emit(ViewEvent::Rejected { reason });
     }
 
     /// Posts a message into the frame now (responses, and everything after `initialized`).
-    fn post(&self, dir: Direction, msg: &Message) {
+    pub(super) fn post(&self, dir: Direction, msg: &Message) {
         let value = msg.to_value();
         self.trace.record(Some(self.id()), dir, &value);
-        let _ = self
-            .out
-            .send((self.config.id.clone(), ViewOutput::Post(value.to_string())));
+        let _ = self.out.send((self.config.id.clone(), ViewOutput::Post(value.to_string())));
     }
 
     /// Sends a host -> View request or notification, or queues it until `initialized`.
-    fn send_or_queue(&mut self, msg: Message) {
-        if self.state == State::Ready {
-            self.deliver(msg);
-        } else {
-            self.queue.push(msg);
+    pub(super) fn send_or_queue(&mut self, msg: Message) {
+        match self.state {
+            State::Ready => self.deliver(msg),
+            State::TearingDown => tracing::debug!(view = %self.id(), "not sent during teardown: {:?}", msg.method()),
+            _ => self.queue.push(msg),
         }
     }
 
@@ -312,9 +428,9 @@ impl ViewSession {
             Some(methods::TOOL_RESULT) => self.emit(ViewEvent::ToolResultDelivered),
             Some(methods::TOOL_CANCELLED) => {
                 let reason = match &msg {
-                    Message::Notification {
-                        params: Some(p), ..
-                    } => p.get("reason").and_then(Value::as_str).map(str::to_owned),
+                    Message::Notification { params: Some(p), .. } => {
+                        p.get("reason").and_then(Value::as_str).map(str::to_owned)
+                    }
                     _ => None,
                 };
                 self.emit(ViewEvent::ToolCancelledDelivered { reason });
@@ -323,72 +439,122 @@ impl ViewSession {
         }
     }
 
-    fn respond(&mut self, id: RequestId, outcome: Result<Value, RpcError>) {
-        self.in_flight.remove(&id);
+    /// Answers a View request (unless the View cancelled it).
+    pub(super) fn respond(&mut self, id: RequestId, outcome: Result<Value, RpcError>) {
+        if let Some(f) = self.in_flight.remove(&id) {
+            if f.cancelled {
+                tracing::debug!(view = %self.id(), "request {id} was cancelled by the View; answer dropped");
+                return;
+            }
+        }
         let msg = match outcome {
             Ok(result) => Message::Response { id, result },
-            Err(error) => Message::Error {
-                id: Some(id),
-                error,
-            },
+            Err(error) => Message::Error { id: Some(id), error },
         };
         self.post(Direction::HostToView, &msg);
     }
 
-    /// Handles one input; sets `finished` when the session is over.
-    fn handle(&mut self, input: Command) {
-        match input {
+    /// Runs `fut` off the session and feeds its outcome back in as [`Command::Completed`].
+    pub(super) fn complete_later(
+        &self,
+        id: RequestId,
+        method: &'static str,
+        traced: bool,
+        fut: BoxFuture<Result<Value, RpcError>>,
+    ) {
+        let tx = self.self_tx.clone();
+        tokio::spawn(async move {
+            let outcome = fut.await;
+            if let Some(tx) = tx.upgrade() {
+                let _ = tx.send(Command::Completed { id, method, outcome, traced });
+            }
+        });
+    }
+
+    /// Handles one command; sets `finished` when the session is over.
+    fn handle(&mut self, command: Command) {
+        match command {
             Command::FromView(text) => self.on_view_text(text),
+            Command::ToolInputPartial(arguments) => {
+                if self.tool_input_queued {
+                    tracing::warn!(view = %self.id(), "partial tool input after the complete input; ignored");
+                } else {
+                    self.send_or_queue(Message::notification(
+                        methods::TOOL_INPUT_PARTIAL,
+                        json!({"arguments": arguments}),
+                    ));
+                }
+            }
             Command::ToolInput(arguments) => {
                 if self.tool_input_queued {
                     tracing::warn!(view = %self.id(), "tool input already sent; ignoring a second one");
                 } else {
                     self.tool_input_queued = true;
-                    self.send_or_queue(Message::notification(
-                        methods::TOOL_INPUT,
-                        json!({"arguments": arguments}),
-                    ));
+                    self.send_or_queue(Message::notification(methods::TOOL_INPUT, json!({"arguments": arguments})));
                     if let Some(outcome) = self.held_outcome.take() {
                         self.send_or_queue(outcome);
                     }
                 }
             }
-            Command::ToolResult(result) => {
-                self.tool_outcome(Message::notification(methods::TOOL_RESULT, result))
-            }
+            Command::ToolResult(result) => self.tool_outcome(Message::notification(methods::TOOL_RESULT, result)),
             Command::ToolCancelled(reason) => {
-                let params = match reason {
-                    Some(r) => json!({"reason": r}),
-                    None => json!({}),
-                };
+                let params = reason.map_or_else(|| json!({}), |r| json!({"reason": r}));
                 self.tool_outcome(Message::notification(methods::TOOL_CANCELLED, params));
             }
-            Command::Completed {
-                id,
-                method,
-                outcome,
-            } => {
-                self.trace.record(
-                    Some(self.id()),
-                    Direction::ServerToHost,
-                    &match &outcome {
-                        Ok(result) => json!({"jsonrpc": "2.0", "method": method, "result": result}),
-                        Err(e) => {
-                            json!({"jsonrpc": "2.0", "method": method, "error": e.to_value()})
-                        }
-                    },
-                );
-                self.respond(id, outcome);
-            }
-            Command::Teardown(done) => self.start_teardown(done),
-            Command::TeardownTimeout => {
-                if let Some((id, done)) = self.pending_teardown.take() {
-                    tracing::warn!(view = %self.id(), "View did not answer ui/resource-teardown in time; closing it anyway");
-                    self.waiting_host_requests.remove(&id);
-                    let _ = done.send(TeardownOutcome::TimedOut);
-                    self.finished = true;
+            Command::HostContext(changes) => self.merge_host_context(*changes),
+            Command::ListChanged(method) => {
+                if self.config.forwards_list_changed && self.state == State::Ready {
+                    self.deliver(Message::notification(method, json!({})));
                 }
             }
+            Command::HostRequest { method, params, reply } => self.host_request(method, params, reply),
+            Command::HostRequestTimeout(id) => {
+                if let Some(w) = self.waiting.remove(&id) {
+                    match w {
+                        Waiting::Reply(reply) => {
+                            let _ = reply.send(Err(RpcError::new(
+                                crate::protocol::jsonrpc::code::UNAVAILABLE,
+                                "the View did not answer in time",
+                            )));
+                        }
+                        Waiting::Teardown(done) => {
+                            tracing::warn!(view = %self.id(), "View did not answer ui/resource-teardown in time; closing it anyway");
+                            let _ = done.send(TeardownOutcome::TimedOut);
+                            self.finished = true;
+                        }
+                    }
+                }
+            }
+            Command::Completed { id, method, outcome, traced } => {
+                if traced {
+                    self.trace.record(
+                        Some(self.id()),
+                        Direction::ServerToHost,
+                        &match &outcome {
+                            Ok(result) => json!({"jsonrpc": "2.0", "method": method, "result": result}),
+                            Err(e) => json!({"jsonrpc": "2.0", "method": method, "error": e.to_value()}),
+                        },
+                    );
+                }
+                self.respond(id, outcome);
+            }
+            Command::DisplayModeDecided { id, mode } => {
+                self.respond(id, Ok(json!({"mode": mode})));
+                if self.config.host_context.display_mode != Some(mode) {
+                    self.merge_host_context(HostContext { display_mode: Some(mode), ..Default::default() });
+                    self.emit(ViewEvent::DisplayModeChanged { mode });
+                }
+            }
+            Command::Progress { id, params } => {
+                let Some(token) = self.in_flight.get(&id).and_then(|f| f.progress_token.clone()) else { return };
+                let mut params = match params {
+                    Value::Object(p) => p,
+                    _ => Map::new(),
+                };
+                params.insert("progressToken".into(), token);
+                self.send_or_queue(Message::notification(methods::PROGRESS, Value::Object(params)));
+            }
+            Command::Teardown(done) => self.start_teardown(done),
         }
     }
 
@@ -402,33 +568,27 @@ impl ViewSession {
         }
     }
 
-    fn start_teardown(&mut self, done: oneshot::Sender<TeardownOutcome>) {
-        if self.state == State::TearingDown {
-            let _ = done.send(TeardownOutcome::TimedOut);
-            return;
-        }
-        if self.state != State::Ready {
-            let _ = done.send(TeardownOutcome::NotInitialized);
-            self.finished = true;
-            return;
-        }
-        let id = self.next_request_id();
-        self.state = State::TearingDown;
-        self.waiting_host_requests
-            .insert(id.clone(), methods::RESOURCE_TEARDOWN);
-        self.post(
-            Direction::HostToView,
-            &Message::request(id.clone(), methods::RESOURCE_TEARDOWN, json!({})),
-        );
-        self.pending_teardown = Some((id, done));
-        let tx = self.self_tx.clone();
-        let timeout = self.config.teardown_timeout;
-        tokio::spawn(async move {
-            tokio::time::sleep(timeout).await;
-            if let Some(tx) = tx.upgrade() {
-                let _ = tx.send(Command::TeardownTimeout);
+    /// Merges `changes` into the context and tells the View about the fields that changed.
+    fn merge_host_context(&mut self, changes: HostContext) {
+        let before = serde_json::to_value(&self.config.host_context).unwrap_or_default();
+        let changes = serde_json::to_value(&changes).unwrap_or_default();
+        let mut merged = before.clone();
+        let mut diff = Map::new();
+        if let (Some(m), Some(c)) = (merged.as_object_mut(), changes.as_object()) {
+            for (k, v) in c {
+                if before.get(k) != Some(v) {
+                    diff.insert(k.clone(), v.clone());
+                }
+                m.insert(k.clone(), v.clone());
             }
-        });
+        }
+        match serde_json::from_value(merged) {
+            Ok(ctx) => self.config.host_context = ctx,
+            Err(e) => return tracing::warn!(view = %self.id(), "host context update ignored: {e}"),
+        }
+        if !diff.is_empty() && matches!(self.state, State::Ready) {
+            self.deliver(Message::notification(methods::HOST_CONTEXT_CHANGED, Value::Object(diff)));
+        }
     }
 
     fn next_request_id(&mut self) -> RequestId {
@@ -437,347 +597,81 @@ impl ViewSession {
         id
     }
 
-    fn on_view_text(&mut self, text: String) {
-        if text.len() > MAX_VIEW_MESSAGE_BYTES {
-            self.reject(
-                format!(
-                    "message of {} bytes exceeds the {} byte limit",
-                    text.len(),
-                    MAX_VIEW_MESSAGE_BYTES
-                ),
-                Value::Null,
-            );
+    fn host_request(&mut self, method: &'static str, params: Value, reply: oneshot::Sender<Result<Value, RpcError>>) {
+        if self.state != State::Ready {
+            let _ = reply.send(Err(RpcError::new(
+                crate::protocol::jsonrpc::code::UNAVAILABLE,
+                "the View is not ready (not initialized, or closing)",
+            )));
             return;
         }
-        let msg = match Message::parse(&text) {
-            Ok(msg) => msg,
-            Err(e) => {
-                let mut shown = text;
-                shown.truncate(shown.floor_char_boundary(200));
-                self.reject(format!("not JSON-RPC 2.0: {e}"), Value::String(shown));
-                return;
-            }
-        };
-        let is_sandbox = msg.method().is_some_and(|m| {
-            m.starts_with(methods::SANDBOX_PREFIX) || m == methods::SANDBOX_READY_LEGACY
-        });
-        let dir = if is_sandbox {
-            Direction::ProxyToHost
-        } else {
-            Direction::ViewToHost
-        };
-        self.trace.record(Some(self.id()), dir, &msg.to_value());
-        match msg {
-            Message::Request { id, method, params } => self.on_request(id, method, params),
-            Message::Notification { method, params } => self.on_notification(&method, params),
-            Message::Response { id, .. } => self.on_response(id, true),
-            Message::Error {
-                id: Some(id),
-                error,
-            } => {
-                tracing::info!(view = %self.id(), "View answered request {id} with an error: {error}");
-                self.on_response(id, false);
-            }
-            Message::Error { id: None, error } => {
-                tracing::warn!(view = %self.id(), "View reported an error without id: {error}");
-            }
+        let declares_tools =
+            self.app.as_ref().is_some_and(|(_, _, caps)| caps.get("tools").is_some_and(Value::is_object));
+        if !declares_tools {
+            let _ = reply.send(Err(RpcError::method_not_found(&format!("{method} (the View declared no tools)"))));
+            return;
         }
+        let id = self.next_request_id();
+        self.waiting.insert(id.clone(), Waiting::Reply(reply));
+        self.deliver(Message::request(id.clone(), method, params));
+        self.timeout_later(VIEW_TOOL_TIMEOUT, Command::HostRequestTimeout(id));
     }
 
-    fn on_response(&mut self, id: RequestId, ok: bool) {
-        let Some(method) = self.waiting_host_requests.remove(&id) else {
-            self.reject(
-                format!("response to unknown request id {id} (forged or repeated)"),
-                id.to_value(),
-            );
-            return;
-        };
-        if method == methods::RESOURCE_TEARDOWN {
-            if let Some((_, done)) = self.pending_teardown.take() {
-                if !ok {
+    fn timeout_later(&self, after: Duration, command: Command) {
+        let tx = self.self_tx.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            if let Some(tx) = tx.upgrade() {
+                let _ = tx.send(command);
+            }
+        });
+    }
+
+    fn start_teardown(&mut self, done: oneshot::Sender<TeardownOutcome>) {
+        match self.state {
+            State::TearingDown => {
+                let _ = done.send(TeardownOutcome::TimedOut);
+                return;
+            }
+            State::Ready => {}
+            _ => {
+                let _ = done.send(TeardownOutcome::NotInitialized);
+                self.finished = true;
+                return;
+            }
+        }
+        let id = self.next_request_id();
+        self.state = State::TearingDown;
+        self.post(Direction::HostToView, &Message::request(id.clone(), methods::RESOURCE_TEARDOWN, json!({})));
+        self.waiting.insert(id.clone(), Waiting::Teardown(done));
+        self.timeout_later(self.config.teardown_timeout, Command::HostRequestTimeout(id));
+    }
+
+    /// The View answered one of our requests.
+    pub(super) fn on_response(&mut self, id: RequestId, outcome: Result<Value, RpcError>) {
+        match self.waiting.remove(&id) {
+            None => self.reject(format!("response to unknown request id {id} (forged or repeated)"), id.to_value()),
+            Some(Waiting::Teardown(done)) => {
+                if outcome.is_err() {
                     tracing::info!(view = %self.id(), "View refused ui/resource-teardown; closing it anyway");
                 }
                 let _ = done.send(TeardownOutcome::Answered);
                 self.finished = true;
             }
+            Some(Waiting::Reply(reply)) => {
+                let _ = reply.send(outcome);
+            }
         }
     }
 
-    fn on_request(&mut self, id: RequestId, method: String, params: Option<Value>) {
-        if !self.in_flight.insert(id.clone()) {
-            // Answering would give two responses the same id; the first request keeps it.
-            self.reject(
-                format!("request id {id} reused while still in flight ({method})"),
-                id.to_value(),
-            );
-            return;
+    /// The handshake completed: flush everything held for the View, in order.
+    pub(super) fn on_initialized(&mut self) {
+        self.state = State::Ready;
+        if let Some((protocol_version, app_info, app_capabilities)) = self.app.clone() {
+            self.emit(ViewEvent::Initialized { protocol_version, app_info, app_capabilities });
         }
-        if self.state == State::TearingDown {
-            self.respond(id, Err(RpcError::denied("the View is being torn down")));
-            return;
-        }
-        let outcome = match method.as_str() {
-            methods::INITIALIZE => self.on_initialize(params.as_ref()),
-            methods::PING => Ok(json!({})),
-            methods::TOOLS_CALL => return self.forward_tools_call(id, params.as_ref()),
-            methods::RESOURCES_READ => return self.forward_resources_read(id, params.as_ref()),
-            methods::REQUEST_DISPLAY_MODE => self.on_request_display_mode(params.as_ref()),
-            _ => Err(RpcError::method_not_found(&method)),
-        };
-        if let Err(e) = &outcome {
-            tracing::info!(view = %self.id(), "{method} -> error: {e}");
-        }
-        self.respond(id, outcome);
-    }
-
-    fn on_initialize(&mut self, params: Option<&Value>) -> Result<Value, RpcError> {
-        let params: InitializeParams = serde_json::from_value(params.cloned().unwrap_or(json!({})))
-            .map_err(|e| RpcError::invalid_params(format!("ui/initialize: {e}")))?;
-        match self.state {
-            State::Loading => {
-                return Err(RpcError::denied(
-                    "ui/initialize before the sandbox proxy was ready",
-                ));
-            }
-            State::Initializing | State::Ready => {
-                // React StrictMode mounts twice; the SDK host answers again, and so do we.
-                tracing::info!(view = %self.id(), "second ui/initialize; answering again");
-            }
-            State::ResourceSent => self.state = State::Initializing,
-            State::TearingDown => unreachable!("checked by on_request"),
-        }
-        self.app_info = Some((params.protocol_version.clone(), params.app_info.clone()));
-        let result = InitializeResult {
-            protocol_version: negotiate_protocol_version(&params.protocol_version).to_owned(),
-            host_info: self.config.host_info.clone(),
-            host_capabilities: self.capabilities(),
-            host_context: HostContext {
-                tool_info: Some(ToolInfo {
-                    id: None,
-                    tool: self.config.tool.clone(),
-                }),
-                ..self.config.host_context.clone()
-            },
-        };
-        serde_json::to_value(result).map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))
-    }
-
-    /// Exactly what this session implements.
-    fn capabilities(&self) -> HostCapabilities {
-        let grant = crate::protocol::SandboxGrant {
-            permissions: self.config.granted_permissions.clone(),
-            csp: Some(self.config.granted_csp.clone()),
-        };
-        HostCapabilities {
-            server_tools: Some(Map::new()),
-            server_resources: Some(Map::new()),
-            logging: Some(Map::new()),
-            sandbox: Some(grant),
-            ..Default::default()
-        }
-    }
-
-    fn on_request_display_mode(&self, params: Option<&Value>) -> Result<Value, RpcError> {
-        let params = params_object(params)?;
-        let requested: DisplayMode = serde_json::from_value(
-            params.get("mode").cloned().unwrap_or(Value::Null),
-        )
-        .map_err(|_| {
-            RpcError::invalid_params(
-                "ui/request-display-mode: `mode` must be \"inline\", \"fullscreen\" or \"pip\"",
-            )
-        })?;
-        let current = self.config.host_context.display_mode.unwrap_or_default();
-        if requested != current {
-            tracing::info!(view = %self.id(), "display mode {requested:?} is not available; staying {current:?}");
-        }
-        // The spec: return the mode in effect; when refusing, the current one.
-        Ok(json!({"mode": current}))
-    }
-
-    fn forward_tools_call(&mut self, id: RequestId, params: Option<&Value>) {
-        let params = match params_object(params) {
-            Ok(p) => p,
-            Err(e) => return self.respond(id, Err(e)),
-        };
-        let Some(name) = params
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            return self.respond(
-                id,
-                Err(RpcError::invalid_params(
-                    "tools/call: `name` must be a string",
-                )),
-            );
-        };
-        let arguments = match params.get("arguments") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(a)) => Some(a.clone()),
-            Some(_) => {
-                return self.respond(
-                    id,
-                    Err(RpcError::invalid_params(
-                        "tools/call: `arguments` must be an object",
-                    )),
-                );
-            }
-        };
-        let Some(tool) = self.server.tool(&name) else {
-            let e = RpcError::invalid_params(format!(
-                "tools/call: this View's server has no tool `{name}`"
-            ));
-            tracing::warn!(view = %self.id(), "{e}");
-            return self.respond(id, Err(e));
-        };
-        let visible = tool_ui(&tool).map(|ui| ui.visibility.app).unwrap_or(false);
-        if !visible {
-            let e = RpcError::denied(format!("tools/call: tool `{name}` is not callable from Views (its visibility lacks \"app\")"));
-            tracing::warn!(view = %self.id(), "{e}");
-            return self.respond(id, Err(e));
-        }
-        tracing::info!(view = %self.id(), "View calls tool `{name}`");
-        let mut traced = json!({"name": name});
-        if let Some(a) = &arguments {
-            traced["arguments"] = Value::Object(a.clone());
-        }
-        self.trace.record(
-            Some(self.id()),
-            Direction::HostToServer,
-            &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": traced}),
-        );
-        let call = self.server.call_tool(name, arguments);
-        self.complete_later(id, methods::TOOLS_CALL, call);
-    }
-
-    fn forward_resources_read(&mut self, id: RequestId, params: Option<&Value>) {
-        let uri = match params_object(params) {
-            Ok(p) => p.get("uri").and_then(Value::as_str).map(str::to_owned),
-            Err(e) => return self.respond(id, Err(e)),
-        };
-        let Some(uri) = uri else {
-            return self.respond(
-                id,
-                Err(RpcError::invalid_params(
-                    "resources/read: `uri` must be a string",
-                )),
-            );
-        };
-        self.trace.record(
-            Some(self.id()),
-            Direction::HostToServer,
-            &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "params": {"uri": uri}}),
-        );
-        let read = self.server.read_resource(uri);
-        self.complete_later(id, methods::RESOURCES_READ, read);
-    }
-
-    fn complete_later(
-        &self,
-        id: RequestId,
-        method: &'static str,
-        call: super::server_port::BoxFuture<Result<Value, RpcError>>,
-    ) {
-        let tx = self.self_tx.clone();
-        tokio::spawn(async move {
-            let outcome = call.await;
-            if let Some(tx) = tx.upgrade() {
-                let _ = tx.send(Command::Completed {
-                    id,
-                    method,
-                    outcome,
-                });
-            }
-        });
-    }
-
-    fn on_notification(&mut self, method: &str, params: Option<Value>) {
-        match method {
-            methods::SANDBOX_PROXY_READY | methods::SANDBOX_READY_LEGACY => {
-                if self.state != State::Loading {
-                    // The View shares the proxy's origin and can forge this; only the first counts.
-                    self.reject(format!("{method} after the resource was sent"), Value::Null);
-                    return;
-                }
-                self.state = State::ResourceSent;
-                let params = SandboxResourceReadyParams {
-                    html: self.config.html.clone(),
-                    sandbox: Some(FRAME_SANDBOX.to_owned()),
-                    csp: Some(self.config.granted_csp.clone()),
-                    permissions: self.config.granted_permissions.clone(),
-                };
-                let params = serde_json::to_value(params).unwrap_or_default();
-                self.post(
-                    Direction::HostToProxy,
-                    &Message::notification(methods::SANDBOX_RESOURCE_READY, params),
-                );
-                self.emit(ViewEvent::ResourceSent);
-            }
-            m if m.starts_with(methods::SANDBOX_PREFIX) => {
-                self.reject(format!("{m} is not a message a sandbox sends"), Value::Null);
-            }
-            methods::INITIALIZED => match self.state {
-                State::Initializing => {
-                    self.state = State::Ready;
-                    if let Some((protocol_version, app_info)) = self.app_info.clone() {
-                        self.emit(ViewEvent::Initialized {
-                            protocol_version,
-                            app_info,
-                        });
-                    }
-                    for msg in std::mem::take(&mut self.queue) {
-                        self.deliver(msg);
-                    }
-                }
-                State::Ready | State::TearingDown => {
-                    self.reject("repeated ui/notifications/initialized".into(), Value::Null);
-                }
-                State::Loading | State::ResourceSent => {
-                    self.reject(
-                        "ui/notifications/initialized before ui/initialize".into(),
-                        Value::Null,
-                    );
-                }
-            },
-            methods::SIZE_CHANGED | methods::SIZE_CHANGE_LEGACY => {
-                match serde_json::from_value::<SizeChangedParams>(params.unwrap_or(json!({}))) {
-                    Ok(size)
-                        if size.width.is_none_or(|w| w.is_finite() && w >= 0.0)
-                            && size.height.is_none_or(|h| h.is_finite() && h >= 0.0) =>
-                    {
-                        self.emit(ViewEvent::SizeChanged {
-                            width: size.width,
-                            height: size.height,
-                        });
-                    }
-                    _ => self.reject(
-                        format!("{method}: width/height must be non-negative numbers"),
-                        Value::Null,
-                    ),
-                }
-            }
-            methods::LOG_MESSAGE => {
-                let p = params.unwrap_or(json!({}));
-                let level = p
-                    .get("level")
-                    .and_then(Value::as_str)
-                    .unwrap_or("info")
-                    .to_owned();
-                let logger = p.get("logger").and_then(Value::as_str).map(str::to_owned);
-                let data = p.get("data").cloned().unwrap_or(Value::Null);
-                tracing::info!(view = %self.id(), level = %level, logger = ?logger, "View log: {data}");
-                self.emit(ViewEvent::Log {
-                    level,
-                    logger,
-                    data,
-                });
-            }
-            methods::REQUEST_TEARDOWN => self.emit(ViewEvent::TeardownRequested),
-            methods::CANCELLED | methods::PROGRESS => {
-                tracing::debug!(view = %self.id(), "{method} from View");
-            }
-            other => tracing::debug!(view = %self.id(), "ignoring unknown notification {other}"),
+        for msg in std::mem::take(&mut self.queue) {
+            self.deliver(msg);
         }
     }
 }

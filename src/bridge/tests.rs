@@ -7,13 +7,16 @@ use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::protocol::{methods, Message, RpcError};
+use crate::bridge::{Decision, HostPolicy, PolicyCapabilities, ViewInfo};
+use crate::protocol::{methods, DisplayMode, HostContext, Message, RpcError, Theme};
 
 type Call = (String, Option<Map<String, Value>>);
 
 #[derive(Default)]
 struct FakeServer {
     calls: Mutex<Vec<Call>>,
+    requests: Mutex<Vec<(String, Value)>>,
+    cancels: Arc<Mutex<Vec<Option<String>>>>,
     delay: Option<Duration>,
 }
 
@@ -22,42 +25,50 @@ impl ServerPort for FakeServer {
         &self,
         name: String,
         arguments: Option<Map<String, Value>>,
+        control: CallControl,
     ) -> BoxFuture<Result<Value, RpcError>> {
-        self.calls
-            .lock()
-            .unwrap()
-            .push((name.clone(), arguments.clone()));
+        self.calls.lock().unwrap().push((name.clone(), arguments.clone()));
         let delay = self.delay;
+        let cancels = self.cancels.clone();
         Box::pin(async move {
+            if name == "slow-progress" {
+                let progress = control.progress.expect("progress route");
+                for i in 1..=3 {
+                    let _ = progress.send(json!({"progress": i, "total": 3}));
+                }
+            }
+            if name == "hangs" {
+                let reason = control.cancelled.expect("cancel signal").await.ok().flatten();
+                cancels.lock().unwrap().push(reason);
+                return Err(RpcError::new(-32001, "cancelled"));
+            }
             if let Some(d) = delay {
                 tokio::time::sleep(d).await;
             }
             if name == "fails" {
                 return Err(RpcError::new(-32099, "boom"));
             }
-            Ok(
-                json!({"content": [{"type": "text", "text": format!("called {name}")}], "structuredContent": arguments}),
-            )
+            Ok(json!({"content": [{"type": "text", "text": format!("called {name}")}], "structuredContent": arguments}))
         })
     }
 
-    fn read_resource(&self, uri: String) -> BoxFuture<Result<Value, RpcError>> {
-        Box::pin(async move { Ok(json!({"contents": [{"uri": uri, "text": "data"}]})) })
+    fn request(&self, method: &str, params: Value) -> BoxFuture<Result<Value, RpcError>> {
+        self.requests.lock().unwrap().push((method.to_owned(), params.clone()));
+        Box::pin(async move {
+            let uri = params.get("uri").cloned().unwrap_or(Value::Null);
+            Ok(json!({"contents": [{"uri": uri, "text": "data"}]}))
+        })
     }
 
     fn tool(&self, name: &str) -> Option<Value> {
         let vis = match name {
-            "app-tool" | "fails" => json!(["app"]),
+            "app-tool" | "fails" | "hangs" | "slow-progress" => json!(["app"]),
             "model-tool" => json!(["model"]),
             "both" => json!(["model", "app"]),
-            "default" => {
-                return Some(json!({"name": "default", "inputSchema": {"type": "object"}}))
-            }
+            "default" => return Some(json!({"name": "default", "inputSchema": {"type": "object"}})),
             _ => return None,
         };
-        Some(
-            json!({"name": name, "inputSchema": {"type": "object"}, "_meta": {"ui": {"visibility": vis}}}),
-        )
+        Some(json!({"name": name, "inputSchema": {"type": "object"}, "_meta": {"ui": {"visibility": vis}}}))
     }
 }
 
@@ -82,6 +93,73 @@ fn start_with(server: FakeServer, teardown_timeout: Duration) -> Harness {
 
 fn start() -> Harness {
     start_with(FakeServer::default(), Duration::from_millis(200))
+}
+
+/// A policy that says yes (or no) to everything and remembers what it was asked.
+#[derive(Default)]
+struct TestPolicy {
+    deny: bool,
+    refuse_tool_calls: bool,
+    asked: Mutex<Vec<String>>,
+    contexts: Mutex<Vec<Option<Value>>>,
+}
+
+impl HostPolicy for TestPolicy {
+    fn capabilities(&self) -> PolicyCapabilities {
+        PolicyCapabilities {
+            open_links: true,
+            message: true,
+            download_file: true,
+            display_modes: vec![DisplayMode::Inline, DisplayMode::Fullscreen, DisplayMode::Pip],
+            ..Default::default()
+        }
+    }
+    fn open_link(&self, _: &ViewInfo, url: &url::Url) -> BoxFuture<Decision> {
+        self.asked.lock().unwrap().push(format!("link {url}"));
+        self.answer()
+    }
+    fn message(&self, _: &ViewInfo, role: &str, content: &[Value]) -> BoxFuture<Decision> {
+        self.asked.lock().unwrap().push(format!("message {role} {}", Value::Array(content.to_vec())));
+        self.answer()
+    }
+    fn update_model_context(&self, _: &ViewInfo, context: Option<&Value>) {
+        self.contexts.lock().unwrap().push(context.cloned());
+    }
+    fn request_display_mode(&self, _: &ViewInfo, _: DisplayMode, requested: DisplayMode) -> BoxFuture<DisplayMode> {
+        Box::pin(async move { requested })
+    }
+    fn download_file(&self, _: &ViewInfo, contents: &[Value]) -> BoxFuture<Decision> {
+        self.asked.lock().unwrap().push(format!("download {}", contents.len()));
+        self.answer()
+    }
+    fn allow_app_tool_call(&self, _: &ViewInfo, _: &Value) -> BoxFuture<bool> {
+        let ok = !self.refuse_tool_calls;
+        Box::pin(async move { ok })
+    }
+}
+
+impl TestPolicy {
+    fn answer(&self) -> BoxFuture<Decision> {
+        let deny = self.deny;
+        Box::pin(async move {
+            if deny {
+                Decision::Denied("the user said no".into())
+            } else {
+                Decision::Allowed
+            }
+        })
+    }
+}
+
+fn start_with_policy(policy: Arc<TestPolicy>, forwards_list_changed: bool) -> Harness {
+    let server = Arc::new(FakeServer::default());
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut config = ViewConfig::new("v1", tool_def(), "<p>hello</p>");
+    config.teardown_timeout = Duration::from_millis(200);
+    config.policy = policy;
+    config.forwards_list_changed = forwards_list_changed;
+    let view = ViewSession::spawn(config, server.clone(), tx, Trace::disabled());
+    Harness { view, rx, server }
 }
 
 impl Harness {
@@ -117,9 +195,7 @@ impl Harness {
     /// Collects whatever arrives within `ms`.
     async fn drain(&mut self, ms: u64) -> Vec<ViewOutput> {
         let mut out = Vec::new();
-        while let Ok(Some((_, o))) =
-            tokio::time::timeout(Duration::from_millis(ms), self.rx.recv()).await
-        {
+        while let Ok(Some((_, o))) = tokio::time::timeout(Duration::from_millis(ms), self.rx.recv()).await {
             out.push(o);
         }
         out
@@ -164,27 +240,19 @@ async fn resource_goes_to_the_proxy_once_with_the_html_and_sandbox() {
     let msg = h.next_post().await;
     assert_eq!(msg["method"], methods::SANDBOX_RESOURCE_READY);
     assert_eq!(msg["params"]["html"], "<p>hello</p>");
-    assert_eq!(
-        msg["params"]["sandbox"],
-        "allow-scripts allow-same-origin allow-forms"
-    );
+    assert_eq!(msg["params"]["sandbox"], "allow-scripts allow-same-origin allow-forms");
     // A second ready (the View can forge one) is dropped, not answered with the resource again.
     h.send(json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY}));
     let out = h.drain(100).await;
     assert!(posts(&out).is_empty(), "{out:?}");
-    assert!(out
-        .iter()
-        .any(|o| matches!(o, ViewOutput::Event(ViewEvent::Rejected { .. }))));
+    assert!(out.iter().any(|o| matches!(o, ViewOutput::Event(ViewEvent::Rejected { .. }))));
 }
 
 #[tokio::test]
 async fn legacy_sandbox_ready_name_is_accepted() {
     let mut h = start();
     h.send(json!({"jsonrpc": "2.0", "method": "ui/notifications/sandbox-ready"}));
-    assert_eq!(
-        h.next_post().await["method"],
-        methods::SANDBOX_RESOURCE_READY
-    );
+    assert_eq!(h.next_post().await["method"], methods::SANDBOX_RESOURCE_READY);
 }
 
 #[tokio::test]
@@ -192,17 +260,11 @@ async fn initialize_result_is_complete_and_echoes_the_version() {
     let mut h = start();
     h.send(json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY}));
     h.next_post().await;
-    for (id, version, expected) in [
-        (1, "2025-11-21", "2025-11-21"),
-        (2, "2026-01-26", "2026-01-26"),
-        (3, "1999-01-01", "2026-01-26"),
-    ] {
+    for (id, version, expected) in
+        [(1, "2025-11-21", "2025-11-21"), (2, "2026-01-26", "2026-01-26"), (3, "1999-01-01", "2026-01-26")]
+    {
         let r = h
-            .request(
-                id,
-                "ui/initialize",
-                json!({"appInfo": {"name": "t", "version": "1"}, "protocolVersion": version}),
-            )
+            .request(id, "ui/initialize", json!({"appInfo": {"name": "t", "version": "1"}, "protocolVersion": version}))
             .await;
         let result = &r["result"];
         assert_eq!(result["protocolVersion"], expected);
@@ -220,37 +282,24 @@ async fn initialize_with_bad_params_names_the_field() {
     let mut h = start();
     h.send(json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY}));
     h.next_post().await;
-    let r = h
-        .request(1, "ui/initialize", json!({"protocolVersion": "2026-01-26"}))
-        .await;
+    let r = h.request(1, "ui/initialize", json!({"protocolVersion": "2026-01-26"})).await;
     assert_eq!(r["error"]["code"], -32602);
-    assert!(
-        r["error"]["message"].as_str().unwrap().contains("appInfo"),
-        "{r}"
-    );
+    assert!(r["error"]["message"].as_str().unwrap().contains("appInfo"), "{r}");
 }
 
 #[tokio::test]
 async fn nothing_reaches_the_view_before_initialized_then_input_precedes_result() {
     let mut h = start();
     // The result arrives first (fast server): it must still come after the input.
-    h.view
-        .tool_result(json!({"content": [{"type": "text", "text": "r"}]}));
-    h.view
-        .tool_input(Map::from_iter([("a".to_owned(), json!(1))]));
+    h.view.tool_result(json!({"content": [{"type": "text", "text": "r"}]}));
+    h.view.tool_input(Map::from_iter([("a".to_owned(), json!(1))]));
     h.send(json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY}));
     h.next_post().await;
-    h.send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
-        "appInfo": {"name": "t", "version": "1"}, "protocolVersion": "2026-01-26"}}),
-    );
+    h.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
+        "appInfo": {"name": "t", "version": "1"}, "protocolVersion": "2026-01-26"}}));
     let before = h.drain(150).await;
     let before = posts(&before);
-    assert_eq!(
-        before.len(),
-        1,
-        "only the initialize response before initialized: {before:?}"
-    );
+    assert_eq!(before.len(), 1, "only the initialize response before initialized: {before:?}");
     assert_eq!(before[0]["id"], 1);
     // `initialized` without params is what the SDK sends.
     h.send(json!({"jsonrpc": "2.0", "method": methods::INITIALIZED}));
@@ -275,52 +324,24 @@ async fn cancellation_is_delivered_with_its_reason() {
 async fn tools_call_is_forwarded_only_for_app_visible_tools_of_this_server() {
     let mut h = start();
     h.handshake().await;
-    let ok = h
-        .request(
-            10,
-            "tools/call",
-            json!({"name": "app-tool", "arguments": {"x": 2}}),
-        )
-        .await;
+    let ok = h.request(10, "tools/call", json!({"name": "app-tool", "arguments": {"x": 2}})).await;
     assert_eq!(ok["result"]["content"][0]["text"], "called app-tool");
-    let ok = h
-        .request(11, "tools/call", json!({"name": "default"}))
-        .await;
-    assert!(
-        ok.get("result").is_some(),
-        "default visibility includes app: {ok}"
-    );
+    let ok = h.request(11, "tools/call", json!({"name": "default"})).await;
+    assert!(ok.get("result").is_some(), "default visibility includes app: {ok}");
 
-    let denied = h
-        .request(12, "tools/call", json!({"name": "model-tool"}))
-        .await;
+    let denied = h.request(12, "tools/call", json!({"name": "model-tool"})).await;
     assert_eq!(denied["error"]["code"], -32000);
-    assert!(denied["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("visibility"));
-    let unknown = h
-        .request(13, "tools/call", json!({"name": "other-servers-tool"}))
-        .await;
+    assert!(denied["error"]["message"].as_str().unwrap().contains("visibility"));
+    let unknown = h.request(13, "tools/call", json!({"name": "other-servers-tool"})).await;
     assert_eq!(unknown["error"]["code"], -32602);
     let bad = h.request(14, "tools/call", json!({"name": 5})).await;
     assert_eq!(bad["error"]["code"], -32602);
-    let bad_args = h
-        .request(
-            15,
-            "tools/call",
-            json!({"name": "app-tool", "arguments": [1]}),
-        )
-        .await;
+    let bad_args = h.request(15, "tools/call", json!({"name": "app-tool", "arguments": [1]})).await;
     assert_eq!(bad_args["error"]["code"], -32602);
 
     let calls = h.server.calls.lock().unwrap().clone();
     let names: Vec<&str> = calls.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(
-        names,
-        ["app-tool", "default"],
-        "refused calls must never reach the server"
-    );
+    assert_eq!(names, ["app-tool", "default"], "refused calls must never reach the server");
 }
 
 #[tokio::test]
@@ -334,16 +355,11 @@ async fn server_errors_reach_the_view_as_json_rpc_errors() {
 #[tokio::test]
 async fn slow_calls_do_not_block_other_messages() {
     let mut h = start_with(
-        FakeServer {
-            delay: Some(Duration::from_millis(300)),
-            ..Default::default()
-        },
+        FakeServer { delay: Some(Duration::from_millis(300)), ..Default::default() },
         Duration::from_millis(200),
     );
     h.handshake().await;
-    h.send(
-        json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {"name": "app-tool"}}),
-    );
+    h.send(json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {"name": "app-tool"}}));
     h.send(json!({"jsonrpc": "2.0", "id": 31, "method": "ping"}));
     let first = h.next_post().await;
     assert_eq!(first["id"], 31, "ping answered while the call is pending");
@@ -356,21 +372,11 @@ async fn ping_resources_read_display_mode_and_unknown_methods() {
     let mut h = start();
     h.handshake().await;
     assert_eq!(h.request(40, "ping", json!({})).await["result"], json!({}));
-    let read = h
-        .request(41, "resources/read", json!({"uri": "file:///data.json"}))
-        .await;
+    let read = h.request(41, "resources/read", json!({"uri": "file:///data.json"})).await;
     assert_eq!(read["result"]["contents"][0]["uri"], "file:///data.json");
-    let mode = h
-        .request(42, "ui/request-display-mode", json!({"mode": "fullscreen"}))
-        .await;
-    assert_eq!(
-        mode["result"],
-        json!({"mode": "inline"}),
-        "refused: the current mode comes back"
-    );
-    let bad_mode = h
-        .request(43, "ui/request-display-mode", json!({"mode": "huge"}))
-        .await;
+    let mode = h.request(42, "ui/request-display-mode", json!({"mode": "fullscreen"})).await;
+    assert_eq!(mode["result"], json!({"mode": "inline"}), "refused: the current mode comes back");
+    let bad_mode = h.request(43, "ui/request-display-mode", json!({"mode": "huge"})).await;
     assert_eq!(bad_mode["error"]["code"], -32602);
     let unknown = h.request(44, "ui/does-not-exist", json!({})).await;
     assert_eq!(unknown["error"]["code"], -32601);
@@ -380,19 +386,11 @@ async fn ping_resources_read_display_mode_and_unknown_methods() {
 async fn malformed_input_is_dropped_with_a_reason_and_the_session_keeps_working() {
     let mut h = start();
     h.handshake().await;
-    for bad in [
-        "not json",
-        "[]",
-        r#"{"id":1,"method":"ping"}"#,
-        r#"{"jsonrpc":"2.0","method":5}"#,
-    ] {
+    for bad in ["not json", "[]", r#"{"id":1,"method":"ping"}"#, r#"{"jsonrpc":"2.0","method":5}"#] {
         h.view.from_view(bad.to_owned());
     }
     let out = h.drain(100).await;
-    let rejected = out
-        .iter()
-        .filter(|o| matches!(o, ViewOutput::Event(ViewEvent::Rejected { .. })))
-        .count();
+    let rejected = out.iter().filter(|o| matches!(o, ViewOutput::Event(ViewEvent::Rejected { .. }))).count();
     assert_eq!(rejected, 4, "{out:?}");
     assert!(posts(&out).is_empty(), "no reply to garbage: {out:?}");
     assert_eq!(h.request(50, "ping", json!({})).await["result"], json!({}));
@@ -416,30 +414,18 @@ async fn oversized_messages_are_dropped_unread() {
 #[tokio::test]
 async fn reused_request_ids_and_forged_responses_are_refused() {
     let mut h = start_with(
-        FakeServer {
-            delay: Some(Duration::from_millis(200)),
-            ..Default::default()
-        },
+        FakeServer { delay: Some(Duration::from_millis(200)), ..Default::default() },
         Duration::from_millis(200),
     );
     h.handshake().await;
-    h.send(
-        json!({"jsonrpc": "2.0", "id": 60, "method": "tools/call", "params": {"name": "app-tool"}}),
-    );
+    h.send(json!({"jsonrpc": "2.0", "id": 60, "method": "tools/call", "params": {"name": "app-tool"}}));
     h.send(json!({"jsonrpc": "2.0", "id": 60, "method": "ping"}));
     h.send(json!({"jsonrpc": "2.0", "id": 999, "result": {}}));
     let out = h.drain(400).await;
     let replies = posts(&out);
-    assert_eq!(
-        replies.len(),
-        1,
-        "one answer for id 60, none for the forged response: {replies:?}"
-    );
+    assert_eq!(replies.len(), 1, "one answer for id 60, none for the forged response: {replies:?}");
     assert!(replies[0].get("result").is_some());
-    let rejected = out
-        .iter()
-        .filter(|o| matches!(o, ViewOutput::Event(ViewEvent::Rejected { .. })))
-        .count();
+    let rejected = out.iter().filter(|o| matches!(o, ViewOutput::Event(ViewEvent::Rejected { .. }))).count();
     assert_eq!(rejected, 2);
 }
 
@@ -450,34 +436,22 @@ async fn size_changed_and_logs_become_events() {
     h.send(json!({"jsonrpc": "2.0", "method": methods::SIZE_CHANGED, "params": {"height": 321}}));
     h.send(json!({"jsonrpc": "2.0", "method": "ui/notifications/size-change", "params": {"width": 10, "height": 20}}));
     h.send(json!({"jsonrpc": "2.0", "method": methods::SIZE_CHANGED, "params": {"height": -5}}));
-    h.send(json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "warning", "data": "careful"}}));
+    h.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "warning", "data": "careful"}}),
+    );
     let events: Vec<ViewEvent> = h
         .drain(100)
         .await
         .into_iter()
         .filter_map(|o| match o {
             ViewOutput::Event(
-                e @ (ViewEvent::SizeChanged { .. }
-                | ViewEvent::Log { .. }
-                | ViewEvent::Rejected { .. }),
+                e @ (ViewEvent::SizeChanged { .. } | ViewEvent::Log { .. } | ViewEvent::Rejected { .. }),
             ) => Some(e),
             _ => None,
         })
         .collect();
-    assert_eq!(
-        events[0],
-        ViewEvent::SizeChanged {
-            width: None,
-            height: Some(321.0)
-        }
-    );
-    assert_eq!(
-        events[1],
-        ViewEvent::SizeChanged {
-            width: Some(10.0),
-            height: Some(20.0)
-        }
-    );
+    assert_eq!(events[0], ViewEvent::SizeChanged { width: None, height: Some(321.0) });
+    assert_eq!(events[1], ViewEvent::SizeChanged { width: Some(10.0), height: Some(20.0) });
     assert!(matches!(events[2], ViewEvent::Rejected { .. }));
     assert!(matches!(&events[3], ViewEvent::Log { level, .. } if level == "warning"));
 }
@@ -542,4 +516,326 @@ async fn messages_parse_as_what_they_claim() {
             Message::parse(&t).expect("host output is valid JSON-RPC");
         }
     }
+}
+
+impl Harness {
+    async fn handshake_with(&mut self, app_capabilities: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY}));
+        self.next_post().await;
+        self.request(
+            1,
+            "ui/initialize",
+            json!({"appInfo": {"name": "t", "version": "1"},
+            "appCapabilities": app_capabilities, "protocolVersion": "2026-01-26"}),
+        )
+        .await;
+        self.send(json!({"jsonrpc": "2.0", "method": methods::INITIALIZED}));
+    }
+}
+
+#[tokio::test]
+async fn open_link_asks_the_policy_for_http_only() {
+    let policy = Arc::new(TestPolicy::default());
+    let mut h = start_with_policy(policy.clone(), false);
+    h.handshake().await;
+    let ok = h.request(2, "ui/open-link", json!({"url": "https://example.com/docs"})).await;
+    assert_eq!(ok["result"], json!({}));
+    let js = h.request(3, "ui/open-link", json!({"url": "javascript:alert(1)"})).await;
+    assert_eq!(js["result"]["isError"], true);
+    let file = h.request(4, "ui/open-link", json!({"url": "file:///etc/passwd"})).await;
+    assert_eq!(file["result"]["isError"], true);
+    let bad = h.request(5, "ui/open-link", json!({"url": "not a url"})).await;
+    assert_eq!(bad["error"]["code"], -32602);
+    let missing = h.request(6, "ui/open-link", json!({})).await;
+    assert_eq!(missing["error"]["code"], -32602);
+    assert_eq!(
+        *policy.asked.lock().unwrap(),
+        ["link https://example.com/docs"],
+        "only the http(s) link reached the policy"
+    );
+}
+
+#[tokio::test]
+async fn denial_is_an_is_error_result_not_a_protocol_error() {
+    let policy = Arc::new(TestPolicy { deny: true, ..Default::default() });
+    let mut h = start_with_policy(policy, false);
+    h.handshake().await;
+    let link = h.request(2, "ui/open-link", json!({"url": "https://example.com"})).await;
+    assert_eq!(link["result"]["isError"], true);
+    assert_eq!(link["result"]["message"], "the user said no");
+    let msg = h.request(3, "ui/message", json!({"role": "user", "content": [{"type": "text", "text": "hi"}]})).await;
+    assert_eq!(msg["result"]["isError"], true);
+}
+
+#[tokio::test]
+async fn unsupported_actions_are_method_not_found_and_not_advertised() {
+    let mut h = start();
+    h.send(json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY}));
+    h.next_post().await;
+    let init = h
+        .request(1, "ui/initialize", json!({"appInfo": {"name": "t", "version": "1"}, "protocolVersion": "2026-01-26"}))
+        .await;
+    let caps = &init["result"]["hostCapabilities"];
+    assert!(
+        caps.get("openLinks").is_none() && caps.get("message").is_none() && caps.get("downloadFile").is_none(),
+        "{caps}"
+    );
+    assert_eq!(caps["updateModelContext"], json!({"text": {}, "structuredContent": {}}));
+    h.send(json!({"jsonrpc": "2.0", "method": methods::INITIALIZED}));
+    for (id, method) in [(2, "ui/open-link"), (3, "ui/message"), (4, "ui/download-file")] {
+        let r = h.request(id, method, json!({})).await;
+        assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+    }
+}
+
+#[tokio::test]
+async fn capabilities_follow_the_policy() {
+    let mut h = start_with_policy(Arc::new(TestPolicy::default()), true);
+    h.send(json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY}));
+    h.next_post().await;
+    let init = h
+        .request(1, "ui/initialize", json!({"appInfo": {"name": "t", "version": "1"}, "protocolVersion": "2026-01-26"}))
+        .await;
+    let caps = &init["result"]["hostCapabilities"];
+    assert_eq!(caps["openLinks"], json!({}));
+    assert_eq!(caps["downloadFile"], json!({}));
+    assert_eq!(caps["message"], json!({"text": {}}));
+    assert_eq!(caps["serverTools"], json!({"listChanged": true}));
+}
+
+#[tokio::test]
+async fn message_checks_role_and_content_and_reaches_the_policy() {
+    let policy = Arc::new(TestPolicy::default());
+    let mut h = start_with_policy(policy.clone(), false);
+    h.handshake().await;
+    let ok =
+        h.request(2, "ui/message", json!({"role": "user", "content": [{"type": "text", "text": "Book it"}]})).await;
+    assert_eq!(ok["result"], json!({}), "nothing of the conversation goes back to the View");
+    let bad_role = h.request(3, "ui/message", json!({"role": "assistant", "content": []})).await;
+    assert_eq!(bad_role["error"]["code"], -32602);
+    let bad_content = h.request(4, "ui/message", json!({"role": "user", "content": "hi"})).await;
+    assert_eq!(bad_content["error"]["code"], -32602);
+    let asked = policy.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].contains("Book it"));
+}
+
+#[tokio::test]
+async fn model_context_keeps_the_latest_and_empty_clears() {
+    let policy = Arc::new(TestPolicy::default());
+    let mut h = start_with_policy(policy.clone(), false);
+    h.handshake().await;
+    h.request(2, "ui/update-model-context", json!({"content": [{"type": "text", "text": "one"}]})).await;
+    h.request(3, "ui/update-model-context", json!({"structuredContent": {"selected": 2}})).await;
+    let cleared = h.request(4, "ui/update-model-context", json!({})).await;
+    assert_eq!(cleared["result"], json!({}));
+    let bad = h.request(5, "ui/update-model-context", json!({"content": "x"})).await;
+    assert_eq!(bad["error"]["code"], -32602);
+    let contexts = policy.contexts.lock().unwrap().clone();
+    assert_eq!(
+        contexts,
+        vec![
+            Some(json!({"content": [{"type": "text", "text": "one"}]})),
+            Some(json!({"structuredContent": {"selected": 2}})),
+            None,
+        ]
+    );
+}
+
+#[tokio::test]
+async fn display_modes_only_as_declared_with_context_changes() {
+    let mut h = start_with_policy(Arc::new(TestPolicy::default()), false);
+    h.handshake_with(json!({"availableDisplayModes": ["inline", "fullscreen"]})).await;
+    let full = h.request(2, "ui/request-display-mode", json!({"mode": "fullscreen"})).await;
+    assert_eq!(full["result"], json!({"mode": "fullscreen"}));
+    let changed = h.next_post().await;
+    assert_eq!(
+        changed,
+        json!({"jsonrpc": "2.0", "method": methods::HOST_CONTEXT_CHANGED, "params": {"displayMode": "fullscreen"}})
+    );
+    // pip is offered by the host but was not declared by the View: refused, current mode returned.
+    let pip = h.request(3, "ui/request-display-mode", json!({"mode": "pip"})).await;
+    assert_eq!(pip["result"], json!({"mode": "fullscreen"}));
+    let back = h.request(4, "ui/request-display-mode", json!({"mode": "inline"})).await;
+    assert_eq!(back["result"], json!({"mode": "inline"}));
+    assert_eq!(h.next_post().await["params"], json!({"displayMode": "inline"}));
+}
+
+#[tokio::test]
+async fn download_checks_shape_and_size() {
+    let policy = Arc::new(TestPolicy::default());
+    let mut h = start_with_policy(policy.clone(), false);
+    h.handshake().await;
+    let ok = h
+        .request(
+            2,
+            "ui/download-file",
+            json!({"contents": [
+        {"type": "resource", "resource": {"uri": "file:///report.csv", "mimeType": "text/csv", "text": "a,b"}},
+        {"type": "resource_link", "uri": "https://example.com/x.pdf", "name": "x.pdf"}]}),
+        )
+        .await;
+    assert_eq!(ok["result"], json!({}));
+    let big = "A".repeat((MAX_DOWNLOAD_BYTES + 1024) / 3 * 4);
+    let too_big = h
+        .request(
+            3,
+            "ui/download-file",
+            json!({"contents": [{"type": "resource", "resource": {"uri": "file:///big.bin", "blob": big}}]}),
+        )
+        .await;
+    assert_eq!(too_big["result"]["isError"], true, "{}", too_big["result"]);
+    let bad = h.request(4, "ui/download-file", json!({"contents": [{"type": "text", "text": "x"}]})).await;
+    assert_eq!(bad["error"]["code"], -32602);
+    let empty = h.request(5, "ui/download-file", json!({"contents": []})).await;
+    assert_eq!(empty["error"]["code"], -32602);
+    assert_eq!(*policy.asked.lock().unwrap(), ["download 2"]);
+}
+
+#[tokio::test]
+async fn host_context_changes_send_only_what_changed_and_only_after_initialized() {
+    let mut h = start();
+    let ctx = HostContext { theme: Some(Theme::Dark), ..Default::default() };
+    h.view.update_host_context(ctx.clone());
+    h.send(json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY}));
+    h.next_post().await;
+    let init = h
+        .request(1, "ui/initialize", json!({"appInfo": {"name": "t", "version": "1"}, "protocolVersion": "2026-01-26"}))
+        .await;
+    assert_eq!(init["result"]["hostContext"]["theme"], "dark", "the early change is in the initialize result");
+    h.send(json!({"jsonrpc": "2.0", "method": methods::INITIALIZED}));
+    h.view.update_host_context(ctx.clone());
+    let light = HostContext { theme: Some(Theme::Light), locale: Some("de-DE".into()), ..Default::default() };
+    h.view.update_host_context(light);
+    let posts = posts(&h.drain(150).await);
+    assert_eq!(posts.len(), 1, "the unchanged theme is not re-sent: {posts:?}");
+    assert_eq!(posts[0]["params"], json!({"theme": "light", "locale": "de-DE"}));
+}
+
+#[tokio::test]
+async fn partial_input_streams_before_the_input_and_never_after() {
+    let mut h = start();
+    h.handshake().await;
+    h.view.tool_input_partial(Map::from_iter([("q".to_owned(), json!("he"))]));
+    h.view.tool_input_partial(Map::from_iter([("q".to_owned(), json!("hel"))]));
+    h.view.tool_input(Map::from_iter([("q".to_owned(), json!("hello"))]));
+    h.view.tool_input_partial(Map::from_iter([("q".to_owned(), json!("late"))]));
+    let methods_seen: Vec<String> =
+        posts(&h.drain(150).await).iter().map(|m| m["method"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(methods_seen, [methods::TOOL_INPUT_PARTIAL, methods::TOOL_INPUT_PARTIAL, methods::TOOL_INPUT]);
+}
+
+#[tokio::test]
+async fn list_changed_is_forwarded_only_when_advertised_and_after_initialized() {
+    let mut h = start_with_policy(Arc::new(TestPolicy::default()), true);
+    h.view.server_tools_changed();
+    h.handshake().await;
+    h.view.server_tools_changed();
+    h.view.server_resources_changed();
+    let seen: Vec<String> =
+        posts(&h.drain(150).await).iter().filter_map(|m| m["method"].as_str().map(str::to_owned)).collect();
+    assert_eq!(seen, ["notifications/tools/list_changed", "notifications/resources/list_changed"]);
+
+    let mut quiet = start();
+    quiet.handshake().await;
+    quiet.view.server_tools_changed();
+    assert!(posts(&quiet.drain(150).await).is_empty());
+}
+
+#[tokio::test]
+async fn app_provided_tools_are_listed_and_called_and_die_with_the_view() {
+    let mut h = start();
+    h.handshake_with(json!({"tools": {"listChanged": true}})).await;
+    let view = h.view.clone();
+    let call =
+        tokio::spawn(async move { view.call_view_tool("pick", Map::from_iter([("n".to_owned(), json!(1))])).await });
+    let req = h.next_post().await;
+    assert_eq!(req["method"], "tools/call");
+    assert_eq!(req["params"]["name"], "pick");
+    h.send(json!({"jsonrpc": "2.0", "id": req["id"], "result": {"content": [{"type": "text", "text": "picked"}]}}));
+    assert_eq!(call.await.unwrap().unwrap()["content"][0]["text"], "picked");
+
+    let view = h.view.clone();
+    let list = tokio::spawn(async move { view.list_view_tools().await });
+    let req = h.next_post().await;
+    h.send(json!({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32603, "message": "nope"}}));
+    assert_eq!(list.await.unwrap().unwrap_err().message, "nope");
+
+    assert_eq!(h.view.teardown().await, TeardownOutcome::TimedOut);
+    let after = h.view.call_view_tool("pick", Map::new()).await.unwrap_err();
+    assert!(after.message.contains("closed"), "{after:?}");
+}
+
+#[tokio::test]
+async fn app_tools_need_the_view_to_declare_them() {
+    let mut h = start();
+    h.handshake().await;
+    let err = h.view.list_view_tools().await.unwrap_err();
+    assert_eq!(err.code, -32601);
+}
+
+#[tokio::test]
+async fn progress_reaches_the_view_with_its_own_token() {
+    let mut h = start();
+    h.handshake().await;
+    h.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow-progress", "_meta": {"progressToken": "view-token"}}}));
+    let mut progress = Vec::new();
+    loop {
+        let m = h.next_post().await;
+        if m["id"] == 7 {
+            break;
+        }
+        assert_eq!(m["method"], "notifications/progress");
+        progress.push(m["params"].clone());
+    }
+    assert_eq!(progress.len(), 3);
+    assert_eq!(progress[2], json!({"progressToken": "view-token", "progress": 3, "total": 3}));
+}
+
+#[tokio::test]
+async fn a_views_cancel_reaches_the_server_and_the_answer_is_dropped() {
+    let mut h = start();
+    h.handshake().await;
+    h.send(json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "hangs"}}));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    h.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8, "reason": "user left"}}));
+    let out = h.drain(200).await;
+    assert!(posts(&out).iter().all(|m| m["id"] != 8), "no answer to a cancelled request: {out:?}");
+    assert_eq!(*h.server.cancels.lock().unwrap(), [Some("user left".to_owned())]);
+    // The id is free again afterwards.
+    assert_eq!(h.request(8, "ping", json!({})).await["result"], json!({}));
+}
+
+#[tokio::test]
+async fn the_policy_can_refuse_an_app_tool_call() {
+    let mut h = start_with_policy(Arc::new(TestPolicy { refuse_tool_calls: true, ..Default::default() }), false);
+    h.handshake().await;
+    let r = h.request(9, "tools/call", json!({"name": "app-tool"})).await;
+    assert_eq!(r["error"]["code"], -32000);
+    assert!(h.server.calls.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn list_requests_are_forwarded_without_the_views_meta() {
+    let mut h = start();
+    h.handshake().await;
+    for (id, method) in [(10, "resources/list"), (11, "resources/templates/list"), (12, "prompts/list")] {
+        let r = h.request(id, method, json!({"_meta": {"progressToken": 1}})).await;
+        assert!(r.get("result").is_some(), "{method}: {r}");
+    }
+    let reqs = h.server.requests.lock().unwrap().clone();
+    assert_eq!(
+        reqs.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>(),
+        ["resources/list", "resources/templates/list", "prompts/list"]
+    );
+    assert!(reqs.iter().all(|(_, p)| p.get("_meta").is_none()));
+}
+
+#[tokio::test]
+async fn requests_before_the_proxy_is_ready_are_refused() {
+    let mut h = start();
+    let r = h
+        .request(1, "ui/initialize", json!({"appInfo": {"name": "t", "version": "1"}, "protocolVersion": "2026-01-26"}))
+        .await;
+    assert_eq!(r["error"]["code"], -32000);
 }

@@ -62,18 +62,12 @@ impl Trace {
     /// Creates (truncates) the trace file. `start` is time zero of `t_ms`.
     pub fn create(path: &Path, start: Instant) -> std::io::Result<Self> {
         let file = File::create(path)?;
-        Ok(Self {
-            start,
-            out: Arc::new(Mutex::new(Some(BufWriter::new(file)))),
-        })
+        Ok(Self { start, out: Arc::new(Mutex::new(Some(BufWriter::new(file)))) })
     }
 
     /// A trace that records nothing.
     pub fn disabled() -> Self {
-        Self {
-            start: Instant::now(),
-            out: Arc::new(Mutex::new(None)),
-        }
+        Self { start: Instant::now(), out: Arc::new(Mutex::new(None)) }
     }
 
     /// Appends one record. Each line is flushed, so a crash loses nothing before it.

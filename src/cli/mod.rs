@@ -43,6 +43,34 @@ struct RunArgs {
     /// Seconds to wait for the View to initialize (and for --exit-after) before failing.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     timeout: f64,
+    /// How consent prompts (links, messages, downloads) are answered.
+    #[arg(long, value_enum, default_value = "ask")]
+    consent: ConsentArg,
+    /// Open links with this command (the URL is appended) instead of the system browser.
+    #[arg(long, value_name = "COMMAND LINE")]
+    open_with: Option<String>,
+    /// Save downloads here instead of the user's download folder.
+    #[arg(long, value_name = "DIR")]
+    downloads: Option<PathBuf>,
+    /// Start in this theme instead of the system's.
+    #[arg(long, value_enum)]
+    theme: Option<ThemeArg>,
+    /// Evaluate this JavaScript file in the host shell once it is ready (automation, tests).
+    #[arg(long, value_name = "FILE")]
+    automation: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ConsentArg {
+    Ask,
+    Allow,
+    Deny,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ThemeArg {
+    Light,
+    Dark,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -64,9 +92,7 @@ fn init_logging() {
 }
 
 fn parse_args(text: &str) -> anyhow::Result<Map<String, Value>> {
-    match serde_json::from_str::<Value>(text)
-        .with_context(|| format!("--args is not valid JSON: {text}"))?
-    {
+    match serde_json::from_str::<Value>(text).with_context(|| format!("--args is not valid JSON: {text}"))? {
         Value::Object(map) => Ok(map),
         other => bail!("--args must be a JSON object, got {other}"),
     }
@@ -74,7 +100,8 @@ fn parse_args(text: &str) -> anyhow::Result<Map<String, Value>> {
 
 #[cfg(feature = "desktop")]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
-    use mcp_apps_host::desktop::{ExitAfter, RunOptions};
+    use mcp_apps_host::desktop::{Consent, ExitAfter, RunOptions};
+    use mcp_apps_host::protocol::Theme;
     let server = ServerSpec::from_command_line(&args.stdio)?;
     let mut options = RunOptions::new(server, args.tool);
     options.arguments = parse_args(&args.args)?;
@@ -88,6 +115,22 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
         bail!("--timeout must be a positive number of seconds");
     }
     options.timeout = std::time::Duration::from_secs_f64(args.timeout);
+    options.consent = match args.consent {
+        ConsentArg::Ask => Consent::Ask,
+        ConsentArg::Allow => Consent::Allow,
+        ConsentArg::Deny => Consent::Deny,
+    };
+    options.opener = args.open_with;
+    options.downloads = args.downloads;
+    options.theme = args.theme.map(|t| match t {
+        ThemeArg::Light => Theme::Light,
+        ThemeArg::Dark => Theme::Dark,
+    });
+    if let Some(path) = &args.automation {
+        let script =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read --automation {}", path.display()))?;
+        options.automation = Some(script);
+    }
     if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
         bail!("no display: set DISPLAY (for example run under `xvfb-run -a`)");
     }
@@ -96,10 +139,7 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 
 #[cfg(not(feature = "desktop"))]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
-    let _ = (
-        ServerSpec::from_command_line(&args.stdio)?,
-        parse_args(&args.args)?,
-    );
+    let _ = (ServerSpec::from_command_line(&args.stdio)?, parse_args(&args.args)?);
     bail!("this build has no window support: rebuild with the `desktop` feature")
 }
 

@@ -1,4 +1,5 @@
-//! The tokio side of `run`: connect, call the tool, read its UI, mount the View, bridge it.
+//! The tokio side of the desktop app: connect, call the tool, read its UI, mount the View, bridge
+//! it, and carry out what the policy and the person decide.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -7,19 +8,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 use tao::event_loop::EventLoopProxy;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::ipc::ShellMessage;
+use super::policy::{content_text, Ask, Consent, DesktopPolicy};
 use super::schemes::{ProxyPolicy, ProxyRegistry};
-use super::{HostInput, UserEvent};
+use super::{HostInput, UserEvent, WindowOp};
 use crate::bridge::{
-    Direction, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
+    CallControl, Direction, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
 };
 use crate::error::{Error, Result};
+use crate::protocol::styles::host_styles;
 use crate::protocol::{methods, ContainerDimensions, DisplayMode, HostContext, Theme};
-use crate::sandbox::{
-    allow_attribute, build_csp, origin::sandbox_origin, sandbox_label, FRAME_SANDBOX,
-};
+use crate::sandbox::{allow_attribute, build_csp, origin::sandbox_origin, sandbox_label, FRAME_SANDBOX};
 use crate::server::{Connection, ServerSpec};
 use crate::ui_resource::{tool_ui, ui_resource_from_read};
 
@@ -51,6 +52,16 @@ pub struct RunOptions {
     /// Give up (exit 1) when `exit_after` is not reached in this time; also the limit for a View
     /// to initialize.
     pub timeout: Duration,
+    /// How consent prompts are answered.
+    pub consent: Consent,
+    /// A command that opens links instead of the system browser (the URL is appended).
+    pub opener: Option<String>,
+    /// Where downloads are saved (default: the user's download folder).
+    pub downloads: Option<PathBuf>,
+    /// A script evaluated in the shell once it is ready (automation and tests).
+    pub automation: Option<String>,
+    /// Start with this theme instead of the system's.
+    pub theme: Option<Theme>,
 }
 
 impl RunOptions {
@@ -63,14 +74,23 @@ impl RunOptions {
             trace: None,
             exit_after: None,
             timeout: Duration::from_secs(30),
+            consent: Consent::Ask,
+            opener: None,
+            downloads: None,
+            automation: None,
+            theme: None,
         }
     }
 }
 
-/// Inline Views get the card's width and may grow to this height.
-const INLINE_WIDTH: f64 = 926.0;
+/// Padding and border of a card around an inline View (shell CSS).
+const CARD_CHROME_PX: f64 = 34.0;
+/// Height of the shell's header bar.
+const HEADER_PX: f64 = 42.0;
 const INLINE_MAX_HEIGHT: f64 = 4000.0;
 const MIN_FRAME_HEIGHT: f64 = 40.0;
+/// The picture-in-picture window.
+pub(super) const PIP_SIZE: (f64, f64) = (420.0, 320.0);
 /// Size reports within this many px of what the host set are echoes, not changes.
 const RESIZE_ECHO_PX: f64 = 2.0;
 
@@ -80,6 +100,7 @@ struct ViewState {
     result_delivered: bool,
     closed: bool,
     height: f64,
+    mode: DisplayMode,
 }
 
 pub(super) struct Controller {
@@ -87,6 +108,7 @@ pub(super) struct Controller {
     ui: EventLoopProxy<UserEvent>,
     registry: ProxyRegistry,
     theme: Theme,
+    window: (f64, f64),
     started: Instant,
     trace: Trace,
     shell_ready: bool,
@@ -95,7 +117,9 @@ pub(super) struct Controller {
     connection: Option<Arc<Connection>>,
     exiting: Option<i32>,
     teardowns: mpsc::UnboundedSender<ViewId>,
-    teardowns_rx: Option<mpsc::UnboundedReceiver<ViewId>>,
+    asks: mpsc::UnboundedSender<Ask>,
+    dialogs: HashMap<u64, oneshot::Sender<bool>>,
+    next_dialog: u64,
 }
 
 impl Controller {
@@ -103,15 +127,18 @@ impl Controller {
         options: RunOptions,
         ui: EventLoopProxy<UserEvent>,
         registry: ProxyRegistry,
-        theme: Theme,
+        system_theme: Theme,
         started: Instant,
-    ) -> Self {
-        let (teardowns_tx, teardowns_rx) = mpsc::unbounded_channel();
-        Self {
+    ) -> (Self, mpsc::UnboundedReceiver<ViewId>, mpsc::UnboundedReceiver<Ask>) {
+        let (teardowns, teardowns_rx) = mpsc::unbounded_channel();
+        let (asks, asks_rx) = mpsc::unbounded_channel();
+        let theme = options.theme.unwrap_or(system_theme);
+        let controller = Self {
             options,
             ui,
             registry,
             theme,
+            window: (960.0, 720.0),
             started,
             trace: Trace::disabled(),
             shell_ready: false,
@@ -119,13 +146,19 @@ impl Controller {
             views: HashMap::new(),
             connection: None,
             exiting: None,
-            teardowns: teardowns_tx,
-            teardowns_rx: Some(teardowns_rx),
-        }
+            teardowns,
+            asks,
+            dialogs: HashMap::new(),
+            next_dialog: 1,
+        };
+        (controller, teardowns_rx, asks_rx)
     }
 
     fn shell(&mut self, command: Value) {
-        let text = command.to_string();
+        self.shell_text(command.to_string());
+    }
+
+    fn shell_text(&mut self, text: String) {
         if self.shell_ready {
             let _ = self.ui.send_event(UserEvent::Shell(text));
         } else {
@@ -144,12 +177,7 @@ impl Controller {
             return;
         }
         self.exiting = Some(code);
-        let handles: Vec<ViewHandle> = self
-            .views
-            .values()
-            .filter(|v| !v.closed)
-            .map(|v| v.handle.clone())
-            .collect();
+        let handles: Vec<ViewHandle> = self.views.values().filter(|v| !v.closed).map(|v| v.handle.clone()).collect();
         let conn = self.connection.take();
         let ui = self.ui.clone();
         tokio::spawn(async move {
@@ -176,23 +204,25 @@ impl Controller {
         self.begin_exit(1);
     }
 
-    pub(super) async fn run(mut self, mut from_ui: mpsc::UnboundedReceiver<HostInput>) {
+    pub(super) async fn run(
+        mut self,
+        mut from_ui: mpsc::UnboundedReceiver<HostInput>,
+        mut teardowns_rx: mpsc::UnboundedReceiver<ViewId>,
+        mut asks_rx: mpsc::UnboundedReceiver<Ask>,
+    ) {
         if let Some(path) = &self.options.trace {
             match Trace::create(path, self.started) {
                 Ok(t) => self.trace = t,
                 Err(source) => {
-                    let e = Error::Trace {
-                        path: path.clone(),
-                        source,
-                    };
+                    let e = Error::Trace { path: path.clone(), source };
                     self.fail(&e.to_string());
                 }
             }
         }
+        self.shell(json!({"op": "theme", "theme": self.theme}));
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<(ViewId, ViewOutput)>();
         let (setup_tx, mut setup_rx) = mpsc::unbounded_channel::<Result<(ViewHandle, String)>>();
-        let (result_tx, mut result_rx) =
-            mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
+        let (result_tx, mut result_rx) = mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
 
         let server_name = self.options.server.name().to_owned();
         self.status(&format!("Starting {server_name}…"), false);
@@ -204,13 +234,9 @@ impl Controller {
         }
         if let Some(conn) = self.connection.clone() {
             tracing::info!(server = %conn.name(), tools = conn.tools().len(), "connected");
-            self.status(
-                &format!("Calling {} on {server_name}…", self.options.tool),
-                false,
-            );
+            self.status(&format!("Calling {} on {server_name}…", self.options.tool), false);
             // Tool call and UI fetch run in parallel; the View is mounted as soon as its HTML is here.
-            let view_id: ViewId = "v1".into();
-            match self.prepare_view(&conn, &view_id, out_tx.clone(), result_tx.clone()) {
+            match self.prepare_view(&conn, "v1", out_tx.clone(), result_tx.clone()) {
                 Ok(fetch) => {
                     let setup_tx = setup_tx.clone();
                     tokio::spawn(async move {
@@ -220,7 +246,6 @@ impl Controller {
                 Err(e) => self.fail(&e.to_string()),
             }
         }
-        let mut teardowns_rx = self.teardowns_rx.take().expect("run is called once");
 
         let deadline = tokio::time::sleep(self.options.timeout);
         tokio::pin!(deadline);
@@ -229,12 +254,19 @@ impl Controller {
                 input = from_ui.recv() => match input {
                     Some(HostInput::Shell(msg)) => self.on_shell(msg),
                     Some(HostInput::CloseRequested) => self.begin_exit(0),
+                    Some(HostInput::Resized { width, height }) => self.on_resized(width, height),
+                    Some(HostInput::SystemTheme(theme)) => {
+                        if self.options.theme.is_none() {
+                            self.set_theme(theme);
+                        }
+                    }
                     None => return,
                 },
                 Some(setup) = setup_rx.recv() => match setup {
                     Ok((handle, allow)) => self.mount(handle, &allow),
                     Err(e) => self.fail(&e.to_string()),
                 },
+                Some(ask) = asks_rx.recv() => self.on_ask(ask),
                 Some(view) = teardowns_rx.recv() => {
                     self.close_view(&view);
                     if self.options.exit_after == Some(ExitAfter::Teardown) && self.views.values().all(|v| v.closed) {
@@ -277,15 +309,13 @@ impl Controller {
         if self.views.is_empty() {
             return Some(format!("no View was mounted within {secs} s"));
         }
-        if let Some((id, _)) = self.views.iter().find(|(_, v)| !v.initialized) {
-            return Some(format!(
-                "View {id} did not send ui/notifications/initialized within {secs} s"
-            ));
+        if let Some((id, _)) = self.views.iter().find(|(_, v)| !v.initialized && !v.closed) {
+            return Some(format!("View {id} did not send ui/notifications/initialized within {secs} s"));
         }
         match self.options.exit_after {
-            Some(ExitAfter::Result) if self.views.values().any(|v| !v.result_delivered) => Some(
-                format!("the tool result did not reach the View within {secs} s"),
-            ),
+            Some(ExitAfter::Result) if self.views.values().any(|v| !v.result_delivered) => {
+                Some(format!("the tool result did not reach the View within {secs} s"))
+            }
             Some(ExitAfter::Teardown) if self.views.values().any(|v| !v.closed) => {
                 Some(format!("the View was not torn down within {secs} s"))
             }
@@ -300,8 +330,7 @@ impl Controller {
         view_id: &str,
         out: mpsc::UnboundedSender<(ViewId, ViewOutput)>,
         results: mpsc::UnboundedSender<(ViewId, Result<Value, String>)>,
-    ) -> Result<impl std::future::Future<Output = Result<(ViewHandle, String)>> + Send + 'static>
-    {
+    ) -> Result<impl std::future::Future<Output = Result<(ViewHandle, String)>> + Send + 'static> {
         let tool_name = self.options.tool.clone();
         let tool = conn.tool(&tool_name).ok_or_else(|| Error::NoSuchTool {
             server: conn.name().to_owned(),
@@ -317,14 +346,12 @@ impl Controller {
         if ui.legacy_key_only {
             tracing::warn!(tool = %tool_name, "tool uses only the deprecated _meta[\"ui/resourceUri\"] key");
         }
-        let uri = ui.resource_uri.ok_or_else(|| Error::NoUi {
-            tool: tool_name.clone(),
-        })?;
+        let uri = ui.resource_uri.ok_or_else(|| Error::NoUi { tool: tool_name.clone() })?;
 
         let arguments = self.options.arguments.clone();
         let trace = self.trace.clone();
         let view_id: ViewId = view_id.to_owned();
-        let (session_tx, session_rx) = tokio::sync::oneshot::channel::<ViewHandle>();
+        let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
 
         // The tool call: its outcome goes to the View once the session exists.
         {
@@ -339,7 +366,7 @@ impl Controller {
                     Direction::HostToServer,
                     &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": {"name": tool_name, "arguments": arguments}}),
                 );
-                let outcome = conn.call_tool(tool_name, Some(arguments)).await;
+                let outcome = conn.call_tool(tool_name, Some(arguments), CallControl::default()).await;
                 trace.record(
                     Some(&view_id),
                     Direction::ServerToHost,
@@ -351,9 +378,7 @@ impl Controller {
                 let Ok(handle) = session_rx.await else { return };
                 match &outcome {
                     Ok(result) => handle.tool_result(result.clone()),
-                    Err(e) => {
-                        handle.tool_cancelled(Some(format!("tool call failed: {}", e.message)))
-                    }
+                    Err(e) => handle.tool_cancelled(Some(format!("tool call failed: {}", e.message))),
                 }
                 let _ = results.send((view_id, outcome.map_err(|e| e.to_string())));
             });
@@ -361,24 +386,29 @@ impl Controller {
 
         let conn = conn.clone();
         let registry = self.registry.clone();
-        let host_context = self.host_context();
+        let host_context = self.host_context(DisplayMode::Inline);
+        let policy = Arc::new(DesktopPolicy {
+            asks: self.asks.clone(),
+            consent: self.options.consent,
+            opener: self.options.opener.clone(),
+            downloads: self.options.downloads.clone().unwrap_or_else(default_downloads),
+        });
         Ok(async move {
-            let read_params = json!({"uri": uri});
             trace.record(
                 Some(&view_id),
                 Direction::HostToServer,
-                &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "params": read_params}),
+                &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "params": {"uri": uri}}),
             );
-            let read = conn.read_resource(uri.clone()).await;
-            let read = read.map_err(|e| Error::Request {
+            let read = conn.read_resource(uri.clone()).await.map_err(|e| Error::Request {
                 server: conn.name().to_owned(),
                 method: format!("resources/read {uri}"),
                 reason: e.to_string(),
             })?;
+            let items = read.get("contents").and_then(Value::as_array).map_or(0, Vec::len);
             trace.record(
                 Some(&view_id),
                 Direction::ServerToHost,
-                &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "result": {"contents": read.get("contents").map(|c| c.as_array().map(|a| a.len()).unwrap_or(0))}}),
+                &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "result": {"contents": items}}),
             );
             let resource = ui_resource_from_read(&uri, &read, conn.listed_resource(&uri).as_ref())?;
             for w in &resource.meta.warnings {
@@ -390,19 +420,14 @@ impl Controller {
             }
             tracing::info!(resource = %uri, "CSP: {}", csp.header);
             let label = sandbox_label(conn.identity());
-            registry.insert(
-                &view_id,
-                ProxyPolicy {
-                    label: label.clone(),
-                    csp: csp.header.clone(),
-                },
-            );
+            registry.insert(&view_id, ProxyPolicy { label, csp: csp.header.clone() });
 
             let mut config = ViewConfig::new(view_id.clone(), tool, resource.html);
+            config.server_name = conn.name().to_owned();
             config.granted_csp = csp.granted;
-            config.granted_permissions =
-                resource.meta.permissions.clone().filter(|p| !p.is_empty());
+            config.granted_permissions = resource.meta.permissions.clone().filter(|p| !p.is_empty());
             config.host_context = host_context;
+            config.policy = policy;
             let allow = allow_attribute(config.granted_permissions.as_ref());
             let handle = ViewSession::spawn(config, conn.port(), out, trace);
             handle.tool_input(arguments);
@@ -411,21 +436,34 @@ impl Controller {
         })
     }
 
-    fn host_context(&self) -> HostContext {
-        HostContext {
-            theme: Some(self.theme),
-            display_mode: Some(DisplayMode::Inline),
-            available_display_modes: Some(vec![DisplayMode::Inline]),
-            container_dimensions: Some(ContainerDimensions {
-                width: Some(INLINE_WIDTH),
+    /// The space a View has in a display mode, for the current window size.
+    fn container(&self, mode: DisplayMode) -> ContainerDimensions {
+        let (w, h) = self.window;
+        match mode {
+            DisplayMode::Inline => ContainerDimensions {
+                width: Some((w - CARD_CHROME_PX).max(0.0).floor()),
                 max_height: Some(INLINE_MAX_HEIGHT),
                 ..Default::default()
-            }),
-            locale: Some(
-                sys_locale::get_locale()
-                    .unwrap_or_else(|| "en-US".into())
-                    .replace('_', "-"),
-            ),
+            },
+            DisplayMode::Fullscreen => ContainerDimensions {
+                width: Some(w.floor()),
+                height: Some((h - HEADER_PX).max(0.0).floor()),
+                ..Default::default()
+            },
+            DisplayMode::Pip => {
+                ContainerDimensions { width: Some(PIP_SIZE.0), height: Some(PIP_SIZE.1), ..Default::default() }
+            }
+        }
+    }
+
+    fn host_context(&self, mode: DisplayMode) -> HostContext {
+        HostContext {
+            theme: Some(self.theme),
+            styles: Some(host_styles(self.theme)),
+            display_mode: Some(mode),
+            available_display_modes: Some(vec![DisplayMode::Inline, DisplayMode::Fullscreen, DisplayMode::Pip]),
+            container_dimensions: Some(self.container(mode)),
+            locale: Some(sys_locale::get_locale().unwrap_or_else(|| "en-US".into()).replace('_', "-")),
             time_zone: Some(iana_time_zone::get_timezone().unwrap_or_else(|_| "UTC".into())),
             user_agent: Some(format!("mcp-apps-host/{}", env!("CARGO_PKG_VERSION"))),
             platform: Some("desktop".into()),
@@ -449,10 +487,7 @@ impl Controller {
             "title": self.options.tool,
             "server": conn.name(),
         }));
-        self.status(
-            &format!("{} from {}", self.options.tool, conn.name()),
-            false,
-        );
+        self.status(&format!("{} from {}", self.options.tool, conn.name()), false);
         self.views.insert(
             id,
             ViewState {
@@ -461,6 +496,7 @@ impl Controller {
                 result_delivered: false,
                 closed: false,
                 height: 240.0,
+                mode: DisplayMode::Inline,
             },
         );
     }
@@ -472,6 +508,9 @@ impl Controller {
                 for text in std::mem::take(&mut self.shell_backlog) {
                     let _ = self.ui.send_event(UserEvent::Shell(text));
                 }
+                if let Some(script) = self.options.automation.clone() {
+                    let _ = self.ui.send_event(UserEvent::Eval(script));
+                }
             }
             ShellMessage::View { view, msg } => match self.views.get(&view) {
                 Some(v) => v.handle.from_view(msg),
@@ -479,10 +518,140 @@ impl Controller {
             },
             ShellMessage::Dropped { view, reason } => {
                 tracing::warn!(view = %view, "shell dropped a frame message: {reason}");
-                self.trace
-                    .record(Some(&view), Direction::Rejected, &json!({"reason": reason}));
+                self.trace.record(Some(&view), Direction::Rejected, &json!({"reason": reason}));
+            }
+            ShellMessage::Answer { dialog, accepted } => {
+                if let Some(reply) = self.dialogs.remove(&dialog) {
+                    tracing::info!(dialog, accepted, "consent answered");
+                    let _ = reply.send(accepted);
+                }
+            }
+            ShellMessage::Theme { theme } => self.set_theme(theme),
+            ShellMessage::Close { view } => {
+                if let Some(v) = self.views.get(&view).filter(|v| !v.closed) {
+                    self.spawn_teardown(v.handle.clone());
+                }
             }
         }
+    }
+
+    fn set_theme(&mut self, theme: Theme) {
+        if theme == self.theme {
+            return;
+        }
+        self.theme = theme;
+        self.shell(json!({"op": "theme", "theme": theme}));
+        for v in self.views.values().filter(|v| !v.closed) {
+            v.handle.update_host_context(HostContext {
+                theme: Some(theme),
+                styles: Some(host_styles(theme)),
+                ..Default::default()
+            });
+        }
+    }
+
+    fn on_resized(&mut self, width: f64, height: f64) {
+        // In pip the window is the View; its size is fixed by the host.
+        if self.views.values().any(|v| v.mode == DisplayMode::Pip && !v.closed) {
+            return;
+        }
+        self.window = (width, height);
+        for v in self.views.values().filter(|v| !v.closed) {
+            v.handle.update_host_context(HostContext {
+                container_dimensions: Some(self.container(v.mode)),
+                ..Default::default()
+            });
+        }
+    }
+
+    fn on_ask(&mut self, ask: Ask) {
+        match ask {
+            Ask::Confirm { title, body, accept, reply } => {
+                let dialog = self.next_dialog;
+                self.next_dialog += 1;
+                self.dialogs.insert(dialog, reply);
+                self.shell(json!({"op": "confirm", "dialog": dialog, "title": title, "body": body, "accept": accept}));
+            }
+            Ask::DisplayMode { view, mode, reply } => {
+                let mode = self.set_display_mode(&view, mode);
+                let _ = reply.send(mode);
+            }
+            Ask::Message { view, content } => {
+                tracing::info!(view = %view.view, "message from the View: {}", content_text(&content));
+                self.shell(json!({
+                    "op": "message", "view": view.view, "from": format!("{} · {}", view.tool, view.server),
+                    "role": "user", "text": content_text(&content),
+                }));
+            }
+            Ask::ModelContext { view, context } => {
+                let text = context.as_ref().map(|c| {
+                    let blocks =
+                        c.get("content").and_then(Value::as_array).map(|b| content_text(b)).unwrap_or_default();
+                    match c.get("structuredContent") {
+                        Some(s) => format!("{blocks}\n{s}").trim().to_owned(),
+                        None => blocks,
+                    }
+                });
+                self.shell(json!({"op": "context", "view": view.view, "from": format!("{} · {}", view.tool, view.server), "text": text}));
+            }
+        }
+    }
+
+    /// Puts a View into `mode` (one View at a time may leave inline); returns the mode in effect.
+    fn set_display_mode(&mut self, view: &str, mode: DisplayMode) -> DisplayMode {
+        let Some(current) = self.views.get(view).filter(|v| !v.closed).map(|v| v.mode) else {
+            return DisplayMode::Inline;
+        };
+        if current == mode {
+            return mode;
+        }
+        // Another View holding the screen goes back inline first.
+        let others: Vec<ViewId> = self
+            .views
+            .iter()
+            .filter(|(id, v)| id.as_str() != view && v.mode != DisplayMode::Inline && !v.closed)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for other in others {
+            self.apply_mode(&other, DisplayMode::Inline, true);
+        }
+        self.apply_mode(view, mode, false);
+        mode
+    }
+
+    /// Lays the View out in `mode`; `announce` also tells it `displayMode` (the bridge announces
+    /// modes it granted itself).
+    fn apply_mode(&mut self, view: &str, mode: DisplayMode, announce: bool) {
+        let previous = self.views.get(view).map(|v| v.mode).unwrap_or_default();
+        match (previous, mode) {
+            (_, DisplayMode::Pip) => {
+                let _ = self.ui.send_event(UserEvent::Window(WindowOp::Pip));
+            }
+            (DisplayMode::Pip, _) => {
+                let _ = self.ui.send_event(UserEvent::Window(WindowOp::Restore));
+            }
+            _ => {}
+        }
+        self.shell(json!({"op": "display", "view": view, "mode": mode}));
+        let container = self.container(mode);
+        if let Some(v) = self.views.get_mut(view) {
+            v.mode = mode;
+            v.handle.update_host_context(HostContext {
+                display_mode: announce.then_some(mode),
+                container_dimensions: Some(container),
+                ..Default::default()
+            });
+        }
+    }
+
+    fn spawn_teardown(&self, handle: ViewHandle) {
+        let done = self.teardowns.clone();
+        // Runs beside the loop, which keeps relaying the View's answer.
+        tokio::spawn(async move {
+            let outcome = handle.teardown().await;
+            tracing::info!(view = %handle.id(), "teardown: {outcome:?}");
+            let _ = done.send(handle.id().to_owned());
+        });
     }
 
     /// Handles a session's output; returns an exit code when the run is complete.
@@ -490,12 +659,7 @@ impl Controller {
         match output {
             ViewOutput::Post(text) => {
                 // `text` is serialized JSON: it goes into the page as data, never as code.
-                let command = format!(r#"{{"op":"post","view":{},"msg":{text}}}"#, json!(view));
-                if self.shell_ready {
-                    let _ = self.ui.send_event(UserEvent::Shell(command));
-                } else {
-                    self.shell_backlog.push(command);
-                }
+                self.shell_text(format!(r#"{{"op":"post","view":{},"msg":{text}}}"#, json!(view)));
                 None
             }
             ViewOutput::Event(event) => self.on_view_event(view, event),
@@ -505,17 +669,12 @@ impl Controller {
     fn on_view_event(&mut self, view: &str, event: ViewEvent) -> Option<i32> {
         let exit_after = self.options.exit_after;
         match event {
-            ViewEvent::Initialized {
-                protocol_version,
-                app_info,
-            } => {
+            ViewEvent::Initialized { protocol_version, app_info, .. } => {
                 tracing::info!(view, app = %app_info.name, version = %app_info.version, %protocol_version, "View initialized");
                 if let Some(v) = self.views.get_mut(view) {
                     v.initialized = true;
                 }
-                if exit_after == Some(ExitAfter::Initialized)
-                    && self.views.values().all(|v| v.initialized)
-                {
+                if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.initialized) {
                     return Some(0);
                 }
             }
@@ -523,57 +682,41 @@ impl Controller {
                 if let Some(v) = self.views.get_mut(view) {
                     v.result_delivered = true;
                 }
-                if exit_after == Some(ExitAfter::Result)
-                    && self.views.values().all(|v| v.result_delivered)
-                {
+                if exit_after == Some(ExitAfter::Result) && self.views.values().all(|v| v.result_delivered) {
                     return Some(0);
                 }
             }
             ViewEvent::ToolCancelledDelivered { reason } => {
-                tracing::info!(
-                    view,
-                    "tool-cancelled delivered: {}",
-                    reason.unwrap_or_default()
-                );
+                tracing::info!(view, "tool-cancelled delivered: {}", reason.unwrap_or_default());
                 if exit_after.is_some() {
                     return Some(1);
                 }
             }
-            ViewEvent::SizeChanged {
-                height: Some(h), ..
-            } => {
+            ViewEvent::SizeChanged { height: Some(h), .. } => {
+                let v = self.views.get_mut(view)?;
+                // Only inline Views size themselves; fullscreen and pip fill what the host gives.
                 let height = h.clamp(MIN_FRAME_HEIGHT, INLINE_MAX_HEIGHT).ceil();
-                if let Some(v) = self.views.get_mut(view) {
-                    if (v.height - height).abs() > RESIZE_ECHO_PX {
-                        v.height = height;
-                        self.shell(json!({"op": "resize", "view": view, "height": height}));
-                    }
+                if v.mode == DisplayMode::Inline && (v.height - height).abs() > RESIZE_ECHO_PX {
+                    v.height = height;
+                    self.shell(json!({"op": "resize", "view": view, "height": height}));
                 }
             }
+            ViewEvent::DisplayModeChanged { mode } => tracing::info!(view, "display mode is now {mode:?}"),
             ViewEvent::TeardownRequested => {
-                let v = self.views.get(view)?;
-                let handle = v.handle.clone();
-                let done = self.teardowns.clone();
-                // Runs beside the loop, which keeps relaying the View's answer.
-                tokio::spawn(async move {
-                    let outcome = handle.teardown().await;
-                    tracing::info!(view = %handle.id(), "View asked to close; teardown: {outcome:?}");
-                    let _ = done.send(handle.id().to_owned());
-                });
+                let handle = self.views.get(view)?.handle.clone();
+                self.spawn_teardown(handle);
             }
-            ViewEvent::Closed => {
-                self.close_view(view);
-            }
-            ViewEvent::Rejected { .. }
-            | ViewEvent::Log { .. }
-            | ViewEvent::ResourceSent
-            | ViewEvent::ToolInputDelivered => {}
+            ViewEvent::Closed => self.close_view(view),
             _ => {}
         }
         None
     }
 
     fn close_view(&mut self, view: &str) {
+        let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && !v.closed);
+        if pip {
+            let _ = self.ui.send_event(UserEvent::Window(WindowOp::Restore));
+        }
         if let Some(v) = self.views.get_mut(view) {
             if !v.closed {
                 v.closed = true;
@@ -582,4 +725,12 @@ impl Controller {
             }
         }
     }
+}
+
+/// The user's download folder, or the current directory when there is none.
+fn default_downloads() -> PathBuf {
+    directories::UserDirs::new()
+        .and_then(|d| d.download_dir().map(PathBuf::from))
+        .or_else(|| directories::BaseDirs::new().map(|d| d.home_dir().join("Downloads")))
+        .unwrap_or_else(|| PathBuf::from("."))
 }

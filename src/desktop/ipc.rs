@@ -52,10 +52,7 @@ impl IpcSecret {
     pub fn open<'a>(&self, body: &'a str) -> Option<&'a str> {
         let head = body.get(..self.0.len())?;
         // Constant-time compare: the secret's prefix must not be guessable byte by byte.
-        let diff = head
-            .bytes()
-            .zip(self.0.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        let diff = head.bytes().zip(self.0.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b));
         (diff == 0).then(|| &body[self.0.len()..])
     }
 }
@@ -72,6 +69,23 @@ pub enum ShellMessage {
         view: String,
         /// The message as JSON text.
         msg: String,
+    },
+    /// The person answered a consent dialog.
+    Answer {
+        /// The dialog.
+        dialog: u64,
+        /// Yes or no.
+        accepted: bool,
+    },
+    /// The person picked a theme.
+    Theme {
+        /// The theme.
+        theme: crate::protocol::Theme,
+    },
+    /// The person closed a View's card.
+    Close {
+        /// The View.
+        view: String,
     },
     /// The shell dropped a frame message.
     Dropped {
@@ -106,14 +120,7 @@ mod tests {
 
     #[test]
     fn shell_messages_parse() {
-        let m: ShellMessage =
-            serde_json::from_str(r#"{"kind":"view","view":"v1","msg":"{}"}"#).unwrap();
-        assert_eq!(
-            m,
-            ShellMessage::View {
-                view: "v1".into(),
-                msg: "{}".into()
-            }
-        );
+        let m: ShellMessage = serde_json::from_str(r#"{"kind":"view","view":"v1","msg":"{}"}"#).unwrap();
+        assert_eq!(m, ShellMessage::View { view: "v1".into(), msg: "{}".into() });
     }
 }

@@ -7,9 +7,11 @@
 
 mod controller;
 mod ipc;
+mod policy;
 mod schemes;
 
 pub use controller::{ExitAfter, RunOptions};
+pub use policy::Consent;
 
 use std::time::Instant;
 
@@ -30,8 +32,21 @@ use schemes::ProxyRegistry;
 pub(crate) enum UserEvent {
     /// A shell command (JSON) for `window.__mcpShell.dispatch`.
     Shell(String),
+    /// Evaluate an automation script in the shell.
+    Eval(String),
+    /// Change the window itself.
+    Window(WindowOp),
     /// Leave the event loop with this exit code.
     Exit(i32),
+}
+
+/// Window changes for display modes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum WindowOp {
+    /// A small always-on-top window showing one View.
+    Pip,
+    /// Back to the normal window.
+    Restore,
 }
 
 /// What the UI thread tells the controller.
@@ -41,6 +56,22 @@ pub(crate) enum HostInput {
     Shell(ShellMessage),
     /// The user closed the window.
     CloseRequested,
+    /// The window's inner size changed (logical px).
+    Resized {
+        /// Width.
+        width: f64,
+        /// Height.
+        height: f64,
+    },
+    /// The system theme changed.
+    SystemTheme(crate::protocol::Theme),
+}
+
+fn theme_of(theme: tao::window::Theme) -> crate::protocol::Theme {
+    match theme {
+        tao::window::Theme::Dark => crate::protocol::Theme::Dark,
+        _ => crate::protocol::Theme::Light,
+    }
 }
 
 /// True for navigations the webview may perform: the shell, sandbox proxies and the frames a
@@ -50,6 +81,21 @@ fn navigation_allowed(url: &str) -> bool {
         || url.starts_with(&format!("{SANDBOX_SCHEME}://"))
         || url == "about:blank"
         || url == "about:srcdoc"
+}
+
+/// On Linux the webview goes into tao's GTK box (an X11 child window would not paint under every
+/// window system, and Wayland has none); elsewhere it is built on the window itself.
+#[cfg(target_os = "linux")]
+fn build_webview(builder: WebViewBuilder<'_>, window: &tao::window::Window) -> Result<wry::WebView> {
+    use tao::platform::unix::WindowExtUnix;
+    use wry::WebViewBuilderExtUnix;
+    let vbox = window.default_vbox().ok_or_else(|| Error::Desktop("the window has no GTK box".into()))?;
+    builder.build_gtk(vbox).map_err(|e| Error::Desktop(format!("cannot create the webview: {e}")))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn build_webview(builder: WebViewBuilder<'_>, window: &tao::window::Window) -> Result<wry::WebView> {
+    builder.build(window).map_err(|e| Error::Desktop(format!("cannot create the webview: {e}")))
 }
 
 /// Opens the window and runs `run` until the controller exits; returns the exit code.
@@ -68,10 +114,7 @@ pub fn run(options: RunOptions) -> Result<i32> {
         .with_inner_size(tao::dpi::LogicalSize::new(960.0, 720.0))
         .build(&event_loop)
         .map_err(|e| Error::Desktop(format!("cannot open a window: {e}")))?;
-    let theme = match window.theme() {
-        tao::window::Theme::Dark => crate::protocol::Theme::Dark,
-        _ => crate::protocol::Theme::Light,
-    };
+    let theme = theme_of(window.theme());
 
     let secret = IpcSecret::generate();
     let registry = ProxyRegistry::default();
@@ -82,9 +125,7 @@ pub fn run(options: RunOptions) -> Result<i32> {
     let sandbox_registry = registry.clone();
     let webview = WebViewBuilder::new()
         .with_initialization_script(secret.init_script())
-        .with_custom_protocol(HOST_SCHEME.into(), move |_id, request| {
-            schemes::serve_host(&request)
-        })
+        .with_custom_protocol(HOST_SCHEME.into(), move |_id, request| schemes::serve_host(&request))
         .with_asynchronous_custom_protocol(SANDBOX_SCHEME.into(), move |_id, request, responder| {
             responder.respond(schemes::serve_sandbox(&request, &sandbox_registry));
         })
@@ -92,10 +133,7 @@ pub fn run(options: RunOptions) -> Result<i32> {
             let body = request.body();
             let Some(json) = ipc_secret.open(body) else {
                 // A View (or anything but the shell) tried to reach Rust directly.
-                tracing::warn!(
-                    "dropped IPC message without the host secret ({} bytes)",
-                    body.len()
-                );
+                tracing::warn!("dropped IPC message without the host secret ({} bytes)", body.len());
                 return;
             };
             match serde_json::from_str::<ShellMessage>(json) {
@@ -120,13 +158,19 @@ pub fn run(options: RunOptions) -> Result<i32> {
             tracing::warn!("blocked download of {url}");
             false
         })
-        .with_url(format!("{HOST_ORIGIN}/"))
-        .build(&window)
-        .map_err(|e| Error::Desktop(format!("cannot create the webview: {e}")))?;
+        .with_url(format!("{HOST_ORIGIN}/"));
+    let webview = build_webview(webview, &window)?;
 
     let proxy: EventLoopProxy<UserEvent> = event_loop.create_proxy();
-    let controller = controller::Controller::new(options, proxy, registry, theme, started);
-    runtime.spawn(controller.run(from_ui));
+    let (controller, teardowns, asks) = controller::Controller::new(options, proxy, registry, theme, started);
+    runtime.spawn(controller.run(from_ui, teardowns, asks));
+    let logical = |size: tao::dpi::PhysicalSize<u32>, scale: f64| {
+        let l: tao::dpi::LogicalSize<f64> = size.to_logical(scale);
+        (l.width, l.height)
+    };
+    let (width, height) = logical(window.inner_size(), window.scale_factor());
+    let _ = to_controller.send(HostInput::Resized { width, height });
+    let mut saved_size: Option<tao::dpi::PhysicalSize<u32>> = None;
 
     let mut exit_code = 0;
     event_loop.run_return(|event, _, control_flow| {
@@ -138,14 +182,36 @@ pub fn run(options: RunOptions) -> Result<i32> {
                     tracing::warn!("shell command failed: {e}");
                 }
             }
+            Event::UserEvent(UserEvent::Eval(script)) => {
+                if let Err(e) = webview.evaluate_script(&script) {
+                    tracing::warn!("automation script failed: {e}");
+                }
+            }
+            Event::UserEvent(UserEvent::Window(WindowOp::Pip)) => {
+                if saved_size.is_none() {
+                    saved_size = Some(window.inner_size());
+                }
+                window.set_always_on_top(true);
+                window.set_inner_size(tao::dpi::LogicalSize::new(controller::PIP_SIZE.0, controller::PIP_SIZE.1));
+            }
+            Event::UserEvent(UserEvent::Window(WindowOp::Restore)) => {
+                window.set_always_on_top(false);
+                if let Some(size) = saved_size.take() {
+                    window.set_inner_size(size);
+                }
+            }
+            Event::WindowEvent { event: WindowEvent::Resized(size), .. } => {
+                let (width, height) = logical(size, window.scale_factor());
+                let _ = to_controller.send(HostInput::Resized { width, height });
+            }
+            Event::WindowEvent { event: WindowEvent::ThemeChanged(theme), .. } => {
+                let _ = to_controller.send(HostInput::SystemTheme(theme_of(theme)));
+            }
             Event::UserEvent(UserEvent::Exit(code)) => {
                 exit_code = code;
                 *control_flow = ControlFlow::ExitWithCode(code);
             }
-            Event::WindowEvent {
-                event: WindowEvent::CloseRequested,
-                ..
-            } => {
+            Event::WindowEvent { event: WindowEvent::CloseRequested, .. } => {
                 let _ = to_controller.send(HostInput::CloseRequested);
             }
             _ => {}

@@ -33,37 +33,22 @@ pub struct ProxyRegistry(Arc<RwLock<HashMap<String, ProxyPolicy>>>);
 impl ProxyRegistry {
     /// Registers the policy for a View.
     pub fn insert(&self, view: &str, policy: ProxyPolicy) {
-        self.0
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(view.to_owned(), policy);
+        self.0.write().unwrap_or_else(|e| e.into_inner()).insert(view.to_owned(), policy);
     }
 
     /// Forgets a View.
     pub fn remove(&self, view: &str) {
-        self.0
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(view);
+        self.0.write().unwrap_or_else(|e| e.into_inner()).remove(view);
     }
 
     fn get(&self, view: &str) -> Option<ProxyPolicy> {
-        self.0
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(view)
-            .cloned()
+        self.0.read().unwrap_or_else(|e| e.into_inner()).get(view).cloned()
     }
 }
 
 type Body = Cow<'static, [u8]>;
 
-fn response(
-    status: StatusCode,
-    content_type: &str,
-    body: Body,
-    csp: Option<&str>,
-) -> Response<Body> {
+fn response(status: StatusCode, content_type: &str, body: Body, csp: Option<&str>) -> Response<Body> {
     let mut builder = Response::builder()
         .status(status)
         .header(header::CONTENT_TYPE, content_type)
@@ -72,19 +57,12 @@ fn response(
     if let Some(csp) = csp {
         builder = builder.header(header::CONTENT_SECURITY_POLICY, csp);
     }
-    builder
-        .body(body)
-        .unwrap_or_else(|_| Response::new(Cow::Borrowed(b"".as_slice())))
+    builder.body(body).unwrap_or_else(|_| Response::new(Cow::Borrowed(b"".as_slice())))
 }
 
 fn not_found(what: &str) -> Response<Body> {
     tracing::warn!("custom protocol: refused {what}");
-    response(
-        StatusCode::NOT_FOUND,
-        "text/plain",
-        Cow::Borrowed(b"not found".as_slice()),
-        Some("default-src 'none'"),
-    )
+    response(StatusCode::NOT_FOUND, "text/plain", Cow::Borrowed(b"not found".as_slice()), Some("default-src 'none'"))
 }
 
 /// Serves `mcp-host://app/...`.
@@ -99,12 +77,7 @@ pub fn serve_host(request: &Request<Vec<u8>>) -> Response<Body> {
         "/shell.css" => ("text/css; charset=utf-8", SHELL_CSS),
         _ => return not_found(&uri.to_string()),
     };
-    response(
-        StatusCode::OK,
-        ct,
-        Cow::Borrowed(body.as_bytes()),
-        Some(SHELL_CSP),
-    )
+    response(StatusCode::OK, ct, Cow::Borrowed(body.as_bytes()), Some(SHELL_CSP))
 }
 
 /// Serves `mcp-sandbox://<label>/proxy.html?view=<id>` with the View's CSP header, and `proxy.js`.
@@ -113,12 +86,8 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
     let label = uri.host().unwrap_or_default();
     match uri.path() {
         "/proxy.html" => {
-            let view = uri
-                .query()
-                .unwrap_or_default()
-                .split('&')
-                .find_map(|kv| kv.strip_prefix("view="))
-                .unwrap_or_default();
+            let view =
+                uri.query().unwrap_or_default().split('&').find_map(|kv| kv.strip_prefix("view=")).unwrap_or_default();
             match registry.get(view) {
                 // The label check keeps a View of one server from loading another server's proxy.
                 Some(policy) if policy.label == label => response(
@@ -130,12 +99,9 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
                 _ => not_found(&uri.to_string()),
             }
         }
-        "/proxy.js" => response(
-            StatusCode::OK,
-            "text/javascript; charset=utf-8",
-            Cow::Borrowed(PROXY_JS.as_bytes()),
-            None,
-        ),
+        "/proxy.js" => {
+            response(StatusCode::OK, "text/javascript; charset=utf-8", Cow::Borrowed(PROXY_JS.as_bytes()), None)
+        }
         _ => not_found(&uri.to_string()),
     }
 }
@@ -151,41 +117,20 @@ mod tests {
     #[test]
     fn proxy_is_served_with_its_views_csp_and_only_on_its_label() {
         let reg = ProxyRegistry::default();
-        reg.insert(
-            "v1",
-            ProxyPolicy {
-                label: "abc".into(),
-                csp: "default-src 'none'".into(),
-            },
-        );
+        reg.insert("v1", ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
         let ok = serve_sandbox(&get("mcp-sandbox://abc/proxy.html?view=v1"), &reg);
         assert_eq!(ok.status(), 200);
-        assert_eq!(
-            ok.headers()[header::CONTENT_SECURITY_POLICY],
-            "default-src 'none'"
-        );
-        assert_eq!(
-            serve_sandbox(&get("mcp-sandbox://other/proxy.html?view=v1"), &reg).status(),
-            404
-        );
-        assert_eq!(
-            serve_sandbox(&get("mcp-sandbox://abc/proxy.html?view=v2"), &reg).status(),
-            404
-        );
-        assert_eq!(
-            serve_sandbox(&get("mcp-sandbox://abc/secret"), &reg).status(),
-            404
-        );
+        assert_eq!(ok.headers()[header::CONTENT_SECURITY_POLICY], "default-src 'none'");
+        assert_eq!(serve_sandbox(&get("mcp-sandbox://other/proxy.html?view=v1"), &reg).status(), 404);
+        assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/proxy.html?view=v2"), &reg).status(), 404);
+        assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/secret"), &reg).status(), 404);
     }
 
     #[test]
     fn shell_assets_carry_the_shell_policy() {
         let r = serve_host(&get("mcp-host://app/"));
         assert_eq!(r.status(), 200);
-        assert!(r.headers()[header::CONTENT_SECURITY_POLICY]
-            .to_str()
-            .unwrap()
-            .contains("frame-src mcp-sandbox:"));
+        assert!(r.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap().contains("frame-src mcp-sandbox:"));
         assert_eq!(serve_host(&get("mcp-host://evil/")).status(), 404);
     }
 }

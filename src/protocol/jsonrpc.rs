@@ -79,11 +79,7 @@ pub struct RpcError {
 impl RpcError {
     /// An error with a code and message.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            data: None,
-        }
+        Self { code, message: message.into(), data: None }
     }
 
     /// `-32602`: the params are wrong; say which field and why.
@@ -93,10 +89,7 @@ impl RpcError {
 
     /// `-32601` for `method`.
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(
-            code::METHOD_NOT_FOUND,
-            format!("method not found: {method}"),
-        )
+        Self::new(code::METHOD_NOT_FOUND, format!("method not found: {method}"))
     }
 
     /// `-32000`: refused by the host.
@@ -186,8 +179,7 @@ pub enum ParseError {
 impl Message {
     /// Parses untrusted text.
     pub fn parse(text: &str) -> Result<Self, ParseError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ParseError::NotJson(e.to_string()))?;
+        let value: Value = serde_json::from_str(text).map_err(|e| ParseError::NotJson(e.to_string()))?;
         Self::from_value(&value)
     }
 
@@ -203,14 +195,10 @@ impl Message {
             Some(_) => return Err(ParseError::Invalid("\"params\" must be an object or array")),
         };
         match (obj.get("method"), obj.get("id")) {
-            (Some(Value::String(method)), None) => Ok(Self::Notification {
-                method: method.clone(),
-                params,
-            }),
+            (Some(Value::String(method)), None) => Ok(Self::Notification { method: method.clone(), params }),
             (Some(Value::String(method)), Some(id)) => Ok(Self::Request {
-                id: RequestId::from_value(id).ok_or(ParseError::Invalid(
-                    "request \"id\" must be a string or number",
-                ))?,
+                id: RequestId::from_value(id)
+                    .ok_or(ParseError::Invalid("request \"id\" must be a string or number"))?,
                 method: method.clone(),
                 params,
             }),
@@ -219,21 +207,16 @@ impl Message {
                 let id = id.and_then(RequestId::from_value);
                 match (obj.get("result"), obj.get("error")) {
                     (Some(result), None) => Ok(Self::Response {
-                        id: id.ok_or(ParseError::Invalid(
-                            "response \"id\" must be a string or number",
-                        ))?,
+                        id: id.ok_or(ParseError::Invalid("response \"id\" must be a string or number"))?,
                         result: result.clone(),
                     }),
                     (None, Some(error)) => Ok(Self::Error {
                         id,
-                        error: RpcError::from_value(error).ok_or(ParseError::Invalid(
-                            "\"error\" must have a numeric code and a message",
-                        ))?,
+                        error: RpcError::from_value(error)
+                            .ok_or(ParseError::Invalid("\"error\" must have a numeric code and a message"))?,
                     }),
                     (Some(_), Some(_)) => Err(ParseError::Invalid("both \"result\" and \"error\"")),
-                    (None, None) => Err(ParseError::Invalid(
-                        "no \"method\", \"result\" or \"error\"",
-                    )),
+                    (None, None) => Err(ParseError::Invalid("no \"method\", \"result\" or \"error\"")),
                 }
             }
         }
@@ -277,19 +260,12 @@ impl Message {
 
     /// A notification with params.
     pub fn notification(method: &str, params: Value) -> Self {
-        Self::Notification {
-            method: method.to_owned(),
-            params: Some(params),
-        }
+        Self::Notification { method: method.to_owned(), params: Some(params) }
     }
 
     /// A request with params.
     pub fn request(id: RequestId, method: &str, params: Value) -> Self {
-        Self::Request {
-            id,
-            method: method.to_owned(),
-            params: Some(params),
-        }
+        Self::Request { id, method: method.to_owned(), params: Some(params) }
     }
 }
 
@@ -309,21 +285,12 @@ mod tests {
     #[test]
     fn parses_the_four_shapes() {
         let req = Message::parse(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
-        assert_eq!(
-            req,
-            Message::Request {
-                id: 1.into(),
-                method: "ping".into(),
-                params: None
-            }
-        );
+        assert_eq!(req, Message::Request { id: 1.into(), method: "ping".into(), params: None });
         let note = Message::parse(r#"{"jsonrpc":"2.0","method":"x","params":{"a":1}}"#).unwrap();
         assert_eq!(note.method(), Some("x"));
         let resp = Message::parse(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
         assert!(matches!(resp, Message::Response { id: RequestId::String(ref s), .. } if s == "a"));
-        let err =
-            Message::parse(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}"#)
-                .unwrap();
+        let err = Message::parse(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}"#).unwrap();
         assert!(matches!(err, Message::Error { id: None, .. }));
     }
 

@@ -43,6 +43,16 @@ pub const DOWNLOAD_FILE: &str = "ui/download-file";
 
 /// Standard MCP: liveness check, either direction.
 pub const PING: &str = "ping";
+/// Standard MCP: list tools (host -> View for App-provided tools).
+pub const TOOLS_LIST: &str = "tools/list";
+/// Standard MCP: the tool list changed.
+pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+/// Standard MCP: list the View's server's resources.
+pub const RESOURCES_LIST: &str = "resources/list";
+/// Standard MCP: list the View's server's resource templates.
+pub const RESOURCE_TEMPLATES_LIST: &str = "resources/templates/list";
+/// Standard MCP: list the View's server's prompts.
+pub const PROMPTS_LIST: &str = "prompts/list";
 /// Standard MCP: call a tool of the View's server.
 pub const TOOLS_CALL: &str = "tools/call";
 /// Standard MCP: read a resource of the View's server.

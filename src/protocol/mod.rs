@@ -6,6 +6,7 @@
 
 pub mod jsonrpc;
 pub mod methods;
+pub mod styles;
 pub mod types;
 
 pub use jsonrpc::{Message, ParseError, RequestId, RpcError};
@@ -28,11 +29,7 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &[LATEST_PROTOCOL_VERSION, "202
 
 /// Picks the protocol version to answer a View's `ui/initialize` with.
 pub fn negotiate_protocol_version(requested: &str) -> &'static str {
-    SUPPORTED_PROTOCOL_VERSIONS
-        .iter()
-        .copied()
-        .find(|v| *v == requested)
-        .unwrap_or(LATEST_PROTOCOL_VERSION)
+    SUPPORTED_PROTOCOL_VERSIONS.iter().copied().find(|v| *v == requested).unwrap_or(LATEST_PROTOCOL_VERSION)
 }
 
 #[cfg(test)]
@@ -43,10 +40,7 @@ mod tests {
     fn echoes_supported_versions_and_falls_back_to_latest() {
         assert_eq!(negotiate_protocol_version("2025-11-21"), "2025-11-21");
         assert_eq!(negotiate_protocol_version("2026-01-26"), "2026-01-26");
-        assert_eq!(
-            negotiate_protocol_version("2099-01-01"),
-            LATEST_PROTOCOL_VERSION
-        );
+        assert_eq!(negotiate_protocol_version("2099-01-01"), LATEST_PROTOCOL_VERSION);
         assert_eq!(negotiate_protocol_version(""), LATEST_PROTOCOL_VERSION);
     }
 }

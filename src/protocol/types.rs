@@ -23,12 +23,7 @@ pub struct Implementation {
 impl Implementation {
     /// A name and a version.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            version: version.into(),
-            title: None,
-            extra: Map::new(),
-        }
+        Self { name: name.into(), version: version.into(), title: None, extra: Map::new() }
     }
 }
 
@@ -294,8 +289,7 @@ mod tests {
 
     #[test]
     fn host_context_keeps_unknown_keys_and_skips_absent_ones() {
-        let ctx: HostContext =
-            serde_json::from_value(json!({"theme": "dark", "x-custom": {"a": 1}})).unwrap();
+        let ctx: HostContext = serde_json::from_value(json!({"theme": "dark", "x-custom": {"a": 1}})).unwrap();
         assert_eq!(ctx.theme, Some(Theme::Dark));
         let back = serde_json::to_value(&ctx).unwrap();
         assert_eq!(back, json!({"theme": "dark", "x-custom": {"a": 1}}));

@@ -40,19 +40,11 @@ fn validate_source(entry: &str) -> Result<String, &'static str> {
     if entry.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err("contains whitespace or a control character");
     }
-    if entry
-        .chars()
-        .any(|c| matches!(c, ';' | ',' | '\'' | '"' | '\\'))
-    {
+    if entry.chars().any(|c| matches!(c, ';' | ',' | '\'' | '"' | '\\')) {
         return Err("contains ; , quote or backslash (would inject into the policy)");
     }
-    let (scheme, rest) = entry
-        .split_once("://")
-        .ok_or("not an origin (scheme://host)")?;
-    if !matches!(
-        scheme.to_ascii_lowercase().as_str(),
-        "https" | "http" | "wss" | "ws"
-    ) {
+    let (scheme, rest) = entry.split_once("://").ok_or("not an origin (scheme://host)")?;
+    if !matches!(scheme.to_ascii_lowercase().as_str(), "https" | "http" | "wss" | "ws") {
         return Err("scheme must be https, http, wss or ws");
     }
     let (authority, path) = match rest.find('/') {
@@ -69,10 +61,7 @@ fn validate_source(entry: &str) -> Result<String, &'static str> {
         let end = authority.find(']').ok_or("bad IPv6 host")? + 1;
         match &authority[end..] {
             "" => (&authority[..end], None),
-            rest => (
-                &authority[..end],
-                Some(rest.strip_prefix(':').ok_or("bad port")?),
-            ),
+            rest => (&authority[..end], Some(rest.strip_prefix(':').ok_or("bad port")?)),
         }
     } else {
         match authority.split_once(':') {
@@ -89,35 +78,22 @@ fn validate_source(entry: &str) -> Result<String, &'static str> {
     let ipv6 = bare.len() > 2
         && bare.starts_with('[')
         && bare.ends_with(']')
-        && bare[1..bare.len() - 1]
-            .chars()
-            .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.');
+        && bare[1..bare.len() - 1].chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.');
     let valid_host = !bare.is_empty()
-        && (ipv6
-            || bare.split('.').all(|l| {
-                !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-            }));
+        && (ipv6 || bare.split('.').all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')));
     if !valid_host {
         return Err("bad host (a wildcard is only allowed as a leading `*.`)");
     }
     Ok(entry.to_owned())
 }
 
-fn filter(
-    field: &'static str,
-    entries: Option<&Vec<String>>,
-    rejected: &mut Vec<RejectedSource>,
-) -> Vec<String> {
+fn filter(field: &'static str, entries: Option<&Vec<String>>, rejected: &mut Vec<RejectedSource>) -> Vec<String> {
     let mut ok = Vec::new();
     for entry in entries.into_iter().flatten() {
         match validate_source(entry) {
             Ok(src) if !ok.contains(&src) => ok.push(src),
             Ok(_) => {}
-            Err(reason) => rejected.push(RejectedSource {
-                field,
-                entry: entry.clone(),
-                reason,
-            }),
+            Err(reason) => rejected.push(RejectedSource { field, entry: entry.clone(), reason }),
         }
     }
     ok
@@ -137,34 +113,14 @@ fn some_if_nonempty(v: &[String]) -> Option<Vec<String>> {
 /// Builds the policy for a View from its declared `_meta.ui.csp` (`None` when nothing is declared).
 pub fn build_csp(declared: Option<&ResourceCsp>) -> CspPolicy {
     let mut rejected = Vec::new();
-    let connect = filter(
-        "connectDomains",
-        declared.and_then(|c| c.connect_domains.as_ref()),
-        &mut rejected,
-    );
-    let resource = filter(
-        "resourceDomains",
-        declared.and_then(|c| c.resource_domains.as_ref()),
-        &mut rejected,
-    );
-    let frame = filter(
-        "frameDomains",
-        declared.and_then(|c| c.frame_domains.as_ref()),
-        &mut rejected,
-    );
-    let base_uri = filter(
-        "baseUriDomains",
-        declared.and_then(|c| c.base_uri_domains.as_ref()),
-        &mut rejected,
-    );
+    let connect = filter("connectDomains", declared.and_then(|c| c.connect_domains.as_ref()), &mut rejected);
+    let resource = filter("resourceDomains", declared.and_then(|c| c.resource_domains.as_ref()), &mut rejected);
+    let frame = filter("frameDomains", declared.and_then(|c| c.frame_domains.as_ref()), &mut rejected);
+    let base_uri = filter("baseUriDomains", declared.and_then(|c| c.base_uri_domains.as_ref()), &mut rejected);
 
     // With no CSP metadata at all the spec's default says `connect-src 'none'`; with metadata the
     // formula starts from `'self'` (the sandbox origin, never the host's).
-    let connect_base: &[&str] = if declared.is_some() {
-        &["'self'"]
-    } else {
-        &["'none'"]
-    };
+    let connect_base: &[&str] = if declared.is_some() { &["'self'"] } else { &["'none'"] };
     let none_if_empty = |name: &str, list: &[String], fallback: &str| {
         if list.is_empty() {
             format!("{name} {fallback}")
@@ -174,16 +130,7 @@ pub fn build_csp(declared: Option<&ResourceCsp>) -> CspPolicy {
     };
     let directives = [
         "default-src 'none'".to_owned(),
-        directive(
-            "script-src",
-            &[
-                "'self'",
-                "'unsafe-inline'",
-                "'unsafe-eval'",
-                "'wasm-unsafe-eval'",
-            ],
-            &resource,
-        ),
+        directive("script-src", &["'self'", "'unsafe-inline'", "'unsafe-eval'", "'wasm-unsafe-eval'"], &resource),
         directive("style-src", &["'self'", "'unsafe-inline'"], &resource),
         if connect.is_empty() {
             directive("connect-src", connect_base, &[])
@@ -205,11 +152,7 @@ pub fn build_csp(declared: Option<&ResourceCsp>) -> CspPolicy {
         frame_domains: some_if_nonempty(&frame),
         base_uri_domains: some_if_nonempty(&base_uri),
     };
-    CspPolicy {
-        header: directives.join("; "),
-        granted,
-        rejected,
-    }
+    CspPolicy { header: directives.join("; "), granted, rejected }
 }
 
 #[cfg(test)]
@@ -251,12 +194,7 @@ mod tests {
 
     #[test]
     fn connect_domains_go_to_connect_src_only() {
-        let p = build_csp(Some(&csp(
-            &["https://api.example.com", "wss://live.example.com"],
-            &[],
-            &[],
-            &[],
-        )));
+        let p = build_csp(Some(&csp(&["https://api.example.com", "wss://live.example.com"], &[], &[], &[])));
         assert_eq!(
             directive_of(&p.header, "connect-src"),
             "connect-src 'self' https://api.example.com wss://live.example.com"
@@ -274,39 +212,17 @@ mod tests {
     #[test]
     fn resource_domains_go_to_every_static_directive() {
         let p = build_csp(Some(&csp(&[], &["https://*.cdn.example"], &[], &[])));
-        for d in [
-            "script-src",
-            "style-src",
-            "img-src",
-            "font-src",
-            "media-src",
-            "worker-src",
-        ] {
-            assert!(
-                directive_of(&p.header, d).ends_with(" https://*.cdn.example"),
-                "{d}: {}",
-                p.header
-            );
+        for d in ["script-src", "style-src", "img-src", "font-src", "media-src", "worker-src"] {
+            assert!(directive_of(&p.header, d).ends_with(" https://*.cdn.example"), "{d}: {}", p.header);
         }
         assert_eq!(directive_of(&p.header, "connect-src"), "connect-src 'self'");
     }
 
     #[test]
     fn frame_and_base_uri_domains() {
-        let p = build_csp(Some(&csp(
-            &[],
-            &[],
-            &["https://www.youtube.com"],
-            &["https://base.example"],
-        )));
-        assert_eq!(
-            directive_of(&p.header, "frame-src"),
-            "frame-src https://www.youtube.com"
-        );
-        assert_eq!(
-            directive_of(&p.header, "base-uri"),
-            "base-uri https://base.example"
-        );
+        let p = build_csp(Some(&csp(&[], &[], &["https://www.youtube.com"], &["https://base.example"])));
+        assert_eq!(directive_of(&p.header, "frame-src"), "frame-src https://www.youtube.com");
+        assert_eq!(directive_of(&p.header, "base-uri"), "base-uri https://base.example");
         assert_eq!(directive_of(&p.header, "object-src"), "object-src 'none'");
     }
 
@@ -334,10 +250,7 @@ mod tests {
         assert_eq!(p.rejected.len(), hostile.len() * 4);
         assert_eq!(p.granted, ResourceCsp::default());
         for d in p.header.split("; ") {
-            assert!(
-                !d.contains("example") && !d.contains(" * ") && !d.ends_with(" *"),
-                "leaked: {d}"
-            );
+            assert!(!d.contains("example") && !d.contains(" * ") && !d.ends_with(" *"), "leaked: {d}");
         }
         // Exactly the 12 directives, none injected.
         assert_eq!(p.header.split("; ").count(), 12, "{}", p.header);
@@ -361,15 +274,7 @@ mod tests {
 
     #[test]
     fn duplicates_are_collapsed() {
-        let p = build_csp(Some(&csp(
-            &["https://a.example", "https://a.example"],
-            &[],
-            &[],
-            &[],
-        )));
-        assert_eq!(
-            p.granted.connect_domains,
-            Some(vec!["https://a.example".to_owned()])
-        );
+        let p = build_csp(Some(&csp(&["https://a.example", "https://a.example"], &[], &[], &[])));
+        assert_eq!(p.granted.connect_domains, Some(vec!["https://a.example".to_owned()]));
     }
 }

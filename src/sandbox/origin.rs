@@ -33,8 +33,6 @@ mod tests {
         assert_eq!(a, sandbox_label("node server.js --stdio"));
         assert_ne!(a, sandbox_label("node other.js --stdio"));
         assert_eq!(a.len(), 32);
-        assert!(a
-            .chars()
-            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
     }
 }

@@ -35,17 +35,12 @@ mod tests {
 
     #[test]
     fn maps_each_permission() {
-        let p: ResourcePermissions =
-            serde_json::from_value(json!({"microphone": {}, "clipboardWrite": {}})).unwrap();
+        let p: ResourcePermissions = serde_json::from_value(json!({"microphone": {}, "clipboardWrite": {}})).unwrap();
         assert_eq!(allow_attribute(Some(&p)), "microphone; clipboard-write");
-        let all: ResourcePermissions = serde_json::from_value(
-            json!({"camera": {}, "microphone": {}, "geolocation": {}, "clipboardWrite": {}}),
-        )
-        .unwrap();
-        assert_eq!(
-            allow_attribute(Some(&all)),
-            "camera; microphone; geolocation; clipboard-write"
-        );
+        let all: ResourcePermissions =
+            serde_json::from_value(json!({"camera": {}, "microphone": {}, "geolocation": {}, "clipboardWrite": {}}))
+                .unwrap();
+        assert_eq!(allow_attribute(Some(&all)), "camera; microphone; geolocation; clipboard-write");
         assert_eq!(allow_attribute(None), "");
     }
 }

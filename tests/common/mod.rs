@@ -17,14 +17,9 @@ pub fn fixtures() -> PathBuf {
 pub fn schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
     SCHEMA.get_or_init(|| {
-        let path = fixtures()
-            .join("node_modules/@modelcontextprotocol/ext-apps/dist/src/generated/schema.json");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!(
-                "{}: {e}; run scripts/setup (npm ci in tests/fixtures)",
-                path.display()
-            )
-        });
+        let path = fixtures().join("node_modules/@modelcontextprotocol/ext-apps/dist/src/generated/schema.json");
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; run scripts/setup (npm ci in tests/fixtures)", path.display()));
         serde_json::from_str(&text).expect("schema.json is JSON")
     })
 }
@@ -32,10 +27,7 @@ pub fn schema() -> &'static Value {
 /// A validator for one `$defs` entry. Each entry is compiled as its own root: some carry local
 /// `$defs` that do not resolve from the file's root.
 pub fn validator(def: &str) -> jsonschema::Validator {
-    let mut schema = schema()["$defs"]
-        .get(def)
-        .unwrap_or_else(|| panic!("schema.json has no $defs/{def}"))
-        .clone();
+    let mut schema = schema()["$defs"].get(def).unwrap_or_else(|| panic!("schema.json has no $defs/{def}")).clone();
     relax_container_dimensions(&mut schema);
     jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{def} does not compile: {e}"))
 }
@@ -75,10 +67,7 @@ fn strip_additional_properties(schema: &mut Value) {
 
 /// Validation errors of `instance` against `$defs/<def>`, as text.
 pub fn schema_errors(def: &str, instance: &Value) -> Vec<String> {
-    validator(def)
-        .iter_errors(instance)
-        .map(|e| format!("{def}: {e} at {}", e.instance_path()))
-        .collect()
+    validator(def).iter_errors(instance).map(|e| format!("{def}: {e} at {}", e.instance_path())).collect()
 }
 
 /// The schema definition for a host-sent notification or request, by method.
@@ -158,10 +147,7 @@ pub struct Run {
 impl Run {
     /// Trace records in one direction.
     pub fn dir<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
-        self.trace
-            .iter()
-            .filter(move |r| r["dir"] == dir)
-            .map(|r| &r["msg"])
+        self.trace.iter().filter(move |r| r["dir"] == dir).map(|r| &r["msg"])
     }
 
     /// The index of the first record matching `pred`.
@@ -190,8 +176,7 @@ pub fn run_host(args: &[&str], limit: Duration) -> Run {
         .spawn()
         .expect("the binary starts");
     let stderr_pipe = child.stderr.take().unwrap();
-    let reader =
-        std::thread::spawn(move || std::io::read_to_string(stderr_pipe).unwrap_or_default());
+    let reader = std::thread::spawn(move || std::io::read_to_string(stderr_pipe).unwrap_or_default());
     let code = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status.code();
@@ -207,16 +192,9 @@ pub fn run_host(args: &[&str], limit: Duration) -> Run {
     let trace = std::fs::read_to_string(&trace_path)
         .unwrap_or_default()
         .lines()
-        .map(|l| {
-            serde_json::from_str(l).unwrap_or_else(|e| panic!("trace line is not JSON ({e}): {l}"))
-        })
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("trace line is not JSON ({e}): {l}")))
         .collect();
-    Run {
-        code,
-        stderr,
-        trace,
-        elapsed: started.elapsed(),
-    }
+    Run { code, stderr, trace, elapsed: started.elapsed() }
 }
 
 fn quoted(path: PathBuf) -> String {
@@ -230,8 +208,5 @@ pub fn node_server(script: &str, args: &str) -> String {
 
 /// The reference npm App server over stdio.
 pub fn basic_vanillajs() -> String {
-    format!(
-        "{} --stdio",
-        quoted(fixtures().join("node_modules/.bin/mcp-server-basic-vanillajs"))
-    )
+    format!("{} --stdio", quoted(fixtures().join("node_modules/.bin/mcp-server-basic-vanillajs")))
 }

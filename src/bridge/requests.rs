@@ -1,0 +1,496 @@
+//! What a View sends: parsing, validation, and one handler per method.
+
+use serde_json::{json, Map, Value};
+use tokio::sync::{mpsc, oneshot};
+
+use super::policy::Decision;
+use super::server_port::{BoxFuture, CallControl};
+use super::session::{Command, InFlight, State, ViewEvent, ViewSession, MAX_DOWNLOAD_BYTES, MAX_VIEW_MESSAGE_BYTES};
+use super::trace::Direction;
+use crate::protocol::jsonrpc::{code, params_object};
+use crate::protocol::{
+    methods, negotiate_protocol_version, DisplayMode, HostCapabilities, HostContext, InitializeParams,
+    InitializeResult, Message, RequestId, RpcError, SandboxGrant, SandboxResourceReadyParams, SizeChangedParams,
+    ToolInfo,
+};
+use crate::sandbox::FRAME_SANDBOX;
+use crate::ui_resource::tool_ui;
+
+fn modalities(kinds: &[&str]) -> Map<String, Value> {
+    kinds.iter().map(|k| ((*k).to_owned(), json!({}))).collect()
+}
+
+fn is_error(reason: &str) -> Value {
+    json!({"isError": true, "message": reason})
+}
+
+impl ViewSession {
+    pub(super) fn on_view_text(&mut self, text: String) {
+        if text.len() > MAX_VIEW_MESSAGE_BYTES {
+            let reason = format!("message of {} bytes exceeds the {MAX_VIEW_MESSAGE_BYTES} byte limit", text.len());
+            self.reject(reason, Value::Null);
+            return;
+        }
+        let msg = match Message::parse(&text) {
+            Ok(msg) => msg,
+            Err(e) => {
+                let mut shown = text;
+                shown.truncate(shown.floor_char_boundary(200));
+                self.reject(format!("not JSON-RPC 2.0: {e}"), Value::String(shown));
+                return;
+            }
+        };
+        let is_sandbox =
+            msg.method().is_some_and(|m| m.starts_with(methods::SANDBOX_PREFIX) || m == methods::SANDBOX_READY_LEGACY);
+        let dir = if is_sandbox { Direction::ProxyToHost } else { Direction::ViewToHost };
+        self.trace.record(Some(self.id()), dir, &msg.to_value());
+        match msg {
+            Message::Request { id, method, params } => self.on_request(id, method, params),
+            Message::Notification { method, params } => self.on_notification(&method, params),
+            Message::Response { id, result } => self.on_response(id, Ok(result)),
+            Message::Error { id: Some(id), error } => self.on_response(id, Err(error)),
+            Message::Error { id: None, error } => {
+                tracing::warn!(view = %self.id(), "View reported an error without id: {error}");
+            }
+        }
+    }
+
+    fn on_request(&mut self, id: RequestId, method: String, params: Option<Value>) {
+        if self.in_flight.contains_key(&id) {
+            // Answering would give two responses the same id; the first request keeps it.
+            self.reject(format!("request id {id} reused while still in flight ({method})"), id.to_value());
+            return;
+        }
+        let progress_token = params.as_ref().and_then(|p| p.get("_meta")).and_then(|m| m.get("progressToken")).cloned();
+        self.in_flight.insert(id.clone(), InFlight { cancel: None, progress_token, cancelled: false });
+        if self.state == State::TearingDown {
+            return self.respond(id, Err(RpcError::denied("the View is being torn down")));
+        }
+        if self.state == State::Loading && method != methods::PING {
+            return self.respond(id, Err(RpcError::denied(format!("{method} before the sandbox proxy was ready"))));
+        }
+        let caps = self.config.policy.capabilities();
+        let p = params.as_ref();
+        let outcome = match method.as_str() {
+            methods::INITIALIZE => self.on_initialize(p),
+            methods::PING => Ok(json!({})),
+            methods::TOOLS_CALL => return self.forward_tools_call(id, p),
+            methods::RESOURCES_READ
+            | methods::RESOURCES_LIST
+            | methods::RESOURCE_TEMPLATES_LIST
+            | methods::PROMPTS_LIST => {
+                return self.forward_request(id, &method, p);
+            }
+            methods::REQUEST_DISPLAY_MODE => return self.on_request_display_mode(id, p),
+            methods::OPEN_LINK if caps.open_links => return self.on_open_link(id, p),
+            methods::MESSAGE if caps.message => return self.on_message(id, p),
+            methods::UPDATE_MODEL_CONTEXT if caps.update_model_context => self.on_update_model_context(p),
+            methods::DOWNLOAD_FILE if caps.download_file => return self.on_download_file(id, p),
+            _ => Err(RpcError::method_not_found(&method)),
+        };
+        if let Err(e) = &outcome {
+            tracing::info!(view = %self.id(), "{method} -> error: {e}");
+        }
+        self.respond(id, outcome);
+    }
+
+    fn on_initialize(&mut self, params: Option<&Value>) -> Result<Value, RpcError> {
+        let params: InitializeParams = serde_json::from_value(params.cloned().unwrap_or(json!({})))
+            .map_err(|e| RpcError::invalid_params(format!("ui/initialize: {e}")))?;
+        match self.state {
+            State::Initializing | State::Ready => {
+                // React StrictMode mounts twice; the SDK host answers again, and so do we.
+                tracing::info!(view = %self.id(), "second ui/initialize; answering again");
+            }
+            State::ResourceSent => self.state = State::Initializing,
+            State::Loading | State::TearingDown => unreachable!("checked by on_request"),
+        }
+        self.app = Some((params.protocol_version.clone(), params.app_info.clone(), params.app_capabilities.clone()));
+        let result = InitializeResult {
+            protocol_version: negotiate_protocol_version(&params.protocol_version).to_owned(),
+            host_info: self.config.host_info.clone(),
+            host_capabilities: self.capabilities(),
+            host_context: HostContext {
+                tool_info: Some(ToolInfo { id: None, tool: self.config.tool.clone() }),
+                ..self.config.host_context.clone()
+            },
+        };
+        serde_json::to_value(result).map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))
+    }
+
+    /// Exactly what this session implements, given its policy.
+    pub(super) fn capabilities(&self) -> HostCapabilities {
+        let caps = self.config.policy.capabilities();
+        let list_changed = || {
+            let mut m = Map::new();
+            if self.config.forwards_list_changed {
+                m.insert("listChanged".into(), json!(true));
+            }
+            m
+        };
+        HostCapabilities {
+            server_tools: Some(list_changed()),
+            server_resources: Some(list_changed()),
+            logging: Some(Map::new()),
+            open_links: caps.open_links.then(Map::new),
+            download_file: caps.download_file.then(Map::new),
+            message: caps.message.then(|| modalities(&["text"])),
+            update_model_context: caps.update_model_context.then(|| modalities(&["text", "structuredContent"])),
+            sandbox: Some(SandboxGrant {
+                permissions: self.config.granted_permissions.clone(),
+                csp: Some(self.config.granted_csp.clone()),
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn on_request_display_mode(&mut self, id: RequestId, params: Option<&Value>) {
+        let requested = params_object(params).and_then(|p| {
+            serde_json::from_value::<DisplayMode>(p.get("mode").cloned().unwrap_or(Value::Null)).map_err(|_| {
+                RpcError::invalid_params(
+                    "ui/request-display-mode: `mode` must be \"inline\", \"fullscreen\" or \"pip\"",
+                )
+            })
+        });
+        let requested = match requested {
+            Ok(m) => m,
+            Err(e) => return self.respond(id, Err(e)),
+        };
+        let current = self.config.host_context.display_mode.unwrap_or_default();
+        let declared = self
+            .app
+            .as_ref()
+            .and_then(|(_, _, caps)| caps.get("availableDisplayModes"))
+            .and_then(|m| serde_json::from_value::<Vec<DisplayMode>>(m.clone()).ok());
+        let offered = self.config.policy.capabilities().display_modes;
+        // The spec: never switch into a mode the View did not declare (when it declared any).
+        let allowed = offered.contains(&requested) && declared.as_ref().is_none_or(|d| d.contains(&requested));
+        if requested == current || !allowed {
+            if !allowed {
+                tracing::info!(view = %self.id(), "display mode {requested:?} refused (offered {offered:?}, declared {declared:?}); staying {current:?}");
+            }
+            return self.respond(id, Ok(json!({"mode": current})));
+        }
+        let decide = self.config.policy.request_display_mode(&self.config.info(), current, requested);
+        let tx = self.self_tx.clone();
+        tokio::spawn(async move {
+            let mode = decide.await;
+            if let Some(tx) = tx.upgrade() {
+                let _ = tx.send(Command::DisplayModeDecided { id, mode });
+            }
+        });
+    }
+
+    fn decided(&self, id: RequestId, method: &'static str, decision: BoxFuture<Decision>) {
+        self.complete_later(
+            id,
+            method,
+            false,
+            Box::pin(async move {
+                Ok(match decision.await {
+                    Decision::Allowed => json!({}),
+                    Decision::Denied(reason) => is_error(&reason),
+                })
+            }),
+        );
+    }
+
+    fn on_open_link(&mut self, id: RequestId, params: Option<&Value>) {
+        let url = match params_object(params).map(|p| p.get("url").and_then(Value::as_str).map(str::to_owned)) {
+            Ok(Some(u)) => u,
+            Ok(None) => return self.respond(id, Err(RpcError::invalid_params("ui/open-link: `url` must be a string"))),
+            Err(e) => return self.respond(id, Err(e)),
+        };
+        let parsed = match url::Url::parse(&url) {
+            Ok(u) => u,
+            Err(e) => {
+                return self
+                    .respond(id, Err(RpcError::invalid_params(format!("ui/open-link: `url` is not a URL: {e}"))))
+            }
+        };
+        if !matches!(parsed.scheme(), "http" | "https") {
+            tracing::warn!(view = %self.id(), "ui/open-link refused for scheme {}", parsed.scheme());
+            return self.respond(id, Ok(is_error("only http and https links can be opened")));
+        }
+        let decision = self.config.policy.open_link(&self.config.info(), &parsed);
+        self.decided(id, methods::OPEN_LINK, decision);
+    }
+
+    fn on_message(&mut self, id: RequestId, params: Option<&Value>) {
+        let p = match params_object(params) {
+            Ok(p) => p,
+            Err(e) => return self.respond(id, Err(e)),
+        };
+        let role = p.get("role").and_then(Value::as_str).unwrap_or_default();
+        if role != "user" {
+            return self.respond(id, Err(RpcError::invalid_params("ui/message: `role` must be \"user\"")));
+        }
+        let Some(content) = p
+            .get("content")
+            .and_then(Value::as_array)
+            .filter(|c| c.iter().all(|b| b.get("type").is_some_and(Value::is_string)))
+        else {
+            return self.respond(
+                id,
+                Err(RpcError::invalid_params("ui/message: `content` must be an array of content blocks with a `type`")),
+            );
+        };
+        let decision = self.config.policy.message(&self.config.info(), role, content);
+        self.decided(id, methods::MESSAGE, decision);
+    }
+
+    fn on_update_model_context(&mut self, params: Option<&Value>) -> Result<Value, RpcError> {
+        let p = params_object(params)?;
+        if p.get("content").is_some_and(|c| !c.is_array()) {
+            return Err(RpcError::invalid_params("ui/update-model-context: `content` must be an array"));
+        }
+        if p.get("structuredContent").is_some_and(|c| !c.is_object()) {
+            return Err(RpcError::invalid_params("ui/update-model-context: `structuredContent` must be an object"));
+        }
+        let empty = p.get("content").and_then(Value::as_array).is_none_or(Vec::is_empty)
+            && p.get("structuredContent").and_then(Value::as_object).is_none_or(Map::is_empty);
+        let context = (!empty).then(|| {
+            let mut ctx = Map::new();
+            for key in ["content", "structuredContent"] {
+                if let Some(v) = p.get(key) {
+                    ctx.insert(key.into(), v.clone());
+                }
+            }
+            Value::Object(ctx)
+        });
+        self.config.policy.update_model_context(&self.config.info(), context.as_ref());
+        self.emit(ViewEvent::ModelContext { context });
+        Ok(json!({}))
+    }
+
+    fn on_download_file(&mut self, id: RequestId, params: Option<&Value>) {
+        let p = match params_object(params) {
+            Ok(p) => p,
+            Err(e) => return self.respond(id, Err(e)),
+        };
+        let Some(contents) = p.get("contents").and_then(Value::as_array).filter(|c| !c.is_empty()) else {
+            return self
+                .respond(id, Err(RpcError::invalid_params("ui/download-file: `contents` must be a non-empty array")));
+        };
+        let mut total = 0usize;
+        for block in contents {
+            match block.get("type").and_then(Value::as_str) {
+                Some("resource") => {
+                    let r = &block["resource"];
+                    if !r.get("uri").is_some_and(Value::is_string) {
+                        return self.respond(
+                            id,
+                            Err(RpcError::invalid_params("ui/download-file: an embedded resource needs a `uri`")),
+                        );
+                    }
+                    total += r.get("text").and_then(Value::as_str).map_or(0, str::len);
+                    total += r.get("blob").and_then(Value::as_str).map_or(0, |b| b.len() / 4 * 3);
+                }
+                Some("resource_link") if block.get("uri").is_some_and(Value::is_string) => {}
+                _ => {
+                    return self.respond(
+                        id,
+                        Err(RpcError::invalid_params(
+                            "ui/download-file: each item must be a `resource` or a `resource_link` with a `uri`",
+                        )),
+                    );
+                }
+            }
+        }
+        if total > MAX_DOWNLOAD_BYTES {
+            return self.respond(
+                id,
+                Ok(is_error(&format!("the download is {total} bytes; the limit is {MAX_DOWNLOAD_BYTES}"))),
+            );
+        }
+        let decision = self.config.policy.download_file(&self.config.info(), contents);
+        self.decided(id, methods::DOWNLOAD_FILE, decision);
+    }
+
+    fn forward_tools_call(&mut self, id: RequestId, params: Option<&Value>) {
+        let params = match params_object(params) {
+            Ok(p) => p,
+            Err(e) => return self.respond(id, Err(e)),
+        };
+        let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
+            return self.respond(id, Err(RpcError::invalid_params("tools/call: `name` must be a string")));
+        };
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(a)) => Some(a.clone()),
+            Some(_) => {
+                return self.respond(id, Err(RpcError::invalid_params("tools/call: `arguments` must be an object")))
+            }
+        };
+        if params.get("task").is_some() {
+            return self.respond(id, Err(RpcError::invalid_params("tools/call: tasks are not supported in MCP Apps")));
+        }
+        let Some(tool) = self.server.tool(&name) else {
+            let e = RpcError::invalid_params(format!("tools/call: this View's server has no tool `{name}`"));
+            tracing::warn!(view = %self.id(), "{e}");
+            return self.respond(id, Err(e));
+        };
+        if !tool_ui(&tool).map(|ui| ui.visibility.app).unwrap_or(false) {
+            let e = RpcError::denied(format!(
+                "tools/call: tool `{name}` is not callable from Views (its visibility lacks \"app\")"
+            ));
+            tracing::warn!(view = %self.id(), "{e}");
+            return self.respond(id, Err(e));
+        }
+        tracing::info!(view = %self.id(), "View calls tool `{name}`");
+        let mut traced = json!({"name": name});
+        if let Some(a) = &arguments {
+            traced["arguments"] = Value::Object(a.clone());
+        }
+        self.trace.record(
+            Some(self.id()),
+            Direction::HostToServer,
+            &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": traced}),
+        );
+
+        let (cancel_tx, cancel_rx) = oneshot::channel();
+        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<Value>();
+        if let Some(f) = self.in_flight.get_mut(&id) {
+            f.cancel = Some(cancel_tx);
+        }
+        let allow = self.config.policy.allow_app_tool_call(&self.config.info(), &tool);
+        let server = self.server.clone();
+        let control = CallControl { progress: Some(progress_tx), cancelled: Some(cancel_rx) };
+        let session = self.self_tx.clone();
+        // One task relays progress and then the answer, so progress can never arrive after it.
+        tokio::spawn(async move {
+            let relay = |params: Value| {
+                if let Some(tx) = session.upgrade() {
+                    let _ = tx.send(Command::Progress { id: id.clone(), params });
+                }
+            };
+            let call = async {
+                if !allow.await {
+                    return Err(RpcError::denied(format!("tools/call: the user did not allow `{name}`")));
+                }
+                server.call_tool(name, arguments, control).await
+            };
+            tokio::pin!(call);
+            let outcome = loop {
+                tokio::select! {
+                    biased;
+                    Some(params) = progress_rx.recv() => relay(params),
+                    outcome = &mut call => break outcome,
+                }
+            };
+            while let Ok(params) = progress_rx.try_recv() {
+                relay(params);
+            }
+            if let Some(tx) = session.upgrade() {
+                let _ = tx.send(Command::Completed { id, method: methods::TOOLS_CALL, outcome, traced: true });
+            }
+        });
+    }
+
+    fn forward_request(&mut self, id: RequestId, method: &str, params: Option<&Value>) {
+        let params = match params_object(params) {
+            Ok(p) => p,
+            Err(e) => return self.respond(id, Err(e)),
+        };
+        if method == methods::RESOURCES_READ && !params.get("uri").is_some_and(Value::is_string) {
+            return self.respond(id, Err(RpcError::invalid_params("resources/read: `uri` must be a string")));
+        }
+        let method: &'static str = match method {
+            methods::RESOURCES_READ => methods::RESOURCES_READ,
+            methods::RESOURCES_LIST => methods::RESOURCES_LIST,
+            methods::RESOURCE_TEMPLATES_LIST => methods::RESOURCE_TEMPLATES_LIST,
+            _ => methods::PROMPTS_LIST,
+        };
+        let mut forwarded = params.clone();
+        // The View's progress token means nothing to the server; it is the View's, not ours.
+        forwarded.remove("_meta");
+        self.trace.record(
+            Some(self.id()),
+            Direction::HostToServer,
+            &json!({"jsonrpc": "2.0", "method": method, "params": forwarded}),
+        );
+        let fut = self.server.request(method, Value::Object(forwarded));
+        self.complete_later(id, method, true, fut);
+    }
+
+    fn on_notification(&mut self, method: &str, params: Option<Value>) {
+        match method {
+            methods::SANDBOX_PROXY_READY | methods::SANDBOX_READY_LEGACY => {
+                if self.state != State::Loading {
+                    // The View shares the proxy's origin and can forge this; only the first counts.
+                    self.reject(format!("{method} after the resource was sent"), Value::Null);
+                    return;
+                }
+                self.state = State::ResourceSent;
+                let params = SandboxResourceReadyParams {
+                    html: self.config.html.clone(),
+                    sandbox: Some(FRAME_SANDBOX.to_owned()),
+                    csp: Some(self.config.granted_csp.clone()),
+                    permissions: self.config.granted_permissions.clone(),
+                };
+                let params = serde_json::to_value(params).unwrap_or_default();
+                self.post(Direction::HostToProxy, &Message::notification(methods::SANDBOX_RESOURCE_READY, params));
+                self.emit(ViewEvent::ResourceSent);
+            }
+            m if m.starts_with(methods::SANDBOX_PREFIX) => {
+                self.reject(format!("{m} is not a message a sandbox sends"), Value::Null);
+            }
+            methods::INITIALIZED => match self.state {
+                State::Initializing => self.on_initialized(),
+                State::Ready | State::TearingDown => {
+                    self.reject("repeated ui/notifications/initialized".into(), Value::Null)
+                }
+                State::Loading | State::ResourceSent => {
+                    self.reject("ui/notifications/initialized before ui/initialize".into(), Value::Null)
+                }
+            },
+            methods::SIZE_CHANGED | methods::SIZE_CHANGE_LEGACY => {
+                match serde_json::from_value::<SizeChangedParams>(params.unwrap_or(json!({}))) {
+                    Ok(size)
+                        if size.width.is_none_or(|w| w.is_finite() && w >= 0.0)
+                            && size.height.is_none_or(|h| h.is_finite() && h >= 0.0) =>
+                    {
+                        self.emit(ViewEvent::SizeChanged { width: size.width, height: size.height });
+                    }
+                    _ => self.reject(format!("{method}: width/height must be non-negative numbers"), Value::Null),
+                }
+            }
+            methods::LOG_MESSAGE => {
+                let p = params.unwrap_or(json!({}));
+                let level = p.get("level").and_then(Value::as_str).unwrap_or("info").to_owned();
+                let logger = p.get("logger").and_then(Value::as_str).map(str::to_owned);
+                let data = p.get("data").cloned().unwrap_or(Value::Null);
+                tracing::info!(view = %self.id(), level = %level, logger = ?logger, "View log: {data}");
+                self.emit(ViewEvent::Log { level, logger, data });
+            }
+            methods::REQUEST_TEARDOWN => self.emit(ViewEvent::TeardownRequested),
+            methods::CANCELLED => {
+                let p = params.unwrap_or(json!({}));
+                let Some(id) = p
+                    .get("requestId")
+                    .and_then(|v| Message::from_value(&json!({"jsonrpc": "2.0", "id": v, "result": {}})).ok())
+                    .and_then(|m| match m {
+                        Message::Response { id, .. } => Some(id),
+                        _ => None,
+                    })
+                else {
+                    return self.reject("notifications/cancelled without a valid requestId".into(), Value::Null);
+                };
+                let reason = p.get("reason").and_then(Value::as_str).map(str::to_owned);
+                match self.in_flight.get_mut(&id) {
+                    Some(f) => {
+                        f.cancelled = true;
+                        if let Some(cancel) = f.cancel.take() {
+                            let _ = cancel.send(reason);
+                        }
+                        tracing::info!(view = %self.id(), "View cancelled request {id}");
+                    }
+                    None => tracing::debug!(view = %self.id(), "cancel for request {id}, which is not in flight"),
+                }
+            }
+            methods::TOOLS_LIST_CHANGED => self.emit(ViewEvent::ViewToolsChanged),
+            methods::PROGRESS => tracing::debug!(view = %self.id(), "progress from View"),
+            other => tracing::debug!(view = %self.id(), "ignoring unknown notification {other}"),
+        }
+    }
+}

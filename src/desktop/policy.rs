@@ -1,0 +1,261 @@
+//! The desktop app's [`HostPolicy`]: people decide, in in-app dialogs.
+
+use std::path::PathBuf;
+
+use base64::Engine as _;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::bridge::{safe_file_name, BoxFuture, Decision, HostPolicy, PolicyCapabilities, ViewInfo};
+use crate::protocol::DisplayMode;
+
+/// How consent prompts are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Consent {
+    /// Ask the person in an in-app dialog.
+    #[default]
+    Ask,
+    /// Say yes without asking (automation, trusted demos).
+    Allow,
+    /// Say no without asking (headless runs).
+    Deny,
+}
+
+/// What the policy needs the controller (and through it the shell) to do.
+#[derive(Debug)]
+pub(super) enum Ask {
+    /// A yes/no dialog.
+    Confirm { title: String, body: String, accept: String, reply: oneshot::Sender<bool> },
+    /// Switch a View's display mode; reply with the mode in effect.
+    DisplayMode { view: String, mode: DisplayMode, reply: oneshot::Sender<DisplayMode> },
+    /// Show a message a View sent for the conversation.
+    Message { view: ViewInfo, content: Vec<Value> },
+    /// Show a View's latest model context.
+    ModelContext { view: ViewInfo, context: Option<Value> },
+}
+
+pub(super) struct DesktopPolicy {
+    pub asks: mpsc::UnboundedSender<Ask>,
+    pub consent: Consent,
+    /// A command that opens links instead of the system browser (tests, kiosks).
+    pub opener: Option<String>,
+    pub downloads: PathBuf,
+}
+
+/// Plain text of content blocks, for a person to read (never rendered as HTML).
+pub(super) fn content_text(content: &[Value]) -> String {
+    content
+        .iter()
+        .map(|b| match b.get("type").and_then(Value::as_str) {
+            Some("text") => b.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            Some(kind) => format!("[{kind}]"),
+            None => String::new(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl DesktopPolicy {
+    fn confirm(&self, title: String, body: String, accept: &str) -> BoxFuture<bool> {
+        match self.consent {
+            Consent::Allow => return Box::pin(async { true }),
+            Consent::Deny => return Box::pin(async { false }),
+            Consent::Ask => {}
+        }
+        let (reply, rx) = oneshot::channel();
+        let _ = self.asks.send(Ask::Confirm { title, body, accept: accept.to_owned(), reply });
+        Box::pin(async move { rx.await.unwrap_or(false) })
+    }
+}
+
+/// Opens `url` in the system browser, or with `opener` (a command line; the URL is appended).
+fn open_url(opener: Option<&str>, url: &str) -> std::io::Result<()> {
+    match opener {
+        Some(cmd) => {
+            let mut words = shell_words::split(cmd).map_err(std::io::Error::other)?;
+            if words.is_empty() {
+                return Err(std::io::Error::other("empty opener command"));
+            }
+            let program = words.remove(0);
+            std::process::Command::new(program).args(words).arg(url).spawn().map(drop)
+        }
+        None => open::that_detached(url),
+    }
+}
+
+/// A file to save: its name and bytes.
+fn file_of(block: &Value) -> Result<(String, Vec<u8>), String> {
+    match block.get("type").and_then(Value::as_str) {
+        Some("resource") => {
+            let r = &block["resource"];
+            let uri = r.get("uri").and_then(Value::as_str).unwrap_or_default();
+            let bytes = match (r.get("text").and_then(Value::as_str), r.get("blob").and_then(Value::as_str)) {
+                (Some(text), _) => text.as_bytes().to_vec(),
+                (None, Some(blob)) => base64::engine::general_purpose::STANDARD
+                    .decode(blob.trim())
+                    .map_err(|e| format!("{uri}: blob is not base64: {e}"))?,
+                _ => return Err(format!("{uri}: no text or blob")),
+            };
+            Ok((safe_file_name(uri), bytes))
+        }
+        _ => Err("links to resources are not downloaded by this host; embed the file".into()),
+    }
+}
+
+/// A path in `dir` for `name` that does not exist yet (`name (2).ext`, ...).
+fn unique_path(dir: &std::path::Path, name: &str) -> PathBuf {
+    let first = dir.join(name);
+    if !first.exists() {
+        return first;
+    }
+    let (stem, ext) = match name.rsplit_once('.') {
+        Some((s, e)) if !s.is_empty() => (s.to_owned(), format!(".{e}")),
+        _ => (name.to_owned(), String::new()),
+    };
+    (2..).map(|n| dir.join(format!("{stem} ({n}){ext}"))).find(|p| !p.exists()).expect("an unused name exists")
+}
+
+impl HostPolicy for DesktopPolicy {
+    fn capabilities(&self) -> PolicyCapabilities {
+        PolicyCapabilities {
+            open_links: true,
+            message: true,
+            update_model_context: true,
+            download_file: true,
+            display_modes: vec![DisplayMode::Inline, DisplayMode::Fullscreen, DisplayMode::Pip],
+        }
+    }
+
+    fn open_link(&self, view: &ViewInfo, url: &url::Url) -> BoxFuture<Decision> {
+        let asked = self.confirm(
+            "Open link?".into(),
+            format!("{} (from {}) wants to open this address in your browser:\n{url}", view.tool, view.server),
+            "Open",
+        );
+        let (url, opener) = (url.to_string(), self.opener.clone());
+        Box::pin(async move {
+            if !asked.await {
+                return Decision::Denied("the user did not open the link".into());
+            }
+            match open_url(opener.as_deref(), &url) {
+                Ok(()) => Decision::Allowed,
+                Err(e) => Decision::Denied(format!("the link could not be opened: {e}")),
+            }
+        })
+    }
+
+    fn message(&self, view: &ViewInfo, _role: &str, content: &[Value]) -> BoxFuture<Decision> {
+        let asked = self.confirm(
+            "Add message?".into(),
+            format!(
+                "{} (from {}) wants to add this message to the conversation:\n\n{}",
+                view.tool,
+                view.server,
+                content_text(content)
+            ),
+            "Add",
+        );
+        let asks = self.asks.clone();
+        let (view, content) = (view.clone(), content.to_vec());
+        Box::pin(async move {
+            if !asked.await {
+                return Decision::Denied("the user did not add the message".into());
+            }
+            let _ = asks.send(Ask::Message { view, content });
+            Decision::Allowed
+        })
+    }
+
+    fn update_model_context(&self, view: &ViewInfo, context: Option<&Value>) {
+        let _ = self.asks.send(Ask::ModelContext { view: view.clone(), context: context.cloned() });
+    }
+
+    fn request_display_mode(
+        &self,
+        view: &ViewInfo,
+        current: DisplayMode,
+        requested: DisplayMode,
+    ) -> BoxFuture<DisplayMode> {
+        let (reply, rx) = oneshot::channel();
+        let sent = self.asks.send(Ask::DisplayMode { view: view.view.clone(), mode: requested, reply });
+        Box::pin(async move {
+            if sent.is_err() {
+                return current;
+            }
+            rx.await.unwrap_or(current)
+        })
+    }
+
+    fn download_file(&self, view: &ViewInfo, contents: &[Value]) -> BoxFuture<Decision> {
+        let files: Result<Vec<(String, Vec<u8>)>, String> = contents.iter().map(file_of).collect();
+        let files = match files {
+            Ok(f) => f,
+            Err(e) => return Box::pin(async move { Decision::Denied(e) }),
+        };
+        let dir = self.downloads.clone();
+        let listing = files.iter().map(|(n, b)| format!("{n} ({} bytes)", b.len())).collect::<Vec<_>>().join("\n");
+        let asked = self.confirm(
+            "Save files?".into(),
+            format!("{} (from {}) wants to save to {}:\n{listing}", view.tool, view.server, dir.display()),
+            "Save",
+        );
+        Box::pin(async move {
+            if !asked.await {
+                return Decision::Denied("the user did not save the files".into());
+            }
+            let saved = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<PathBuf>> {
+                std::fs::create_dir_all(&dir)?;
+                files
+                    .into_iter()
+                    .map(|(name, bytes)| {
+                        let path = unique_path(&dir, &name);
+                        std::fs::write(&path, bytes).map(|()| path)
+                    })
+                    .collect()
+            })
+            .await;
+            match saved {
+                Ok(Ok(paths)) => {
+                    for p in paths {
+                        tracing::info!("saved download {}", p.display());
+                    }
+                    Decision::Allowed
+                }
+                Ok(Err(e)) => Decision::Denied(format!("saving failed: {e}")),
+                Err(e) => Decision::Denied(format!("saving failed: {e}")),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn files_come_from_embedded_resources_only() {
+        let (name, bytes) =
+            file_of(&json!({"type": "resource", "resource": {"uri": "file:///a/../r.csv", "text": "x"}})).unwrap();
+        assert_eq!((name.as_str(), bytes.as_slice()), ("r.csv", b"x".as_slice()));
+        let (_, bytes) =
+            file_of(&json!({"type": "resource", "resource": {"uri": "ui://b.bin", "blob": "AAEC"}})).unwrap();
+        assert_eq!(bytes, [0, 1, 2]);
+        assert!(file_of(&json!({"type": "resource_link", "uri": "https://x/y"})).is_err());
+    }
+
+    #[test]
+    fn unique_paths_never_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "1").unwrap();
+        std::fs::write(dir.path().join("a (2).txt"), "2").unwrap();
+        assert_eq!(unique_path(dir.path(), "a.txt"), dir.path().join("a (3).txt"));
+        assert_eq!(unique_path(dir.path(), "b"), dir.path().join("b"));
+    }
+
+    #[test]
+    fn content_is_shown_as_text() {
+        let text = content_text(&[json!({"type": "text", "text": "hi"}), json!({"type": "image", "data": "..."})]);
+        assert_eq!(text, "hi\n[image]");
+    }
+}
