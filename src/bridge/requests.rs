@@ -8,10 +8,11 @@ use super::server_port::{BoxFuture, CallControl};
 use super::session::{Command, InFlight, State, ViewEvent, ViewSession, MAX_DOWNLOAD_BYTES, MAX_VIEW_MESSAGE_BYTES};
 use super::trace::Direction;
 use crate::protocol::jsonrpc::{code, params_object};
+use crate::protocol::types::parse_params;
 use crate::protocol::{
-    methods, negotiate_protocol_version, DisplayMode, HostCapabilities, HostContext, InitializeParams,
-    InitializeResult, Message, RequestId, RpcError, SandboxGrant, SandboxResourceReadyParams, SizeChangedParams,
-    ToolInfo,
+    methods, negotiate_protocol_version, CallToolParams, CancelledParams, DisplayMode, DisplayModeParams,
+    HostCapabilities, HostContext, InitializeParams, InitializeResult, LogParams, Message, OpenLinkParams, RequestId,
+    RpcError, SandboxGrant, SandboxResourceReadyParams, SizeChangedParams, ToolInfo,
 };
 use crate::sandbox::FRAME_SANDBOX;
 use crate::ui_resource::tool_ui;
@@ -145,15 +146,8 @@ impl ViewSession {
     }
 
     fn on_request_display_mode(&mut self, id: RequestId, params: Option<&Value>) {
-        let requested = params_object(params).and_then(|p| {
-            serde_json::from_value::<DisplayMode>(p.get("mode").cloned().unwrap_or(Value::Null)).map_err(|_| {
-                RpcError::invalid_params(
-                    "ui/request-display-mode: `mode` must be \"inline\", \"fullscreen\" or \"pip\"",
-                )
-            })
-        });
-        let requested = match requested {
-            Ok(m) => m,
+        let requested = match parse_params::<DisplayModeParams>(methods::REQUEST_DISPLAY_MODE, params) {
+            Ok(p) => p.mode,
             Err(e) => return self.respond(id, Err(e)),
         };
         let current = self.config.host_context.display_mode.unwrap_or_default();
@@ -196,9 +190,8 @@ impl ViewSession {
     }
 
     fn on_open_link(&mut self, id: RequestId, params: Option<&Value>) {
-        let url = match params_object(params).map(|p| p.get("url").and_then(Value::as_str).map(str::to_owned)) {
-            Ok(Some(u)) => u,
-            Ok(None) => return self.respond(id, Err(RpcError::invalid_params("ui/open-link: `url` must be a string"))),
+        let url = match parse_params::<OpenLinkParams>(methods::OPEN_LINK, params) {
+            Ok(p) => p.url,
             Err(e) => return self.respond(id, Err(e)),
         };
         let parsed = match url::Url::parse(&url) {
@@ -308,21 +301,11 @@ impl ViewSession {
     }
 
     fn forward_tools_call(&mut self, id: RequestId, params: Option<&Value>) {
-        let params = match params_object(params) {
+        let CallToolParams { name, arguments, task, .. } = match parse_params(methods::TOOLS_CALL, params) {
             Ok(p) => p,
             Err(e) => return self.respond(id, Err(e)),
         };
-        let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
-            return self.respond(id, Err(RpcError::invalid_params("tools/call: `name` must be a string")));
-        };
-        let arguments = match params.get("arguments") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(a)) => Some(a.clone()),
-            Some(_) => {
-                return self.respond(id, Err(RpcError::invalid_params("tools/call: `arguments` must be an object")))
-            }
-        };
-        if params.get("task").is_some() {
+        if task.is_some() {
             return self.respond(id, Err(RpcError::invalid_params("tools/call: tasks are not supported in MCP Apps")));
         }
         let Some(tool) = self.server.tool(&name) else {
@@ -455,28 +438,25 @@ impl ViewSession {
                     _ => self.reject(format!("{method}: width/height must be non-negative numbers"), Value::Null),
                 }
             }
-            methods::LOG_MESSAGE => {
-                let p = params.unwrap_or(json!({}));
-                let level = p.get("level").and_then(Value::as_str).unwrap_or("info").to_owned();
-                let logger = p.get("logger").and_then(Value::as_str).map(str::to_owned);
-                let data = p.get("data").cloned().unwrap_or(Value::Null);
-                tracing::info!(view = %self.id(), level = %level, logger = ?logger, "View log: {data}");
-                self.emit(ViewEvent::Log { level, logger, data });
-            }
+            methods::LOG_MESSAGE => match parse_params::<LogParams>(method, params.as_ref()) {
+                Ok(LogParams { level, logger, data, .. }) => {
+                    tracing::info!(view = %self.id(), level = %level, logger = ?logger, "View log: {data}");
+                    self.emit(ViewEvent::Log { level, logger, data });
+                }
+                Err(e) => self.reject(e.message, Value::Null),
+            },
             methods::REQUEST_TEARDOWN => self.emit(ViewEvent::TeardownRequested),
             methods::CANCELLED => {
-                let p = params.unwrap_or(json!({}));
-                let Some(id) = p
-                    .get("requestId")
-                    .and_then(|v| Message::from_value(&json!({"jsonrpc": "2.0", "id": v, "result": {}})).ok())
-                    .and_then(|m| match m {
-                        Message::Response { id, .. } => Some(id),
-                        _ => None,
-                    })
-                else {
+                let parsed =
+                    parse_params::<CancelledParams>(method, params.as_ref()).ok().and_then(
+                        |p| match Message::from_value(&json!({"jsonrpc": "2.0", "id": p.request_id, "result": {}})) {
+                            Ok(Message::Response { id, .. }) => Some((id, p.reason)),
+                            _ => None,
+                        },
+                    );
+                let Some((id, reason)) = parsed else {
                     return self.reject("notifications/cancelled without a valid requestId".into(), Value::Null);
                 };
-                let reason = p.get("reason").and_then(Value::as_str).map(str::to_owned);
                 match self.in_flight.get_mut(&id) {
                     Some(f) => {
                         f.cancelled = true;

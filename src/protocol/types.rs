@@ -312,3 +312,214 @@ mod tests {
         assert!(serde_json::from_value::<Theme>(json!("blue")).is_err());
     }
 }
+
+/// Params of `ui/notifications/tool-input` and `tool-input-partial`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolInputParams {
+    /// The (complete or partial) tool arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Map<String, Value>>,
+}
+
+/// Params of `ui/notifications/tool-cancelled`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolCancelledParams {
+    /// Why the tool run ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Params of `ui/open-link`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct OpenLinkParams {
+    /// The URL to open outside the webview.
+    pub url: String,
+}
+
+/// Params of `ui/message`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct MessageParams {
+    /// Always `user` in this protocol version.
+    pub role: String,
+    /// MCP content blocks.
+    pub content: Vec<ContentBlock>,
+}
+
+/// An MCP content block, kept whole; only its `type` is read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ContentBlock {
+    /// `text`, `image`, `audio`, `resource`, `resource_link`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The rest of the block.
+    #[serde(flatten)]
+    pub rest: Map<String, Value>,
+}
+
+/// Params of `ui/update-model-context` (both empty or absent: clear).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UpdateModelContextParams {
+    /// Content blocks for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Vec<ContentBlock>>,
+    /// Structured data for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Map<String, Value>>,
+}
+
+impl UpdateModelContextParams {
+    /// True when the update clears the context.
+    pub fn is_empty(&self) -> bool {
+        self.content.as_ref().is_none_or(Vec::is_empty) && self.structured_content.as_ref().is_none_or(Map::is_empty)
+    }
+}
+
+/// Params of `ui/request-display-mode`, and its result (the mode in effect).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct DisplayModeParams {
+    /// The mode.
+    pub mode: DisplayMode,
+}
+
+/// Params of `ui/download-file`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct DownloadFileParams {
+    /// `resource` (embedded) or `resource_link` blocks.
+    pub contents: Vec<ContentBlock>,
+}
+
+/// Result of the consent-based requests (`ui/open-link`, `ui/message`, `ui/download-file`):
+/// `{}` when done, `{isError: true}` when refused.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ActionResult {
+    /// Set when the host refused or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// Why (for the App's developer; not shown to the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl ActionResult {
+    /// Done.
+    pub fn ok() -> Self {
+        Self::default()
+    }
+
+    /// Refused, with the reason.
+    pub fn refused(reason: impl Into<String>) -> Self {
+        Self { is_error: Some(true), message: Some(reason.into()) }
+    }
+}
+
+/// Params of `notifications/message` (MCP logging).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LogParams {
+    /// `debug` ... `emergency`.
+    pub level: String,
+    /// Logger name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<String>,
+    /// Any JSON.
+    #[serde(default)]
+    pub data: Value,
+}
+
+/// Params of `notifications/cancelled`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CancelledParams {
+    /// The id of the request being cancelled.
+    pub request_id: Value,
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Params of `tools/call` as a View sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CallToolParams {
+    /// The tool.
+    pub name: String,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Map<String, Value>>,
+    /// Request metadata (progress token).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+    /// Task augmentation (not supported in MCP Apps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<Value>,
+}
+
+/// Reads typed params, turning serde's message (which names the field) into `-32602`.
+pub fn parse_params<T: serde::de::DeserializeOwned>(
+    method: &str,
+    params: Option<&Value>,
+) -> Result<T, crate::protocol::RpcError> {
+    serde_json::from_value(params.cloned().unwrap_or(Value::Object(Map::new())))
+        .map_err(|e| crate::protocol::RpcError::invalid_params(format!("{method}: {e}")))
+}
+
+#[cfg(test)]
+mod method_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round_trip<T: serde::de::DeserializeOwned + Serialize>(v: Value) {
+        let typed: T = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(serde_json::to_value(typed).unwrap(), v);
+    }
+
+    #[test]
+    fn every_method_round_trips_and_keeps_extension_fields() {
+        round_trip::<ToolInputParams>(json!({"arguments": {"a": [1, {"b": null}]}}));
+        round_trip::<ToolCancelledParams>(json!({"reason": "user"}));
+        round_trip::<OpenLinkParams>(json!({"url": "https://x.example"}));
+        round_trip::<MessageParams>(
+            json!({"role": "user", "content": [{"type": "text", "text": "hi", "annotations": {"priority": 1}}]}),
+        );
+        round_trip::<UpdateModelContextParams>(
+            json!({"content": [{"type": "text", "text": "a"}], "structuredContent": {"k": 1}}),
+        );
+        round_trip::<DisplayModeParams>(json!({"mode": "pip"}));
+        round_trip::<DownloadFileParams>(
+            json!({"contents": [{"type": "resource_link", "uri": "file:///a", "name": "a"}]}),
+        );
+        round_trip::<ActionResult>(json!({"isError": true, "message": "no"}));
+        round_trip::<LogParams>(json!({"level": "info", "logger": "l", "data": {"x": 1}}));
+        round_trip::<CancelledParams>(json!({"requestId": 3, "reason": "r"}));
+        round_trip::<CallToolParams>(json!({"name": "t", "arguments": {}, "_meta": {"progressToken": 1}}));
+        round_trip::<SizeChangedParams>(json!({"width": 10.5, "height": 3.0}));
+    }
+
+    #[test]
+    fn bad_params_name_the_field() {
+        let e = parse_params::<OpenLinkParams>("ui/open-link", Some(&json!({}))).unwrap_err();
+        assert_eq!(e.code, -32602);
+        assert!(e.message.contains("url"), "{}", e.message);
+        let e = parse_params::<MessageParams>("ui/message", Some(&json!({"role": "user", "content": [{"text": "x"}]})))
+            .unwrap_err();
+        assert!(e.message.contains("type"), "{}", e.message);
+        let e =
+            parse_params::<DisplayModeParams>("ui/request-display-mode", Some(&json!({"mode": "huge"}))).unwrap_err();
+        assert!(e.message.contains("huge"), "{}", e.message);
+        assert!(ActionResult::ok().is_error.is_none());
+        assert!(UpdateModelContextParams::default().is_empty());
+    }
+}
