@@ -172,6 +172,10 @@
         send({ kind: "dropped", view: id, reason: "message from unexpected origin " + event.origin });
         return;
       }
+      if (event.data && typeof event.data === "object" && event.data.mcpHostDiagnostic) {
+        send({ kind: "diagnostic", view: id, data: event.data.mcpHostDiagnostic });
+        return;
+      }
       var textMsg;
       try {
         textMsg = JSON.stringify(event.data);

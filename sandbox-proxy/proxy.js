@@ -53,8 +53,44 @@
     document.body.appendChild(inner);
     var doc = inner.contentDocument;
     doc.open();
+    watch(inner.contentWindow);
     doc.write(params.html);
     doc.close();
+  }
+
+  // Diagnostics for the host's log, `check` and the developer panel: CSP violations, uncaught
+  // errors and console errors of the View. They are not JSON-RPC and never reach the bridge as
+  // protocol; like everything from this origin they are the View's own word, used only to report
+  // on the View itself.
+  function report(kind, detail) {
+    try {
+      window.parent.postMessage({ mcpHostDiagnostic: { kind: kind, detail: detail } }, HOST_ORIGIN);
+    } catch (e) { /* nothing to do */ }
+  }
+
+  function text(value) {
+    try { return typeof value === "string" ? value : (value && value.stack) || JSON.stringify(value) || String(value); }
+    catch (e) { return String(value); }
+  }
+
+  function watch(win) {
+    if (!win) return;
+    win.addEventListener("securitypolicyviolation", function (e) {
+      report("csp", { directive: e.effectiveDirective || e.violatedDirective, blockedURI: e.blockedURI, sourceFile: e.sourceFile, line: e.lineNumber });
+    }, true);
+    win.addEventListener("error", function (e) {
+      if (e.error !== undefined || e.message) report("error", { message: e.message || text(e.error), source: e.filename, line: e.lineno });
+    });
+    win.addEventListener("unhandledrejection", function (e) {
+      report("error", { message: "unhandled rejection: " + text(e.reason) });
+    });
+    var original = win.console && win.console.error;
+    if (typeof original === "function") {
+      win.console.error = function () {
+        report("console", { message: Array.prototype.map.call(arguments, text).join(" ").slice(0, 2000) });
+        return original.apply(this, arguments);
+      };
+    }
   }
 
   window.addEventListener("message", function (event) {

@@ -22,6 +22,7 @@
 
 pub mod bridge;
 pub mod error;
+pub mod inspect;
 pub mod protocol;
 pub mod sandbox;
 pub mod server;

@@ -28,6 +28,8 @@ pub enum Direction {
     ServerToHost,
     /// Something the host dropped, with the reason (`msg` is `{"reason", "data"}`).
     Rejected,
+    /// A diagnostic about a View (`msg` is `{"kind": "csp" | "error" | "console", "detail"}`).
+    Diagnostic,
 }
 
 impl Direction {
@@ -41,6 +43,7 @@ impl Direction {
             Self::HostToServer => "host->server",
             Self::ServerToHost => "server->host",
             Self::Rejected => "rejected",
+            Self::Diagnostic => "diagnostic",
         }
     }
 }

@@ -1,4 +1,8 @@
-//! Command-line interface: `mcp-apps-host run ...`.
+//! Command-line interface: `mcp-apps-host run | inspect | check`.
+
+mod check;
+mod inspect;
+mod server_args;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -6,8 +10,6 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
-
-use mcp_apps_host::server::ServerSpec;
 
 /// A native host for MCP Apps: renders the interactive UIs of MCP servers in a sandboxed webview.
 #[derive(Debug, Parser)]
@@ -21,13 +23,16 @@ struct Cli {
 enum Command {
     /// Connect to a server, call a tool and show its App UI in a window.
     Run(RunArgs),
+    /// List a server's tools and UI resources and lint them (no window).
+    Inspect(inspect::InspectArgs),
+    /// Render every UI tool's View in a real host, headlessly, and report what works.
+    Check(check::CheckArgs),
 }
 
 #[derive(Debug, clap::Args)]
 struct RunArgs {
-    /// The server's command line (POSIX quoting; run directly, not through a shell).
-    #[arg(long, value_name = "COMMAND LINE")]
-    stdio: String,
+    #[command(flatten)]
+    server: server_args::ServerArgs,
     /// The tool whose UI to show.
     #[arg(long)]
     tool: String,
@@ -58,6 +63,12 @@ struct RunArgs {
     /// Evaluate this JavaScript file in the host shell once it is ready (automation, tests).
     #[arg(long, value_name = "FILE")]
     automation: Option<PathBuf>,
+    /// Write a PNG screenshot (WebKit's snapshot) once the View initialized and settled.
+    #[arg(long, value_name = "FILE")]
+    screenshot: Option<PathBuf>,
+    /// Milliseconds a View settles before the screenshot or the --exit-after exit.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    settle_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -91,7 +102,7 @@ fn init_logging() {
         .init();
 }
 
-fn parse_args(text: &str) -> anyhow::Result<Map<String, Value>> {
+pub(crate) fn parse_args(text: &str) -> anyhow::Result<Map<String, Value>> {
     match serde_json::from_str::<Value>(text).with_context(|| format!("--args is not valid JSON: {text}"))? {
         Value::Object(map) => Ok(map),
         other => bail!("--args must be a JSON object, got {other}"),
@@ -102,7 +113,7 @@ fn parse_args(text: &str) -> anyhow::Result<Map<String, Value>> {
 fn run(args: RunArgs) -> anyhow::Result<i32> {
     use mcp_apps_host::desktop::{Consent, ExitAfter, RunOptions};
     use mcp_apps_host::protocol::Theme;
-    let server = ServerSpec::from_command_line(&args.stdio)?;
+    let server = args.server.resolve()?;
     let mut options = RunOptions::new(server, args.tool);
     options.arguments = parse_args(&args.args)?;
     options.trace = args.trace;
@@ -121,6 +132,8 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
         ConsentArg::Deny => Consent::Deny,
     };
     options.opener = args.open_with;
+    options.screenshot = args.screenshot;
+    options.settle = std::time::Duration::from_millis(args.settle_ms);
     options.downloads = args.downloads;
     options.theme = args.theme.map(|t| match t {
         ThemeArg::Light => Theme::Light,
@@ -139,7 +152,7 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 
 #[cfg(not(feature = "desktop"))]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
-    let _ = (ServerSpec::from_command_line(&args.stdio)?, parse_args(&args.args)?);
+    let _ = (args.server.resolve()?, parse_args(&args.args)?);
     bail!("this build has no window support: rebuild with the `desktop` feature")
 }
 
@@ -149,6 +162,8 @@ pub fn main() -> ExitCode {
     init_logging();
     let outcome = match cli.command {
         Command::Run(args) => run(args),
+        Command::Inspect(args) => inspect::inspect(args),
+        Command::Check(args) => check::check(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),

@@ -62,6 +62,10 @@ pub struct RunOptions {
     pub automation: Option<String>,
     /// Start with this theme instead of the system's.
     pub theme: Option<Theme>,
+    /// Write a screenshot here once the View has initialized (and reached `exit_after`) and settled.
+    pub screenshot: Option<PathBuf>,
+    /// How long a View settles before the screenshot or the exit.
+    pub settle: Duration,
 }
 
 impl RunOptions {
@@ -79,6 +83,8 @@ impl RunOptions {
             downloads: None,
             automation: None,
             theme: None,
+            screenshot: None,
+            settle: Duration::from_millis(500),
         }
     }
 }
@@ -120,6 +126,9 @@ pub(super) struct Controller {
     asks: mpsc::UnboundedSender<Ask>,
     dialogs: HashMap<u64, oneshot::Sender<bool>>,
     next_dialog: u64,
+    /// Set once the run reached its goal: settle, screenshot, then exit with this code.
+    finishing: bool,
+    finished_tx: mpsc::UnboundedSender<i32>,
 }
 
 impl Controller {
@@ -129,8 +138,9 @@ impl Controller {
         registry: ProxyRegistry,
         system_theme: Theme,
         started: Instant,
-    ) -> (Self, mpsc::UnboundedReceiver<ViewId>, mpsc::UnboundedReceiver<Ask>) {
+    ) -> (Self, Receivers) {
         let (teardowns, teardowns_rx) = mpsc::unbounded_channel();
+        let (finished_tx, finished_rx) = mpsc::unbounded_channel();
         let (asks, asks_rx) = mpsc::unbounded_channel();
         let theme = options.theme.unwrap_or(system_theme);
         let controller = Self {
@@ -150,8 +160,10 @@ impl Controller {
             asks,
             dialogs: HashMap::new(),
             next_dialog: 1,
+            finishing: false,
+            finished_tx,
         };
-        (controller, teardowns_rx, asks_rx)
+        (controller, Receivers { teardowns: teardowns_rx, asks: asks_rx, finished: finished_rx })
     }
 
     fn shell(&mut self, command: Value) {
@@ -197,6 +209,27 @@ impl Controller {
         });
     }
 
+    /// The run reached its goal (or failed after the View was told): let the View settle, take the
+    /// screenshot if asked, then exit with `code`.
+    fn finish(&mut self, code: i32) {
+        if self.finishing || self.exiting.is_some() {
+            return;
+        }
+        self.finishing = true;
+        let settle = self.options.settle;
+        let screenshot =
+            self.options.screenshot.clone().filter(|_| code == 0 || self.views.values().any(|v| v.initialized));
+        let (ui, done) = (self.ui.clone(), self.finished_tx.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(settle).await;
+            let mut code = code;
+            if let Some(path) = screenshot {
+                code = take_screenshot(&ui, path).await.max(code);
+            }
+            let _ = done.send(code);
+        });
+    }
+
     /// Prints one clear line and exits 1 (the window shows it too, for a person watching).
     fn fail(&mut self, error: &str) {
         eprintln!("error: {error}");
@@ -204,12 +237,8 @@ impl Controller {
         self.begin_exit(1);
     }
 
-    pub(super) async fn run(
-        mut self,
-        mut from_ui: mpsc::UnboundedReceiver<HostInput>,
-        mut teardowns_rx: mpsc::UnboundedReceiver<ViewId>,
-        mut asks_rx: mpsc::UnboundedReceiver<Ask>,
-    ) {
+    pub(super) async fn run(mut self, mut from_ui: mpsc::UnboundedReceiver<HostInput>, receivers: Receivers) {
+        let Receivers { teardowns: mut teardowns_rx, asks: mut asks_rx, finished: mut finished_rx } = receivers;
         if let Some(path) = &self.options.trace {
             match Trace::create(path, self.started) {
                 Ok(t) => self.trace = t,
@@ -267,10 +296,11 @@ impl Controller {
                     Err(e) => self.fail(&e.to_string()),
                 },
                 Some(ask) = asks_rx.recv() => self.on_ask(ask),
+                Some(code) = finished_rx.recv() => self.begin_exit(code),
                 Some(view) = teardowns_rx.recv() => {
                     self.close_view(&view);
                     if self.options.exit_after == Some(ExitAfter::Teardown) && self.views.values().all(|v| v.closed) {
-                        self.begin_exit(0);
+                        self.finish(0);
                     }
                 },
                 Some((view, outcome)) = result_rx.recv() => {
@@ -285,7 +315,7 @@ impl Controller {
                 },
                 Some((view, output)) = out_rx.recv() => {
                     if let Some(code) = self.on_view_output(&view, output) {
-                        self.begin_exit(code);
+                        self.finish(code);
                     }
                 },
                 () = &mut deadline => {
@@ -516,6 +546,12 @@ impl Controller {
                 Some(v) => v.handle.from_view(msg),
                 None => tracing::warn!("message for unknown View {view} dropped"),
             },
+            ShellMessage::Diagnostic { view, data } => {
+                let kind = data.get("kind").and_then(Value::as_str).unwrap_or("unknown").to_owned();
+                let detail = data.get("detail").cloned().unwrap_or(Value::Null);
+                tracing::warn!(view = %view, "View {kind}: {detail}");
+                self.trace.record(Some(&view), Direction::Diagnostic, &json!({"kind": kind, "detail": detail}));
+            }
             ShellMessage::Dropped { view, reason } => {
                 tracing::warn!(view = %view, "shell dropped a frame message: {reason}");
                 self.trace.record(Some(&view), Direction::Rejected, &json!({"reason": reason}));
@@ -677,6 +713,15 @@ impl Controller {
                 if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.initialized) {
                     return Some(0);
                 }
+                if exit_after.is_none() {
+                    if let Some(path) = self.options.screenshot.clone() {
+                        let (ui, settle) = (self.ui.clone(), self.options.settle);
+                        tokio::spawn(async move {
+                            tokio::time::sleep(settle).await;
+                            take_screenshot(&ui, path).await;
+                        });
+                    }
+                }
             }
             ViewEvent::ToolResultDelivered => {
                 if let Some(v) = self.views.get_mut(view) {
@@ -723,6 +768,35 @@ impl Controller {
                 self.registry.remove(view);
                 self.shell(json!({"op": "unmount", "view": view}));
             }
+        }
+    }
+}
+
+/// The controller's receiving ends, handed to [`Controller::run`].
+pub(super) struct Receivers {
+    teardowns: mpsc::UnboundedReceiver<ViewId>,
+    asks: mpsc::UnboundedReceiver<Ask>,
+    finished: mpsc::UnboundedReceiver<i32>,
+}
+
+/// Asks the UI thread for a screenshot; returns the exit code it implies (1 when it failed).
+async fn take_screenshot(ui: &EventLoopProxy<UserEvent>, path: PathBuf) -> i32 {
+    let (tx, rx) = oneshot::channel();
+    if ui.send_event(UserEvent::Screenshot(path, tx)).is_err() {
+        return 1;
+    }
+    match tokio::time::timeout(Duration::from_secs(10), rx).await {
+        Ok(Ok(Ok(path))) => {
+            eprintln!("screenshot: {}", path.display());
+            0
+        }
+        Ok(Ok(Err(e))) => {
+            eprintln!("error: screenshot failed: {e}");
+            1
+        }
+        _ => {
+            eprintln!("error: screenshot failed: no answer from the webview");
+            1
         }
     }
 }

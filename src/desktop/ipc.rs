@@ -87,6 +87,13 @@ pub enum ShellMessage {
         /// The View.
         view: String,
     },
+    /// A diagnostic from a View's frame (CSP violation, uncaught error, console error).
+    Diagnostic {
+        /// The View.
+        view: String,
+        /// `{kind, detail}` as the proxy reported it.
+        data: serde_json::Value,
+    },
     /// The shell dropped a frame message.
     Dropped {
         /// The View whose frame sent it.

@@ -9,6 +9,7 @@ mod controller;
 mod ipc;
 mod policy;
 mod schemes;
+mod snapshot;
 
 pub use controller::{ExitAfter, RunOptions};
 pub use policy::Consent;
@@ -36,6 +37,8 @@ pub(crate) enum UserEvent {
     Eval(String),
     /// Change the window itself.
     Window(WindowOp),
+    /// Write a screenshot of the webview to this PNG file.
+    Screenshot(std::path::PathBuf, tokio::sync::oneshot::Sender<std::result::Result<std::path::PathBuf, String>>),
     /// Leave the event loop with this exit code.
     Exit(i32),
 }
@@ -162,8 +165,8 @@ pub fn run(options: RunOptions) -> Result<i32> {
     let webview = build_webview(webview, &window)?;
 
     let proxy: EventLoopProxy<UserEvent> = event_loop.create_proxy();
-    let (controller, teardowns, asks) = controller::Controller::new(options, proxy, registry, theme, started);
-    runtime.spawn(controller.run(from_ui, teardowns, asks));
+    let (controller, receivers) = controller::Controller::new(options, proxy, registry, theme, started);
+    runtime.spawn(controller.run(from_ui, receivers));
     let logical = |size: tao::dpi::PhysicalSize<u32>, scale: f64| {
         let l: tao::dpi::LogicalSize<f64> = size.to_logical(scale);
         (l.width, l.height)
@@ -187,6 +190,7 @@ pub fn run(options: RunOptions) -> Result<i32> {
                     tracing::warn!("automation script failed: {e}");
                 }
             }
+            Event::UserEvent(UserEvent::Screenshot(path, done)) => snapshot::capture(&webview, path, done),
             Event::UserEvent(UserEvent::Window(WindowOp::Pip)) => {
                 if saved_size.is_none() {
                     saved_size = Some(window.inner_size());

@@ -1,0 +1,527 @@
+//! `mcp-apps-host check`: every UI tool's View rendered through the full host path (proxy, CSP
+//! header, bridge) in a real WebKitGTK window, headlessly, with a pass/fail report.
+//!
+//! Each tool runs in its own `mcp-apps-host run` child process (a fresh host and server per tool,
+//! so one View cannot disturb the next); the verdict is read from that run's trace.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use mcp_apps_host::inspect::Severity;
+use mcp_apps_host::ui_resource::tool_ui;
+
+use super::server_args::ServerArgs;
+
+/// Arguments of `check`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Check only this tool.
+    #[arg(long)]
+    tool: Option<String>,
+    /// Arguments for the tool calls, as a JSON object (default: `{}` for tools with no required field).
+    #[arg(long, value_name = "JSON")]
+    args: Option<String>,
+    /// Print the report as JSON (shape documented in the README).
+    #[arg(long)]
+    json: bool,
+    /// Also write a JUnit XML report here.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Write one PNG per checked tool into this folder.
+    #[arg(long, value_name = "DIR")]
+    screenshots: Option<PathBuf>,
+    /// Seconds each View may take to initialize and get its result.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    timeout: f64,
+}
+
+/// The verdict for one tool.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCheck {
+    tool: String,
+    /// `pass`, `fail` or `skip`.
+    status: &'static str,
+    /// Why it failed or was skipped (empty when it passed).
+    reasons: Vec<String>,
+    resource_uri: Option<String>,
+    resource_fetched: bool,
+    handshake_completed: bool,
+    /// Milliseconds from host start to `ui/notifications/initialized`.
+    initialized_ms: Option<f64>,
+    protocol_version: Option<String>,
+    app_info: Option<Value>,
+    arguments: Option<Value>,
+    tool_input_delivered: bool,
+    tool_result_delivered: bool,
+    csp_violations: Vec<Value>,
+    errors: Vec<String>,
+    console_errors: Vec<String>,
+    screenshot: Option<PathBuf>,
+    duration_ms: u128,
+}
+
+impl ToolCheck {
+    fn new(tool: &str, resource_uri: Option<String>) -> Self {
+        Self {
+            tool: tool.to_owned(),
+            status: "fail",
+            reasons: Vec::new(),
+            resource_uri,
+            resource_fetched: false,
+            handshake_completed: false,
+            initialized_ms: None,
+            protocol_version: None,
+            app_info: None,
+            arguments: None,
+            tool_input_delivered: false,
+            tool_result_delivered: false,
+            csp_violations: Vec::new(),
+            errors: Vec::new(),
+            console_errors: Vec::new(),
+            screenshot: None,
+            duration_ms: 0,
+        }
+    }
+}
+
+/// An Xvfb this process started; stopped on drop.
+struct Xvfb(std::process::Child);
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Makes sure windows can open: the user's display, or an Xvfb of our own.
+fn ensure_display() -> Result<(Option<String>, Option<Xvfb>), String> {
+    if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() {
+        return Ok((None, None));
+    }
+    let xvfb = ["/usr/bin/Xvfb", "/usr/local/bin/Xvfb"].into_iter().find(|p| Path::new(p).exists()).ok_or(
+        "no display: DISPLAY is not set and Xvfb is not installed (install it, e.g. `apt-get install xvfb`, or run under a display)",
+    )?;
+    for n in 90..190 {
+        if Path::new(&format!("/tmp/.X{n}-lock")).exists() || Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
+            continue;
+        }
+        let child = Command::new(xvfb)
+            .args([
+                format!(":{n}"),
+                "-screen".into(),
+                "0".into(),
+                "1280x1024x24".into(),
+                "-nolisten".into(),
+                "tcp".into(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start Xvfb: {e}"))?;
+        let guard = Xvfb(child);
+        let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(10) {
+            if socket.exists() {
+                return Ok((Some(format!(":{n}")), Some(guard)));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        return Err("Xvfb did not start within 10 s".into());
+    }
+    Err("no free X display number for Xvfb".into())
+}
+
+/// `{}` when the tool's schema requires nothing, else the reason it must be skipped.
+fn default_arguments(tool: &Value) -> Result<Value, String> {
+    let required: Vec<&str> = tool
+        .get("inputSchema")
+        .and_then(|s| s.get("required"))
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if required.is_empty() {
+        Ok(json!({}))
+    } else {
+        Err(format!("needs arguments (required: {}); pass --args", required.join(", ")))
+    }
+}
+
+/// Reads the verdict of one `run` from its trace and stderr.
+fn judge(check: &mut ToolCheck, trace: &[Value], stderr: &str, code: Option<i32>) {
+    for rec in trace {
+        let msg = &rec["msg"];
+        match rec["dir"].as_str() {
+            Some("view->host") => match msg["method"].as_str() {
+                Some("ui/initialize") => {
+                    check.protocol_version = msg["params"]["protocolVersion"].as_str().map(str::to_owned);
+                    check.app_info = msg["params"].get("appInfo").cloned();
+                }
+                Some("ui/notifications/initialized") if !check.handshake_completed => {
+                    check.handshake_completed = true;
+                    check.initialized_ms = rec["t_ms"].as_f64();
+                }
+                _ => {}
+            },
+            Some("host->proxy") if msg["method"] == "ui/notifications/sandbox-resource-ready" => {
+                check.resource_fetched = true
+            }
+            Some("host->view") => match msg["method"].as_str() {
+                Some("ui/notifications/tool-input") => check.tool_input_delivered = true,
+                Some("ui/notifications/tool-result") => check.tool_result_delivered = true,
+                Some("ui/notifications/tool-cancelled") => {
+                    check.reasons.push(format!(
+                        "the tool call failed: {}",
+                        msg["params"]["reason"].as_str().unwrap_or("no reason")
+                    ));
+                }
+                _ => {}
+            },
+            Some("diagnostic") => {
+                let detail = &msg["detail"];
+                let text = detail["message"].as_str().unwrap_or_default().to_owned();
+                match msg["kind"].as_str() {
+                    Some("csp") => check
+                        .csp_violations
+                        .push(json!({"directive": detail["directive"], "blockedURI": detail["blockedURI"]})),
+                    Some("error") => check.errors.push(text),
+                    Some("console") => check.console_errors.push(text),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    let error_lines: Vec<&str> = stderr.lines().filter_map(|l| l.strip_prefix("error: ")).collect();
+    if !check.resource_fetched {
+        check.reasons.push("the UI resource never reached the sandbox".into());
+    }
+    if check.resource_fetched && !check.handshake_completed {
+        check.reasons.push("the View never completed the handshake (no ui/notifications/initialized)".into());
+    }
+    if check.handshake_completed && !check.tool_input_delivered {
+        check.reasons.push("tool-input was not delivered".into());
+    }
+    if check.handshake_completed && !check.tool_result_delivered {
+        check.reasons.push("tool-result was not delivered".into());
+    }
+    for v in &check.csp_violations {
+        check.reasons.push(format!(
+            "CSP violation: {} blocked {}",
+            v["directive"].as_str().unwrap_or("?"),
+            v["blockedURI"].as_str().unwrap_or("?")
+        ));
+    }
+    for e in &check.errors {
+        check.reasons.push(format!("uncaught error: {e}"));
+    }
+    for e in &check.console_errors {
+        check.reasons.push(format!("console error: {e}"));
+    }
+    if code != Some(0) {
+        for line in error_lines {
+            let line = line.to_owned();
+            if !check.reasons.contains(&line) {
+                check.reasons.push(line);
+            }
+        }
+        if code.is_none() {
+            check.reasons.push("the host did not finish in time".into());
+        }
+    }
+    check.reasons.dedup();
+    check.status = if check.reasons.is_empty() { "pass" } else { "fail" };
+}
+
+fn run_one(
+    args: &CheckArgs,
+    display: Option<&str>,
+    tool: &str,
+    arguments: &Value,
+    check: &mut ToolCheck,
+) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let trace = dir.path().join("trace.jsonl");
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("run").args(args.server.to_args()).args(["--tool", tool, "--args", &arguments.to_string()]);
+    cmd.args([
+        "--exit-after",
+        "result",
+        "--consent",
+        "deny",
+        "--settle-ms",
+        "800",
+        "--timeout",
+        &args.timeout.to_string(),
+    ]);
+    cmd.arg("--trace").arg(&trace);
+    if let Some(dir) = &args.screenshots {
+        let file: String =
+            tool.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+        let path = dir.join(format!("{file}.png"));
+        cmd.arg("--screenshot").arg(&path);
+        check.screenshot = Some(path);
+    }
+    if let Some(display) = display {
+        cmd.env("DISPLAY", display);
+    }
+    cmd.env("MCP_APPS_HOST_LOG", "mcp_apps_host=warn").stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = cmd.spawn()?;
+    let stderr_pipe = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || std::io::read_to_string(stderr_pipe).unwrap_or_default());
+    let limit = Duration::from_secs_f64(args.timeout + 30.0);
+    let started = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait()? {
+            break status.code();
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stderr = reader.join().unwrap_or_default();
+    let records: Vec<Value> = std::fs::read_to_string(&trace)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    judge(check, &records, &stderr, code);
+    if check.screenshot.as_ref().is_some_and(|p| !p.exists()) {
+        check.screenshot = None;
+    }
+    Ok(())
+}
+
+fn xml_escape(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '&' => "&amp;".into(),
+            '<' => "&lt;".into(),
+            '>' => "&gt;".into(),
+            '"' => "&quot;".into(),
+            '\'' => "&apos;".into(),
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t') => " ".into(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+fn junit(server: &str, checks: &[ToolCheck]) -> String {
+    let failures = checks.iter().filter(|c| c.status == "fail").count();
+    let skipped = checks.iter().filter(|c| c.status == "skip").count();
+    let total: f64 = checks.iter().map(|c| c.duration_ms as f64 / 1000.0).sum();
+    let mut xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mcp-apps-host check\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{total:.3}\">\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{total:.3}\">\n",
+        checks.len(),
+        xml_escape(server),
+        checks.len()
+    );
+    for c in checks {
+        xml.push_str(&format!(
+            "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
+            xml_escape(server),
+            xml_escape(&c.tool),
+            c.duration_ms as f64 / 1000.0
+        ));
+        match c.status {
+            "pass" => xml.push_str("/>\n"),
+            "skip" => xml.push_str(&format!(
+                ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                xml_escape(&c.reasons.join("; "))
+            )),
+            _ => xml.push_str(&format!(
+                ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
+                xml_escape(c.reasons.first().map(String::as_str).unwrap_or("failed")),
+                xml_escape(&c.reasons.join("\n"))
+            )),
+        }
+    }
+    xml.push_str("  </testsuite>\n</testsuites>\n");
+    xml
+}
+
+/// Runs `check`: exit 0 when every checked tool passes, 1 when any fails, 2 for usage or
+/// connection errors.
+pub fn check(args: CheckArgs) -> anyhow::Result<i32> {
+    let explicit_args = match &args.args {
+        Some(text) => Some(Value::Object(super::parse_args(text)?)),
+        None => None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let survey = runtime.block_on(async {
+        let survey = super::inspect::survey(&args.server).await;
+        if let Ok(s) = &survey {
+            s.conn.shutdown().await;
+        }
+        survey
+    });
+    let survey = match survey {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(2);
+        }
+    };
+    let server = survey.conn.name().to_owned();
+    let ui_tools: Vec<&Value> = survey
+        .tools
+        .iter()
+        .filter(|t| tool_ui(t).ok().and_then(|u| u.resource_uri).is_some())
+        .filter(|t| args.tool.as_deref().is_none_or(|name| t["name"] == name))
+        .collect();
+    if let Some(name) = &args.tool {
+        if ui_tools.is_empty() {
+            let known = survey.tools.iter().any(|t| t["name"] == name.as_str());
+            eprintln!(
+                "error: {}",
+                if known { format!("tool `{name}` has no UI") } else { format!("{server} has no tool `{name}`") }
+            );
+            return Ok(2);
+        }
+    }
+    if ui_tools.is_empty() {
+        eprintln!("error: {server} has no tool with a UI (_meta.ui.resourceUri)");
+        return Ok(2);
+    }
+
+    let (display, _xvfb) = match ensure_display() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(2);
+        }
+    };
+    if let Some(dir) = &args.screenshots {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut checks = Vec::new();
+    for tool in ui_tools {
+        let name = tool["name"].as_str().unwrap_or_default();
+        let uri = tool_ui(tool).ok().and_then(|u| u.resource_uri);
+        let mut c = ToolCheck::new(name, uri.clone());
+        let started = Instant::now();
+        // A resource the survey already found broken fails without opening a window.
+        let resource_errors: Vec<String> = survey
+            .report
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error && uri.as_deref() == Some(f.subject.as_str()))
+            .map(|f| f.message.clone())
+            .collect();
+        let arguments = explicit_args.clone().map(Ok).unwrap_or_else(|| default_arguments(tool));
+        match (resource_errors.is_empty(), arguments) {
+            (false, _) => c.reasons = resource_errors,
+            (true, Err(reason)) => {
+                c.status = "skip";
+                c.reasons.push(reason);
+            }
+            (true, Ok(arguments)) => {
+                c.arguments = Some(arguments.clone());
+                if !args.json {
+                    eprintln!("checking {name}…");
+                }
+                run_one(&args, display.as_deref(), name, &arguments, &mut c)?;
+            }
+        }
+        c.duration_ms = started.elapsed().as_millis();
+        checks.push(c);
+    }
+
+    if let Some(path) = &args.junit {
+        std::fs::write(path, junit(&server, &checks))?;
+    }
+    let failed = checks.iter().filter(|c| c.status == "fail").count();
+    if args.json {
+        let passed = checks.iter().filter(|c| c.status == "pass").count();
+        let skipped = checks.len() - passed - failed;
+        let report = json!({"server": server, "tools": checks, "summary": {"passed": passed, "failed": failed, "skipped": skipped}});
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("server: {server}");
+        for c in &checks {
+            let timing = c.initialized_ms.map(|t| format!("  initialized at {t:.0} ms")).unwrap_or_default();
+            let app = c
+                .app_info
+                .as_ref()
+                .map(|a| {
+                    format!("  app {} {}", a["name"].as_str().unwrap_or("?"), a["version"].as_str().unwrap_or("?"))
+                })
+                .unwrap_or_default();
+            println!("{} {}{timing}{app}", c.status.to_uppercase(), c.tool);
+            for r in &c.reasons {
+                println!("    - {r}");
+            }
+            if let Some(p) = &c.screenshot {
+                println!("    screenshot: {}", p.display());
+            }
+        }
+        println!("{} checked, {failed} failed", checks.len());
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_fields_mean_skip() {
+        assert_eq!(default_arguments(&json!({"inputSchema": {"type": "object"}})), Ok(json!({})));
+        let err = default_arguments(&json!({"inputSchema": {"required": ["city"]}})).unwrap_err();
+        assert!(err.contains("city"));
+    }
+
+    #[test]
+    fn junit_is_escaped_and_counts() {
+        let mut pass = ToolCheck::new("a", None);
+        pass.status = "pass";
+        let mut fail = ToolCheck::new("b<&>", None);
+        fail.reasons.push("CSP violation: \"connect-src\"".into());
+        let xml = junit("srv", &[pass, fail]);
+        assert!(xml.contains("tests=\"2\" failures=\"1\""));
+        assert!(xml.contains("name=\"b&lt;&amp;&gt;\""));
+        assert!(xml.contains("&quot;connect-src&quot;"));
+    }
+
+    #[test]
+    fn the_verdict_comes_from_the_trace() {
+        let trace = vec![
+            json!({"dir": "host->proxy", "msg": {"method": "ui/notifications/sandbox-resource-ready"}}),
+            json!({"dir": "view->host", "msg": {"method": "ui/initialize", "params": {"protocolVersion": "2026-01-26", "appInfo": {"name": "v", "version": "1"}}}}),
+            json!({"dir": "view->host", "t_ms": 321.5, "msg": {"method": "ui/notifications/initialized"}}),
+            json!({"dir": "host->view", "msg": {"method": "ui/notifications/tool-input"}}),
+            json!({"dir": "host->view", "msg": {"method": "ui/notifications/tool-result"}}),
+        ];
+        let mut ok = ToolCheck::new("t", None);
+        judge(&mut ok, &trace, "", Some(0));
+        assert_eq!(ok.status, "pass", "{:?}", ok.reasons);
+        assert_eq!(ok.initialized_ms, Some(321.5));
+        let mut csp = ToolCheck::new("t", None);
+        let mut with_violation = trace.clone();
+        with_violation.push(json!({"dir": "diagnostic", "msg": {"kind": "csp", "detail": {"directive": "connect-src", "blockedURI": "https://x"}}}));
+        judge(&mut csp, &with_violation, "", Some(0));
+        assert_eq!(csp.status, "fail");
+        assert!(csp.reasons[0].contains("connect-src"));
+        let mut silent = ToolCheck::new("t", None);
+        judge(
+            &mut silent,
+            &trace[..1],
+            "error: View v1 did not send ui/notifications/initialized within 5 s\n",
+            Some(1),
+        );
+        assert_eq!(silent.status, "fail");
+        assert!(silent.reasons.iter().any(|r| r.contains("handshake")));
+    }
+}

@@ -1,0 +1,164 @@
+//! `inspect` and `check` against real npm App servers and fixture servers that break one rule each.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn host(args: &[&str], no_display: bool) -> Out {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"));
+    cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    if no_display {
+        cmd.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+    }
+    let out = cmd.output().expect("the binary runs");
+    Out {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn json_of(out: &Out) -> Value {
+    serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\nstderr:\n{}", out.stdout, out.stderr))
+}
+
+fn tool<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == name || t["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {report:#}"))
+}
+
+#[test]
+fn inspect_lists_the_reference_server_cleanly() {
+    let out = host(&["inspect", "--stdio", &basic_vanillajs(), "--json"], false);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let r = json_of(&out);
+    let t = tool(&r, "get-time");
+    assert_eq!(t["hasUi"], true);
+    assert_eq!(t["resourceUri"], "ui://get-time/mcp-app.html");
+    assert_eq!(r["resources"][0]["mimeType"], "text/html;profile=mcp-app");
+    assert_eq!(r["summary"]["errors"], 0, "{r:#}");
+    // Human output too.
+    let human = host(&["inspect", "--stdio", &basic_vanillajs()], false);
+    assert!(human.stdout.contains("get-time") && human.stdout.contains("findings: 0 errors"), "{}", human.stdout);
+}
+
+#[test]
+fn inspect_shows_declared_csp_and_visibility() {
+    let out = host(&["inspect", "--stdio", &node_server("protocol-app-server.mjs", ""), "--json"], false);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let r = json_of(&out);
+    assert_eq!(tool(&r, "slow")["visibility"], serde_json::json!(["app"]));
+    let res = &r["resources"][0];
+    assert_eq!(res["metaSource"], "content");
+    assert!(res["cspHeader"].as_str().unwrap().contains("connect-src 'self' https://api.example.invalid"), "{res:#}");
+    assert_eq!(res["meta"]["permissions"], serde_json::json!({"clipboardWrite": {}}));
+}
+
+#[test]
+fn inspect_reports_broken_resources_as_errors() {
+    for (mode, code) in [("wrong-mime", "wrong-mime"), ("missing-resource", "resource-missing")] {
+        let out = host(&["inspect", "--stdio", &node_server("fault-server.mjs", mode), "--json"], false);
+        assert_eq!(out.code, Some(1), "{mode}: {}", out.stderr);
+        let r = json_of(&out);
+        assert!(
+            r["findings"].as_array().unwrap().iter().any(|f| f["code"] == code && f["severity"] == "error"),
+            "{mode}: {r:#}"
+        );
+    }
+}
+
+#[test]
+fn check_passes_the_reference_app_and_starts_its_own_xvfb() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    let shots = dir.path().join("shots");
+    let out = host(
+        &[
+            "check",
+            "--stdio",
+            &basic_vanillajs(),
+            "--json",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--screenshots",
+            shots.to_str().unwrap(),
+        ],
+        true, // no DISPLAY: check must start Xvfb itself
+    );
+    assert_eq!(out.code, Some(0), "stdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+    let r = json_of(&out);
+    let t = tool(&r, "get-time");
+    assert_eq!(t["status"], "pass", "{t:#}");
+    assert_eq!(t["handshakeCompleted"], true);
+    assert_eq!(t["protocolVersion"], "2026-01-26");
+    assert_eq!(t["appInfo"]["name"], "Get Time App");
+    assert_eq!(t["toolInputDelivered"], true);
+    assert_eq!(t["toolResultDelivered"], true);
+    assert!(t["initializedMs"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["summary"]["passed"], 1);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<testcase") && xml.contains("name=\"get-time\"") && xml.contains("failures=\"0\""), "{xml}");
+    let png = std::fs::read(shots.join("get-time.png")).expect("screenshot written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png.len() > 5_000, "a real picture, not an empty one: {} bytes", png.len());
+}
+
+fn check_fault(mode: &str, extra: &[&str]) -> (Out, Value) {
+    let server = node_server("fault-server.mjs", mode);
+    let mut args = vec!["check", "--stdio", &server, "--json", "--timeout", "5"];
+    args.extend_from_slice(extra);
+    let out = host(&args, false);
+    let r = json_of(&out);
+    (out, r)
+}
+
+#[test]
+fn check_reports_each_broken_app_as_the_failure_it_is() {
+    let cases: [(&str, &[&str]); 5] = [
+        ("wrong-mime", &["MIME type is \"text/html\""]),
+        ("missing-resource", &["Resource not found"]),
+        ("no-init", &["never completed the handshake"]),
+        ("csp-violation", &["CSP violation: connect-src", "undeclared.example.invalid"]),
+        ("throws", &["uncaught error: ", "uncaught on purpose", "console error: fault View: console error on purpose"]),
+    ];
+    for (mode, needles) in cases {
+        let (out, r) = check_fault(mode, &[]);
+        assert_eq!(out.code, Some(1), "{mode}: {}\n{}", out.stdout, out.stderr);
+        let t = tool(&r, "fault");
+        assert_eq!(t["status"], "fail", "{mode}: {t:#}");
+        let reasons: Vec<&str> = t["reasons"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        let reasons = reasons.join("\n");
+        for needle in needles {
+            assert!(reasons.contains(needle), "{mode}: {needle:?} not in {reasons}");
+        }
+    }
+    let (out, r) = check_fault("ok", &[]);
+    assert_eq!(out.code, Some(0), "the clean View passes: {}\n{}", out.stdout, out.stderr);
+    assert_eq!(tool(&r, "fault")["status"], "pass");
+}
+
+#[test]
+fn check_usage_and_connection_errors_exit_2() {
+    let out = host(&["check", "--stdio", &basic_vanillajs(), "--tool", "nope"], false);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("no tool `nope`"), "{}", out.stderr);
+    let out = host(&["check", "--stdio", "/nonexistent/server"], false);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("could not start MCP server"), "{}", out.stderr);
+    let _ = Duration::from_secs(0);
+}
