@@ -162,3 +162,42 @@ fn check_usage_and_connection_errors_exit_2() {
     assert!(out.stderr.contains("could not start MCP server"), "{}", out.stderr);
     let _ = Duration::from_secs(0);
 }
+
+#[test]
+fn check_self_passes_every_host_requirement() {
+    let out = host(&["check", "--self", "--json"], false);
+    assert_eq!(out.code, Some(0), "stdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+    let r = json_of(&out);
+    let reqs = r["selfCheck"].as_array().unwrap();
+    assert!(reqs.len() >= 11, "{r:#}");
+    assert!(reqs.iter().all(|q| q["ok"] == true), "{r:#}");
+    let names: Vec<&str> = reqs.iter().filter_map(|q| q["requirement"].as_str()).collect();
+    for want in [
+        "inside a sandbox proxy",
+        "undeclared origin is blocked",
+        "cannot reach the host's IPC",
+        "before initialized",
+        "tool-input arrives before tool-result",
+        "without \"app\" visibility",
+    ] {
+        assert!(names.iter().any(|n| n.contains(want)), "no requirement about {want}: {names:?}");
+    }
+}
+
+#[test]
+fn check_self_fails_when_the_host_drops_its_csp_header() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"));
+    cmd.args(["check", "--self", "--json"]).env("MCP_APPS_HOST_TEST_DISABLE_CSP", "1");
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_str(&stdout).unwrap();
+    let failed: Vec<&str> = r["selfCheck"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["ok"] != true)
+        .filter_map(|q| q["requirement"].as_str())
+        .collect();
+    assert_eq!(failed, ["an undeclared origin is blocked by the CSP"]);
+}

@@ -39,6 +39,9 @@ pub struct CheckArgs {
     /// Seconds each View may take to initialize and get its result.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     timeout: f64,
+    /// Check this host instead of a server: a built-in probe View tests the host's MUSTs from inside.
+    #[arg(long = "self", conflicts_with_all = ["stdio", "url", "config", "tool", "args"])]
+    self_check: bool,
 }
 
 /// The verdict for one tool.
@@ -241,13 +244,15 @@ fn judge(check: &mut ToolCheck, trace: &[Value], stderr: &str, code: Option<i32>
     check.status = if check.reasons.is_empty() { "pass" } else { "fail" };
 }
 
+/// Runs one tool in a child host; returns its trace, stderr and exit code.
 fn run_one(
     args: &CheckArgs,
     display: Option<&str>,
     tool: &str,
     arguments: &Value,
+    exit_after: &str,
     check: &mut ToolCheck,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<(Vec<Value>, String, Option<i32>)> {
     let dir = tempfile::tempdir()?;
     let trace = dir.path().join("trace.jsonl");
     let exe = std::env::current_exe()?;
@@ -255,7 +260,7 @@ fn run_one(
     cmd.arg("run").args(args.server.to_args()).args(["--tool", tool, "--args", &arguments.to_string()]);
     cmd.args([
         "--exit-after",
-        "result",
+        exit_after,
         "--consent",
         "deny",
         "--settle-ms",
@@ -301,7 +306,7 @@ fn run_one(
     if check.screenshot.as_ref().is_some_and(|p| !p.exists()) {
         check.screenshot = None;
     }
-    Ok(())
+    Ok((records, stderr, code))
 }
 
 fn xml_escape(s: &str) -> String {
@@ -354,7 +359,10 @@ fn junit(server: &str, checks: &[ToolCheck]) -> String {
 
 /// Runs `check`: exit 0 when every checked tool passes, 1 when any fails, 2 for usage or
 /// connection errors.
-pub fn check(args: CheckArgs) -> anyhow::Result<i32> {
+pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
+    if args.self_check {
+        return self_check(&mut args);
+    }
     let explicit_args = match &args.args {
         Some(text) => Some(Value::Object(super::parse_args(text)?)),
         None => None,
@@ -432,7 +440,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<i32> {
                 if !args.json {
                     eprintln!("checking {name}…");
                 }
-                run_one(&args, display.as_deref(), name, &arguments, &mut c)?;
+                run_one(&args, display.as_deref(), name, &arguments, "result", &mut c)?;
             }
         }
         c.duration_ms = started.elapsed().as_millis();
@@ -468,6 +476,93 @@ pub fn check(args: CheckArgs) -> anyhow::Result<i32> {
             }
         }
         println!("{} checked, {failed} failed", checks.len());
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// One requirement of the host self-check.
+#[derive(Debug, Serialize)]
+struct Requirement {
+    requirement: String,
+    ok: bool,
+    detail: Value,
+}
+
+/// The host's MUSTs, tested from inside by the built-in probe View (plus what only the host's
+/// own log can tell: that the View's forged IPC messages were dropped).
+fn requirements(report: &Value, stderr: &str) -> Vec<Requirement> {
+    let mut out: Vec<Requirement> = report
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(_, v)| v.get("ok").is_some())
+        .map(|(name, v)| Requirement { requirement: name.clone(), ok: v["ok"] == true, detail: v["detail"].clone() })
+        .collect();
+    let attempts = report["ipcAttempts"].as_u64().unwrap_or(0) as usize;
+    let dropped = stderr.matches("dropped IPC message without the host secret").count();
+    out.push(Requirement {
+        requirement: "the View cannot reach the host's IPC (forged messages dropped)".into(),
+        ok: dropped >= attempts,
+        detail: json!({"attempts": attempts, "dropped": dropped}),
+    });
+    out.push(Requirement {
+        requirement: "a refused tool never reaches the server".into(),
+        ok: !stderr.contains("PROBE MODEL-ONLY CALLED"),
+        detail: Value::Null,
+    });
+    out
+}
+
+fn self_check(args: &mut CheckArgs) -> anyhow::Result<i32> {
+    let exe = std::env::current_exe()?;
+    args.server.stdio = Some(format!("{} __probe-server", shell_words::quote(&exe.to_string_lossy())));
+    let (display, _xvfb) = match ensure_display() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(2);
+        }
+    };
+    let tool = super::probe_server::PROBE_TOOL;
+    let mut c = ToolCheck::new(tool, Some(super::probe_server::PROBE_URI.into()));
+    let (trace, stderr, _) = run_one(args, display.as_deref(), tool, &json!({}), "teardown", &mut c)?;
+    let report = trace
+        .iter()
+        .filter(|r| r["dir"] == "host->server")
+        .find(|r| r["msg"]["params"]["name"] == "probe-report")
+        .map(|r| r["msg"]["params"]["arguments"]["results"].clone());
+    let Some(report) = report else {
+        eprintln!("error: the probe View never reported; the host failed before it could run:");
+        for r in &c.reasons {
+            eprintln!("  - {r}");
+        }
+        return Ok(1);
+    };
+    let reqs = requirements(&report, &stderr);
+    let failed = reqs.iter().filter(|r| !r.ok).count();
+    if args.json {
+        let out = json!({"selfCheck": reqs, "summary": {"passed": reqs.len() - failed, "failed": failed}});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        for r in &reqs {
+            let detail = if r.detail.is_null() || r.ok { String::new() } else { format!("  {}", r.detail) };
+            println!("{} {}{detail}", if r.ok { "PASS" } else { "FAIL" }, r.requirement);
+        }
+        println!("{} requirements, {failed} failed", reqs.len());
+    }
+    if let Some(path) = &args.junit {
+        let checks: Vec<ToolCheck> = reqs
+            .iter()
+            .map(|r| {
+                let mut t = ToolCheck::new(&r.requirement, None);
+                t.status = if r.ok { "pass" } else { "fail" };
+                if !r.ok {
+                    t.reasons.push(r.detail.to_string());
+                }
+                t
+            })
+            .collect();
+        std::fs::write(path, junit("mcp-apps-host self-check", &checks))?;
     }
     Ok(if failed > 0 { 1 } else { 0 })
 }

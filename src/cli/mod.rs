@@ -2,6 +2,7 @@
 
 mod check;
 mod inspect;
+mod probe_server;
 mod server_args;
 
 use std::path::PathBuf;
@@ -27,6 +28,9 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Render every UI tool's View in a real host, headlessly, and report what works.
     Check(check::CheckArgs),
+    /// The built-in probe server of `check --self` (stdio MCP).
+    #[command(name = "__probe-server", hide = true)]
+    ProbeServer,
 }
 
 #[derive(Debug, clap::Args)]
@@ -164,6 +168,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Inspect(args) => inspect::inspect(args),
         Command::Check(args) => check::check(args),
+        Command::ProbeServer => probe_server::serve(),
     };
     match outcome {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),

@@ -90,12 +90,16 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
                 uri.query().unwrap_or_default().split('&').find_map(|kv| kv.strip_prefix("view=")).unwrap_or_default();
             match registry.get(view) {
                 // The label check keeps a View of one server from loading another server's proxy.
-                Some(policy) if policy.label == label => response(
-                    StatusCode::OK,
-                    "text/html; charset=utf-8",
-                    Cow::Borrowed(PROXY_HTML.as_bytes()),
-                    Some(&policy.csp),
-                ),
+                Some(policy) if policy.label == label => {
+                    // Test-only: proves `check --self` notices a host without its CSP header.
+                    let csp = if std::env::var_os("MCP_APPS_HOST_TEST_DISABLE_CSP").is_some() {
+                        tracing::error!("MCP_APPS_HOST_TEST_DISABLE_CSP is set: serving a View WITHOUT its CSP header");
+                        None
+                    } else {
+                        Some(policy.csp.as_str())
+                    };
+                    response(StatusCode::OK, "text/html; charset=utf-8", Cow::Borrowed(PROXY_HTML.as_bytes()), csp)
+                }
                 _ => not_found(&uri.to_string()),
             }
         }
