@@ -36,7 +36,28 @@
     send({ kind: "theme", theme: theme === "dark" ? "light" : "dark" });
   });
 
+  // Cards waiting for their View (or text result), by view id.
+  var pendingCards = new Map();
+
+  function pending(cmd) {
+    var card = el("section", "card pending");
+    var head = el("header");
+    head.append(el("span", "title", cmd.title));
+    card.append(head, el("div", "spinner", "Calling " + cmd.title + "…"));
+    card.setAttribute("aria-busy", "true");
+    pendingCards.set(cmd.view, card);
+    stream.append(card);
+    card.scrollIntoView({ block: "nearest" });
+  }
+
+  function takePending(view) {
+    var card = pendingCards.get(view);
+    pendingCards.delete(view);
+    return card;
+  }
+
   function mount(cmd) {
+    var placeholder = takePending(cmd.view);
     var card = el("section", "card");
     card.setAttribute("aria-label", cmd.title);
     card.dataset.view = cmd.view;
@@ -57,7 +78,7 @@
     frame.src = cmd.src;
     views.set(cmd.view, { frame: frame, origin: cmd.origin, card: card, height: 240 });
     card.append(head, frame);
-    stream.append(card);
+    if (placeholder) placeholder.replaceWith(card); else stream.append(card);
     card.scrollIntoView({ block: "nearest" });
   }
 
@@ -92,12 +113,138 @@
   }
 
   function text(cmd) {
+    var placeholder = cmd.view ? takePending(cmd.view) : null;
     var card = el("section", "card");
     var head = el("header");
     head.append(el("span", "title", cmd.title));
     card.append(head, el("pre", cmd.error ? "text error" : "text", cmd.text));
-    stream.append(card);
+    if (placeholder) placeholder.replaceWith(card); else stream.append(card);
   }
+
+  // The tool picker: a form per tool, generated from its inputSchema.
+  var toolsByName = new Map();
+  var selected = null;
+
+  function tools(cmd) {
+    document.getElementById("picker").hidden = false;
+    document.getElementById("picker-server").textContent = cmd.server;
+    var list = document.getElementById("tools");
+    list.textContent = "";
+    cmd.tools.forEach(function (t) {
+      toolsByName.set(t.name, t);
+      var li = el("li");
+      var b = el("button", "", t.title || t.name);
+      b.type = "button";
+      b.dataset.tool = t.name;
+      b.setAttribute("aria-pressed", "false");
+      if (t.hasUi) b.append(el("span", "badge", "App"));
+      b.title = t.description || t.name;
+      b.addEventListener("click", function () { selectTool(t.name); });
+      li.append(b);
+      list.append(li);
+    });
+  }
+
+  function fieldFor(name, schema, required) {
+    var wrap = el("div", "field");
+    var label = el("label", "", name + (required ? " *" : ""));
+    var id = "arg-" + name;
+    label.htmlFor = id;
+    if (schema.description) label.append(el("span", "hint", " " + schema.description));
+    var input;
+    var type = Array.isArray(schema.type) ? schema.type.find(function (x) { return x !== "null"; }) : schema.type;
+    if (Array.isArray(schema.enum)) {
+      input = el("select");
+      if (!required) input.append(el("option", "", ""));
+      schema.enum.forEach(function (v) { var o = el("option", "", String(v)); o.value = JSON.stringify(v); input.append(o); });
+      if (schema.default !== undefined) input.value = JSON.stringify(schema.default);
+      input.dataset.kind = "enum";
+    } else if (type === "boolean") {
+      input = el("input");
+      input.type = "checkbox";
+      input.checked = schema.default === true;
+      input.dataset.kind = "boolean";
+    } else if (type === "number" || type === "integer") {
+      input = el("input");
+      input.type = "number";
+      if (type === "integer") input.step = "1";
+      if (schema.default !== undefined) input.value = String(schema.default);
+      input.dataset.kind = type;
+    } else if (type === "object" || type === "array" || type === undefined) {
+      input = el("textarea");
+      input.placeholder = type === "array" ? "[ ]" : "{ }";
+      if (schema.default !== undefined) input.value = JSON.stringify(schema.default, null, 2);
+      input.dataset.kind = "json";
+    } else {
+      input = el("input");
+      input.type = "text";
+      if (schema.default !== undefined) input.value = String(schema.default);
+      input.dataset.kind = "string";
+    }
+    input.id = id;
+    input.name = name;
+    input.dataset.required = required ? "1" : "";
+    wrap.append(label, input);
+    return wrap;
+  }
+
+  function selectTool(name) {
+    var t = toolsByName.get(name);
+    if (!t) return;
+    selected = t;
+    document.querySelectorAll("#tools button").forEach(function (b) { b.setAttribute("aria-pressed", String(b.dataset.tool === name)); });
+    var schema = t.inputSchema || {};
+    var props = schema.properties || {};
+    var required = schema.required || [];
+    var fields = document.getElementById("form-fields");
+    fields.textContent = "";
+    Object.keys(props).forEach(function (k) { fields.append(fieldFor(k, props[k] || {}, required.indexOf(k) >= 0)); });
+    document.getElementById("form-title").textContent = t.title || t.name;
+    document.getElementById("form-description").textContent = t.description || "";
+    document.getElementById("form-error").textContent = "";
+    document.getElementById("form").hidden = false;
+    var first = fields.querySelector("input, select, textarea");
+    (first || document.getElementById("form-call")).focus();
+  }
+
+  // Reads the form into arguments; throws a message for a person when something is wrong.
+  function readArguments() {
+    var args = {};
+    document.querySelectorAll("#form-fields [name]").forEach(function (input) {
+      var name = input.name, kind = input.dataset.kind, required = input.dataset.required === "1";
+      var raw = input.value;
+      if (kind === "boolean") { args[name] = input.checked; return; }
+      if (raw === "") {
+        if (required) throw name + " is required";
+        return;
+      }
+      if (kind === "enum") args[name] = JSON.parse(raw);
+      else if (kind === "integer") {
+        if (!/^-?\d+$/.test(raw)) throw name + " must be a whole number";
+        args[name] = parseInt(raw, 10);
+      } else if (kind === "number") {
+        var n = Number(raw);
+        if (!isFinite(n)) throw name + " must be a number";
+        args[name] = n;
+      } else if (kind === "json") {
+        try { args[name] = JSON.parse(raw); } catch (e) { throw name + " is not valid JSON"; }
+      } else args[name] = raw;
+    });
+    return args;
+  }
+
+  document.getElementById("form").addEventListener("submit", function (e) {
+    e.preventDefault();
+    if (!selected) return;
+    var errorLine = document.getElementById("form-error");
+    try {
+      var args = readArguments();
+      errorLine.textContent = "";
+      send({ kind: "call-tool", tool: selected.name, arguments: args });
+    } catch (message) {
+      errorLine.textContent = String(message);
+    }
+  });
 
   function message(cmd) {
     side.hidden = false;
@@ -158,6 +305,7 @@
 
   var handlers = {
     mount: mount, post: post, resize: resize, unmount: unmount, text: text, display: display,
+    pending: pending, tools: tools,
     message: message, context: context, theme: setTheme,
     confirm: function (cmd) { dialogs.push(cmd); showNextDialog(); },
     status: function (cmd) { setStatus(cmd.text, cmd.error); }

@@ -37,12 +37,13 @@ enum Command {
 struct RunArgs {
     #[command(flatten)]
     server: server_args::ServerArgs,
-    /// The tool whose UI to show.
+    /// A tool whose UI to show (repeatable: several Views at once). Without it the app opens with
+    /// its tool picker.
     #[arg(long)]
-    tool: String,
-    /// The tool's arguments as a JSON object.
-    #[arg(long, value_name = "JSON", default_value = "{}")]
-    args: String,
+    tool: Vec<String>,
+    /// Arguments of the tool at the same position, as a JSON object (default `{}`).
+    #[arg(long, value_name = "JSON")]
+    args: Vec<String>,
     /// Write every message crossing a boundary to this JSON Lines file.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
@@ -118,8 +119,20 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     use mcp_apps_host::desktop::{Consent, ExitAfter, RunOptions};
     use mcp_apps_host::protocol::Theme;
     let server = args.server.resolve()?;
-    let mut options = RunOptions::new(server, args.tool);
-    options.arguments = parse_args(&args.args)?;
+    if args.args.len() > args.tool.len() {
+        bail!("--args given {} times for {} --tool", args.args.len(), args.tool.len());
+    }
+    let mut options = RunOptions::app(server);
+    for (i, tool) in args.tool.iter().enumerate() {
+        let arguments = match args.args.get(i) {
+            Some(text) => parse_args(text)?,
+            None => Map::new(),
+        };
+        options.opens.push((tool.clone(), arguments));
+    }
+    if options.opens.is_empty() && args.exit_after.is_some() {
+        bail!("--exit-after needs at least one --tool");
+    }
     options.trace = args.trace;
     options.exit_after = args.exit_after.map(|e| match e {
         ExitAfterArg::Initialized => ExitAfter::Initialized,
@@ -156,7 +169,10 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 
 #[cfg(not(feature = "desktop"))]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
-    let _ = (args.server.resolve()?, parse_args(&args.args)?);
+    let _ = args.server.resolve()?;
+    for text in &args.args {
+        parse_args(text)?;
+    }
     bail!("this build has no window support: rebuild with the `desktop` feature")
 }
 

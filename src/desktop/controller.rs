@@ -41,10 +41,8 @@ pub enum ExitAfter {
 pub struct RunOptions {
     /// The server to connect to.
     pub server: ServerSpec,
-    /// The tool to call.
-    pub tool: String,
-    /// Its arguments.
-    pub arguments: Map<String, Value>,
+    /// Tools to call at start, each with its arguments (empty: the app starts with its tool picker).
+    pub opens: Vec<(String, Map<String, Value>)>,
     /// Where to write the JSON Lines trace.
     pub trace: Option<PathBuf>,
     /// Exit on its own at this point.
@@ -71,10 +69,16 @@ pub struct RunOptions {
 impl RunOptions {
     /// Options for calling `tool` on `server` with no arguments.
     pub fn new(server: ServerSpec, tool: impl Into<String>) -> Self {
+        let mut options = Self::app(server);
+        options.opens.push((tool.into(), Map::new()));
+        options
+    }
+
+    /// Options for the interactive app: connect, then let the person pick tools.
+    pub fn app(server: ServerSpec) -> Self {
         Self {
             server,
-            tool: tool.into(),
-            arguments: Map::new(),
+            opens: Vec::new(),
             trace: None,
             exit_after: None,
             timeout: Duration::from_secs(30),
@@ -91,6 +95,8 @@ impl RunOptions {
 
 /// Padding and border of a card around an inline View (shell CSS).
 const CARD_CHROME_PX: f64 = 34.0;
+/// Width of the tool picker (shell CSS).
+const PICKER_PX: f64 = 270.0;
 /// Height of the shell's header bar.
 const HEADER_PX: f64 = 42.0;
 const INLINE_MAX_HEIGHT: f64 = 4000.0;
@@ -102,6 +108,7 @@ const RESIZE_ECHO_PX: f64 = 2.0;
 
 struct ViewState {
     handle: ViewHandle,
+    tool: String,
     initialized: bool,
     result_delivered: bool,
     closed: bool,
@@ -129,6 +136,16 @@ pub(super) struct Controller {
     /// Set once the run reached its goal: settle, screenshot, then exit with this code.
     finishing: bool,
     finished_tx: mpsc::UnboundedSender<i32>,
+    channels: Option<Channels>,
+    next_view: u64,
+}
+
+/// Where sessions, fetches and tool calls report back to the controller loop.
+#[derive(Clone)]
+struct Channels {
+    out: mpsc::UnboundedSender<(ViewId, ViewOutput)>,
+    setup: mpsc::UnboundedSender<(ViewId, String, Result<(ViewHandle, String)>)>,
+    results: mpsc::UnboundedSender<(ViewId, Result<Value, String>)>,
 }
 
 impl Controller {
@@ -162,6 +179,8 @@ impl Controller {
             next_dialog: 1,
             finishing: false,
             finished_tx,
+            channels: None,
+            next_view: 1,
         };
         (controller, Receivers { teardowns: teardowns_rx, asks: asks_rx, finished: finished_rx })
     }
@@ -250,8 +269,9 @@ impl Controller {
         }
         self.shell(json!({"op": "theme", "theme": self.theme}));
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<(ViewId, ViewOutput)>();
-        let (setup_tx, mut setup_rx) = mpsc::unbounded_channel::<Result<(ViewHandle, String)>>();
+        let (setup_tx, mut setup_rx) = mpsc::unbounded_channel::<(ViewId, String, Result<(ViewHandle, String)>)>();
         let (result_tx, mut result_rx) = mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
+        self.channels = Some(Channels { out: out_tx, setup: setup_tx, results: result_tx });
 
         let server_name = self.options.server.name().to_owned();
         self.status(&format!("Starting {server_name}…"), false);
@@ -263,16 +283,13 @@ impl Controller {
         }
         if let Some(conn) = self.connection.clone() {
             tracing::info!(server = %conn.name(), tools = conn.tools().len(), "connected");
-            self.status(&format!("Calling {} on {server_name}…", self.options.tool), false);
-            // Tool call and UI fetch run in parallel; the View is mounted as soon as its HTML is here.
-            match self.prepare_view(&conn, "v1", out_tx.clone(), result_tx.clone()) {
-                Ok(fetch) => {
-                    let setup_tx = setup_tx.clone();
-                    tokio::spawn(async move {
-                        let _ = setup_tx.send(fetch.await);
-                    });
+            self.show_tools(&conn);
+            self.status(&format!("Connected to {server_name}"), false);
+            for (tool, arguments) in self.options.opens.clone() {
+                if let Err(e) = self.open(&tool, arguments, true) {
+                    // A tool named on the command line that cannot open is the run's failure.
+                    self.fail(&e.to_string());
                 }
-                Err(e) => self.fail(&e.to_string()),
             }
         }
 
@@ -291,9 +308,13 @@ impl Controller {
                     }
                     None => return,
                 },
-                Some(setup) = setup_rx.recv() => match setup {
-                    Ok((handle, allow)) => self.mount(handle, &allow),
-                    Err(e) => self.fail(&e.to_string()),
+                Some((view, tool, setup)) = setup_rx.recv() => match setup {
+                    Ok((handle, allow)) => self.mount(handle, &tool, &allow),
+                    Err(e) if self.is_startup_view(&view) => self.fail(&e.to_string()),
+                    Err(e) => {
+                        self.views.remove(&view);
+                        self.shell(json!({"op": "text", "title": tool, "text": e.to_string(), "error": true}));
+                    }
                 },
                 Some(ask) = asks_rx.recv() => self.on_ask(ask),
                 Some(code) = finished_rx.recv() => self.begin_exit(code),
@@ -304,8 +325,9 @@ impl Controller {
                     }
                 },
                 Some((view, outcome)) = result_rx.recv() => {
+                    let tool = self.views.get(&view).map(|v| v.tool.clone()).unwrap_or_default();
                     if let Err(reason) = outcome {
-                        let line = format!("tool `{}` failed: {reason}", self.options.tool);
+                        let line = format!("tool `{tool}` failed: {reason}");
                         eprintln!("error: {line}");
                         self.status(&line, true);
                         // With --exit-after, the run ends (1) once the View has been told.
@@ -336,6 +358,9 @@ impl Controller {
     /// What is still missing when the timeout fires, if anything.
     fn overdue(&self) -> Option<String> {
         let secs = self.options.timeout.as_secs_f64();
+        if self.options.opens.is_empty() {
+            return None;
+        }
         if self.views.is_empty() {
             return Some(format!("no View was mounted within {secs} s"));
         }
@@ -358,10 +383,12 @@ impl Controller {
         &mut self,
         conn: &Arc<Connection>,
         view_id: &str,
-        out: mpsc::UnboundedSender<(ViewId, ViewOutput)>,
-        results: mpsc::UnboundedSender<(ViewId, Result<Value, String>)>,
+        tool_name: &str,
+        arguments: Map<String, Value>,
     ) -> Result<impl std::future::Future<Output = Result<(ViewHandle, String)>> + Send + 'static> {
-        let tool_name = self.options.tool.clone();
+        let channels = self.channels.clone().expect("channels exist while running");
+        let (out, results) = (channels.out, channels.results);
+        let tool_name = tool_name.to_owned();
         let tool = conn.tool(&tool_name).ok_or_else(|| Error::NoSuchTool {
             server: conn.name().to_owned(),
             tool: tool_name.clone(),
@@ -378,7 +405,6 @@ impl Controller {
         }
         let uri = ui.resource_uri.ok_or_else(|| Error::NoUi { tool: tool_name.clone() })?;
 
-        let arguments = self.options.arguments.clone();
         let trace = self.trace.clone();
         let view_id: ViewId = view_id.to_owned();
         let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
@@ -471,7 +497,7 @@ impl Controller {
         let (w, h) = self.window;
         match mode {
             DisplayMode::Inline => ContainerDimensions {
-                width: Some((w - CARD_CHROME_PX).max(0.0).floor()),
+                width: Some((w - PICKER_PX - CARD_CHROME_PX).max(0.0).floor()),
                 max_height: Some(INLINE_MAX_HEIGHT),
                 ..Default::default()
             },
@@ -502,7 +528,100 @@ impl Controller {
         }
     }
 
-    fn mount(&mut self, handle: ViewHandle, allow: &str) {
+    /// Calls `tool` with `arguments`: a View for tools with a UI, a text card for the others.
+    ///
+    /// Tools named at start (`startup`) must have a UI: they are what the run is about.
+    fn open(&mut self, tool: &str, arguments: Map<String, Value>, startup: bool) -> Result<()> {
+        let conn = self.connection.clone().ok_or_else(|| Error::Desktop("not connected".into()))?;
+        let definition = conn.tool(tool).ok_or_else(|| Error::NoSuchTool {
+            server: conn.name().to_owned(),
+            tool: tool.to_owned(),
+            available: conn
+                .tools()
+                .iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+        let id: ViewId = format!("v{}", self.next_view);
+        self.next_view += 1;
+        let has_ui = tool_ui(&definition).ok().and_then(|u| u.resource_uri).is_some();
+        if !has_ui && !startup {
+            self.call_plain(&conn, &id, tool, arguments);
+            return Ok(());
+        }
+        let fetch = self.prepare_view(&conn, &id, tool, arguments)?;
+        self.status(&format!("Calling {tool} on {}…", conn.name()), false);
+        self.shell(json!({"op": "pending", "view": id, "title": tool}));
+        let setup = self.channels.clone().expect("running").setup;
+        let tool = tool.to_owned();
+        tokio::spawn(async move {
+            let outcome = fetch.await;
+            let _ = setup.send((id, tool, outcome));
+        });
+        Ok(())
+    }
+
+    /// A tool without a UI: its result is shown as text.
+    fn call_plain(&mut self, conn: &Arc<Connection>, id: &str, tool: &str, arguments: Map<String, Value>) {
+        self.shell(json!({"op": "pending", "view": id, "title": tool}));
+        let (conn, ui, trace, id, tool) =
+            (conn.clone(), self.ui.clone(), self.trace.clone(), id.to_owned(), tool.to_owned());
+        tokio::spawn(async move {
+            trace.record(Some(&id), Direction::HostToServer, &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": {"name": tool, "arguments": arguments}}));
+            let outcome = conn.call_tool(tool.clone(), Some(arguments), CallControl::default()).await;
+            let (text, error) = match &outcome {
+                Ok(r) => {
+                    let blocks =
+                        r.get("content").and_then(Value::as_array).map(|b| content_text(b)).unwrap_or_default();
+                    let text = if blocks.is_empty() {
+                        r.get("structuredContent").map(Value::to_string).unwrap_or_default()
+                    } else {
+                        blocks
+                    };
+                    (text, r.get("isError") == Some(&Value::Bool(true)))
+                }
+                Err(e) => (e.to_string(), true),
+            };
+            trace.record(
+                Some(&id),
+                Direction::ServerToHost,
+                &match &outcome {
+                    Ok(r) => json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "result": r}),
+                    Err(e) => json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "error": e.to_value()}),
+                },
+            );
+            let cmd = json!({"op": "text", "view": id, "title": tool, "text": text, "error": error});
+            let _ = ui.send_event(UserEvent::Shell(cmd.to_string()));
+        });
+    }
+
+    /// Views opened from the command line (`v1` .. `vN`): their failure is the run's failure.
+    fn is_startup_view(&self, view: &str) -> bool {
+        view.strip_prefix('v').and_then(|n| n.parse::<usize>().ok()).is_some_and(|n| n <= self.options.opens.len())
+    }
+
+    /// The tool picker: tools a person may call (visibility includes `model`), UI tools first.
+    fn show_tools(&mut self, conn: &Arc<Connection>) {
+        let mut tools: Vec<Value> = conn
+            .tools()
+            .into_iter()
+            .filter_map(|t| {
+                let ui = tool_ui(&t).ok()?;
+                ui.visibility.model.then(|| {
+                    json!({
+                        "name": t["name"], "title": t.get("title").or_else(|| t.get("annotations").and_then(|a| a.get("title"))),
+                        "description": t.get("description"), "hasUi": ui.resource_uri.is_some(),
+                        "inputSchema": t.get("inputSchema"),
+                    })
+                })
+            })
+            .collect();
+        tools.sort_by_key(|t| t["hasUi"] != true);
+        self.shell(json!({"op": "tools", "server": conn.name(), "tools": tools}));
+    }
+
+    fn mount(&mut self, handle: ViewHandle, tool: &str, allow: &str) {
         let conn = self.connection.clone().expect("connected before mounting");
         let label = sandbox_label(conn.identity());
         let id = handle.id().to_owned();
@@ -514,14 +633,15 @@ impl Controller {
             "sandbox": FRAME_SANDBOX,
             // Permission delegation must be granted on both frames; the proxy sets the inner one.
             "allow": allow,
-            "title": self.options.tool,
+            "title": tool,
             "server": conn.name(),
         }));
-        self.status(&format!("{} from {}", self.options.tool, conn.name()), false);
+        self.status(&format!("{tool} from {}", conn.name()), false);
         self.views.insert(
             id,
             ViewState {
                 handle,
+                tool: tool.to_owned(),
                 initialized: false,
                 result_delivered: false,
                 closed: false,
@@ -563,6 +683,11 @@ impl Controller {
                 }
             }
             ShellMessage::Theme { theme } => self.set_theme(theme),
+            ShellMessage::CallTool { tool, arguments } => {
+                if let Err(e) = self.open(&tool, arguments, false) {
+                    self.shell(json!({"op": "text", "title": tool, "text": e.to_string(), "error": true}));
+                }
+            }
             ShellMessage::Close { view } => {
                 if let Some(v) = self.views.get(&view).filter(|v| !v.closed) {
                     self.spawn_teardown(v.handle.clone());

@@ -82,6 +82,14 @@ pub enum ShellMessage {
         /// The theme.
         theme: crate::protocol::Theme,
     },
+    /// The person called a tool from the picker.
+    CallTool {
+        /// The tool.
+        tool: String,
+        /// Its arguments (checked against the schema by the shell; the server checks again).
+        #[serde(default)]
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
     /// The person closed a View's card.
     Close {
         /// The View.

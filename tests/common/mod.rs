@@ -210,3 +210,39 @@ pub fn node_server(script: &str, args: &str) -> String {
 pub fn basic_vanillajs() -> String {
     format!("{} --stdio", quoted(fixtures().join("node_modules/.bin/mcp-server-basic-vanillajs")))
 }
+
+/// Runs `mcp-apps-host` (with `--trace`) until `done(trace)` holds or `limit` passes, then stops
+/// it; for the interactive app, which has no exit point of its own.
+pub fn run_host_until(args: &[&str], done: impl Fn(&[Value]) -> bool, limit: Duration) -> Run {
+    assert!(std::env::var_os("DISPLAY").is_some(), "these tests open windows: run them under a display");
+    let dir = tempfile::tempdir().unwrap();
+    let trace_path = dir.path().join("trace.jsonl");
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(args)
+        .arg("--trace")
+        .arg(&trace_path)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let stderr_pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || std::io::read_to_string(stderr_pipe).unwrap_or_default());
+    let read = || -> Vec<Value> {
+        std::fs::read_to_string(&trace_path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    loop {
+        if done(&read()) || started.elapsed() > limit {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    Run { code: None, stderr: reader.join().unwrap(), trace: read(), elapsed: started.elapsed() }
+}

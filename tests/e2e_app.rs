@@ -1,0 +1,173 @@
+//! The desktop app driven as a person would, through the shell page (clicks and keys evaluated in
+//! it): pick a tool, fill the generated form, call it, see Views initialize, flip the theme,
+//! confirm and deny a link.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Shell-side helpers for automation scripts.
+const HELPERS: &str = r##"
+const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+async function until(f, ms) { const t = Date.now(); while (Date.now() - t < (ms || 20000)) { const v = f(); if (v) return v; await wait(50); } throw new Error("timed out"); }
+async function call(tool, fields) {
+  const button = await until(() => document.querySelector('#tools button[data-tool="' + tool + '"]'));
+  button.click();
+  for (const [name, value] of Object.entries(fields || {})) document.getElementById("arg-" + name).value = value;
+  document.getElementById("form-call").click();
+}
+"##;
+
+fn automation(dir: &tempfile::TempDir, body: &str) -> String {
+    let path = dir.path().join("automation.js");
+    std::fs::write(&path, format!("{HELPERS}\n(async function () {{ {body} }})();")).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn initialized(trace: &[Value]) -> Vec<String> {
+    trace
+        .iter()
+        .filter(|r| r["dir"] == "view->host" && r["msg"]["method"] == "ui/notifications/initialized")
+        .filter_map(|r| r["view"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn pick_a_tool_open_two_views_and_flip_the_theme() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await call("get-time");
+        await until(() => document.querySelectorAll(".card iframe").length === 1);
+        await call("get-time");
+        await until(() => document.querySelectorAll(".card iframe").length === 2);
+        await wait(2500);
+        document.dispatchEvent(new KeyboardEvent("keydown", { key: "L", ctrlKey: true, shiftKey: true, bubbles: true }));
+        "##,
+    );
+    let server = basic_vanillajs();
+    let run = run_host_until(
+        &["run", "--stdio", &server, "--theme", "light", "--automation", &script],
+        |t| {
+            t.iter()
+                .filter(|r| {
+                    r["msg"]["method"] == "ui/notifications/host-context-changed"
+                        && r["msg"]["params"]["theme"] == "dark"
+                })
+                .count()
+                >= 2
+        },
+        LIMIT,
+    );
+    let views = initialized(&run.trace);
+    assert_eq!(views, ["v1", "v2"], "two Views from the picker; stderr:\n{}", run.stderr);
+    // Each was called from the form with what the form produced.
+    let calls: Vec<&Value> = run.dir("host->server").filter(|m| m["params"]["name"] == "get-time").collect();
+    assert_eq!(calls.len(), 2);
+    // The keyboard shortcut flipped the theme for both, with styles.
+    for view in ["v1", "v2"] {
+        let change = run
+            .trace
+            .iter()
+            .find(|r| {
+                r["view"] == view
+                    && r["msg"]["method"] == "ui/notifications/host-context-changed"
+                    && r["msg"]["params"]["theme"] == "dark"
+            })
+            .unwrap_or_else(|| panic!("{view} got no theme change; stderr:\n{}", run.stderr));
+        assert!(change["msg"]["params"]["styles"]["variables"]["--color-background-primary"].is_string());
+    }
+}
+
+#[test]
+fn the_form_validates_before_calling_and_plain_results_are_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        const names = Array.from(document.querySelectorAll("#tools button")).map((b) => b.dataset.tool);
+        await call("add", { a: "2" });
+        const missing = document.getElementById("form-error").textContent;
+        await call("add", { a: "2", b: "2.5" });
+        const fractional = document.getElementById("form-error").textContent;
+        await call("add", { a: "2", b: "40" });
+        await until(() => Array.from(document.querySelectorAll(".card .text")).some((p) => p.textContent.includes("= 42")));
+        const text = Array.from(document.querySelectorAll(".card .text")).map((p) => p.textContent).join("|");
+        await call("sdk-probe", { greeting: JSON.stringify({ names: names, missing: missing, fractional: fractional, text: text }) });
+        "##,
+    );
+    let server = node_server("sdk-app-server.mjs", "");
+    let run = run_host_until(
+        &["run", "--stdio", &server, "--automation", &script],
+        |t| t.iter().any(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "sdk-probe"),
+        LIMIT,
+    );
+    let adds: Vec<&Value> = run.dir("host->server").filter(|m| m["params"]["name"] == "add").collect();
+    assert_eq!(adds.len(), 1, "invalid forms never call the tool: {adds:?}\n{}", run.stderr);
+    assert_eq!(adds[0]["params"]["arguments"], serde_json::json!({"a": 2, "b": 40}), "integers, not strings");
+    let seen = run
+        .dir("host->server")
+        .find(|m| m["params"]["name"] == "sdk-probe")
+        .and_then(|m| m["params"]["arguments"]["greeting"].as_str())
+        .map(|g| serde_json::from_str::<Value>(g).unwrap())
+        .unwrap_or_else(|| panic!("no report; stderr:\n{}", run.stderr));
+    assert_eq!(seen["missing"], "b is required");
+    assert_eq!(seen["fractional"], "b must be a whole number");
+    assert!(seen["text"].as_str().unwrap().contains("2 + 40 = 42"), "{seen}");
+    // The picker offers what a person may call: UI tool first, model-visible plain tools; never
+    // app-only tools.
+    let names: Vec<&str> = seen["names"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert_eq!(names.first(), Some(&"sdk-probe"), "{names:?}");
+    assert!(names.contains(&"add") && names.contains(&"model-only"), "{names:?}");
+    assert!(!names.contains(&"echo") && !names.contains(&"report"), "app-only tools must not be offered: {names:?}");
+}
+
+#[test]
+fn a_link_is_opened_after_confirm_and_not_after_deny() {
+    let dir = tempfile::tempdir().unwrap();
+    let opened = dir.path().join("opened.txt");
+    let opener = format!("sh -c 'echo \"$0\" >> {}'", opened.display());
+    let script = automation(
+        &dir,
+        r##"
+        await call("protocol-probe", { script: "open-link" });
+        await until(() => !document.getElementById("dialog").hidden);
+        document.getElementById("dialog-accept").click();
+        await wait(300);
+        await call("protocol-probe", { script: "open-link" });
+        await until(() => !document.getElementById("dialog").hidden);
+        document.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+        "##,
+    );
+    let server = node_server("protocol-app-server.mjs", "");
+    let run = run_host_until(
+        &["run", "--stdio", &server, "--consent", "ask", "--open-with", &opener, "--automation", &script],
+        |t| t.iter().filter(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "report").count() >= 2,
+        LIMIT,
+    );
+    let results: Vec<Value> = run
+        .dir("host->server")
+        .filter(|m| m["params"]["name"] == "report")
+        .map(|m| m["params"]["arguments"]["results"]["steps"]["open-link"].clone())
+        .collect();
+    assert_eq!(results.len(), 2, "stderr:\n{}", run.stderr);
+    let by_view = |v: &str| {
+        run.trace
+            .iter()
+            .find(|r| {
+                r["view"] == v && r["dir"] == "host->view" && r["msg"]["result"].get("isError").is_some()
+                    || (r["view"] == v && r["dir"] == "host->view" && r["msg"]["result"] == serde_json::json!({}))
+            })
+            .map(|r| r["msg"]["result"].clone())
+    };
+    assert_eq!(by_view("v1"), Some(serde_json::json!({})), "confirmed: opened");
+    assert_eq!(by_view("v2").and_then(|r| r.get("isError").cloned()), Some(Value::Bool(true)), "denied with Escape");
+    let lines = std::fs::read_to_string(&opened).unwrap_or_default();
+    assert_eq!(lines.lines().collect::<Vec<_>>(), ["https://example.com/docs"], "opened exactly once");
+}
