@@ -21,6 +21,7 @@
 //! [MCP Apps]: https://github.com/modelcontextprotocol/ext-apps
 
 pub mod bridge;
+pub mod demo;
 pub mod error;
 pub mod inspect;
 pub mod protocol;

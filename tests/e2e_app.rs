@@ -171,3 +171,18 @@ fn a_link_is_opened_after_confirm_and_not_after_deny() {
     let lines = std::fs::read_to_string(&opened).unwrap_or_default();
     assert_eq!(lines.lines().collect::<Vec<_>>(), ["https://example.com/docs"], "opened exactly once");
 }
+
+#[test]
+fn the_demo_needs_no_node_and_shows_two_views() {
+    let run = run_host(&["demo", "--exit-after", "result"], LIMIT);
+    assert_eq!(run.code, Some(0), "stderr:\n{}", run.stderr);
+    let views = initialized(&run.trace);
+    assert_eq!(views.len(), 2, "{views:?}");
+    let weather = run
+        .dir("host->view")
+        .find(|m| m["method"] == "ui/notifications/tool-result" && m["params"]["structuredContent"]["city"] == "Oslo")
+        .expect("the weather View got its structured result");
+    assert_eq!(weather["params"]["structuredContent"]["forecast"].as_array().unwrap().len(), 5);
+    // The demo Views size themselves: the host applied their size-changed reports.
+    assert!(run.dir("view->host").any(|m| m["method"] == "ui/notifications/size-changed"));
+}

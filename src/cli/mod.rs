@@ -28,9 +28,14 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Render every UI tool's View in a real host, headlessly, and report what works.
     Check(check::CheckArgs),
+    /// Show the embedded demo server's Apps (no Node, no network). Takes run's options.
+    Demo(RunArgs),
     /// The built-in probe server of `check --self` (stdio MCP).
     #[command(name = "__probe-server", hide = true)]
     ProbeServer,
+    /// The embedded demo server (stdio MCP), started by `demo`.
+    #[command(name = "__demo-server", hide = true)]
+    DemoServer,
 }
 
 #[derive(Debug, clap::Args)]
@@ -176,6 +181,17 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     bail!("this build has no window support: rebuild with the `desktop` feature")
 }
 
+/// `demo`: `run` on the embedded demo server, starting with the weather and counter Views.
+fn demo(mut args: RunArgs) -> anyhow::Result<i32> {
+    let exe = std::env::current_exe().context("cannot find this program to start the demo server")?;
+    args.server = server_args::ServerArgs::default();
+    args.server.stdio = Some(format!("{} __demo-server", shell_words::quote(&exe.to_string_lossy())));
+    if args.tool.is_empty() {
+        args.tool.extend(["weather".to_owned(), "counter".to_owned()]);
+    }
+    run(args)
+}
+
 /// Runs the CLI and returns the process exit code (0 ok, 1 failure, 2 usage).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -185,6 +201,11 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => inspect::inspect(args),
         Command::Check(args) => check::check(args),
         Command::ProbeServer => probe_server::serve(),
+        Command::Demo(args) => demo(args),
+        Command::DemoServer => {
+            let server = mcp_apps_host::demo::DemoServer::default();
+            mcp_apps_host::demo::serve_stdio(|m, p| server.handle(m, p)).map(|()| 0).map_err(Into::into)
+        }
     };
     match outcome {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),

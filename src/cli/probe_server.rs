@@ -1,8 +1,6 @@
 //! The built-in MCP server behind `check --self`: a tiny stdio JSON-RPC server (no Node, no
 //! network) that serves the probe View and the tools it needs to test the host from inside.
 
-use std::io::{BufRead, Write};
-
 use serde_json::{json, Value};
 
 const VIEW: &str = include_str!("../../assets/probe/view.html");
@@ -21,14 +19,10 @@ fn tools() -> Value {
     ])
 }
 
-fn answer(id: &Value, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+fn answer(method: &str, params: &Value) -> Result<Value, (i64, String)> {
     let text = |t: &str| json!({"content": [{"type": "text", "text": t}]});
     match method {
-        "initialize" => Ok(json!({
-            "protocolVersion": params.get("protocolVersion").cloned().unwrap_or(json!("2025-11-25")),
-            "capabilities": {"tools": {}, "resources": {}},
-            "serverInfo": {"name": "mcp-apps-host-probe", "version": env!("CARGO_PKG_VERSION")},
-        })),
+        "initialize" => Ok(mcp_apps_host::demo::initialize_result("mcp-apps-host-probe", params)),
         "ping" => Ok(json!({})),
         "tools/list" => Ok(json!({"tools": tools()})),
         "resources/list" => Ok(
@@ -51,23 +45,12 @@ fn answer(id: &Value, method: &str, params: &Value) -> Result<Value, (i64, Strin
             }
             _ => Err((-32602, format!("unknown tool {}", params["name"]))),
         },
-        _ => Err((-32601, format!("method not found: {method} (id {id})"))),
+        _ => Err((-32601, format!("method not found: {method}"))),
     }
 }
 
 /// Serves MCP on stdin/stdout until stdin closes.
 pub fn serve() -> anyhow::Result<i32> {
-    let stdin = std::io::stdin();
-    let mut stdout = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let Ok(msg) = serde_json::from_str::<Value>(&line?) else { continue };
-        let (Some(id), Some(method)) = (msg.get("id"), msg.get("method").and_then(Value::as_str)) else { continue };
-        let reply = match answer(id, method, msg.get("params").unwrap_or(&Value::Null)) {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err((code, message)) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
-        };
-        writeln!(stdout, "{reply}")?;
-        stdout.flush()?;
-    }
+    mcp_apps_host::demo::serve_stdio(answer)?;
     Ok(0)
 }

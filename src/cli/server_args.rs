@@ -8,7 +8,7 @@ use mcp_apps_host::server::config::{default_config_path, load_config, LoadOption
 use mcp_apps_host::server::ServerSpec;
 
 /// Which server to talk to.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct ServerArgs {
     /// The server's command line (POSIX quoting; run directly, not through a shell).
     #[arg(long, value_name = "COMMAND LINE", conflicts_with_all = ["url", "config"])]

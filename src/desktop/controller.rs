@@ -165,7 +165,7 @@ impl Controller {
             ui,
             registry,
             theme,
-            window: (960.0, 720.0),
+            window: (1200.0, 820.0),
             started,
             trace: Trace::disabled(),
             shell_ready: false,

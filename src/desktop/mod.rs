@@ -114,7 +114,7 @@ pub fn run(options: RunOptions) -> Result<i32> {
     let mut event_loop = EventLoopBuilder::<UserEvent>::with_user_event().build();
     let window = WindowBuilder::new()
         .with_title("mcp-apps-host")
-        .with_inner_size(tao::dpi::LogicalSize::new(960.0, 720.0))
+        .with_inner_size(tao::dpi::LogicalSize::new(1200.0, 820.0))
         .build(&event_loop)
         .map_err(|e| Error::Desktop(format!("cannot open a window: {e}")))?;
     let theme = theme_of(window.theme());

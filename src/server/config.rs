@@ -122,6 +122,10 @@ fn display_name(program: &str, args: &[String]) -> String {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| p.to_owned())
     };
+    // A host's own built-in server (`mcp-apps-host __demo-server`) is named after what it serves.
+    if let Some(builtin) = args.first().and_then(|a| a.strip_prefix("__")) {
+        return builtin.to_owned();
+    }
     let program_name = base(program);
     let runners = ["node", "nodejs", "deno", "bun", "python", "python3", "uv", "uvx", "npx", "pnpm", "yarn"];
     if runners.contains(&program_name.as_str()) {
