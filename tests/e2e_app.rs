@@ -186,3 +186,135 @@ fn the_demo_needs_no_node_and_shows_two_views() {
     // The demo Views size themselves: the host applied their size-changed reports.
     assert!(run.dir("view->host").any(|m| m["method"] == "ui/notifications/size-changed"));
 }
+
+/// A hand-written View for preview tests: it shows its version and the result it got, and tries
+/// one undeclared origin so the CSP panel has something to explain.
+const PREVIEW_VIEW: &str = r#"<!doctype html><html><body><h1>VERSION</h1><script>
+let id = 0; const pending = new Map();
+window.addEventListener("message", (e) => { if (e.source !== window.parent) return; const m = e.data;
+  if (m && m.id !== undefined && !m.method && pending.has(m.id)) { pending.get(m.id)(m); pending.delete(m.id); }
+  if (m && m.method === "ui/resource-teardown") window.parent.postMessage({jsonrpc: "2.0", id: m.id, result: {}}, "*"); });
+const req = (method, params) => new Promise((res) => { const i = ++id; pending.set(i, res); window.parent.postMessage({jsonrpc: "2.0", id: i, method, params}, "*"); });
+req("ui/initialize", {appInfo: {name: "VERSION", version: "1"}, appCapabilities: {}, protocolVersion: "2026-01-26"})
+  .then(() => { window.parent.postMessage({jsonrpc: "2.0", method: "ui/notifications/initialized"}, "*"); fetch("https://cdn.example.invalid/lib.js").catch(() => {}); });
+</script></body></html>"#;
+
+#[test]
+fn preview_reloads_a_changed_html_file_with_the_last_input_and_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("view.html");
+    std::fs::write(&html, PREVIEW_VIEW.replace("VERSION", "first")).unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => document.querySelector(".card iframe"));
+        // The developer panel: the CSP tab explains the violation; report it through a plain tool.
+        await until(() => document.querySelector("#csp-violations li"), 15000);
+        const advice = document.querySelector("#csp-violations li").textContent;
+        await call("greet", { name: advice });
+        "##,
+    );
+    let edit = html.clone();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(5));
+        std::fs::write(&edit, PREVIEW_VIEW.replace("VERSION", "second")).unwrap();
+    });
+    let run = run_host_until(
+        &["preview", "--html", html.to_str().unwrap(), "--automation", &script],
+        |t| t.iter().any(|r| r["view"] == "v3" && r["msg"]["method"] == "ui/notifications/tool-result"),
+        LIMIT,
+    );
+    writer.join().unwrap();
+    // v1: the first file; v2: the greet call; v3: the reloaded View.
+    let app_name = |view: &str| {
+        run.trace
+            .iter()
+            .find(|r| r["view"] == view && r["msg"]["method"] == "ui/initialize")
+            .map(|r| r["msg"]["params"]["appInfo"]["name"].clone())
+    };
+    assert_eq!(app_name("v1"), Some(Value::from("first")), "stderr:\n{}", run.stderr);
+    assert_eq!(app_name("v3"), Some(Value::from("second")), "the changed file was reloaded; stderr:\n{}", run.stderr);
+    let input = |view: &str| {
+        run.trace
+            .iter()
+            .find(|r| r["view"] == view && r["msg"]["method"] == "ui/notifications/tool-input")
+            .map(|r| r["msg"]["params"].clone())
+    };
+    let result = |view: &str| {
+        run.trace
+            .iter()
+            .find(|r| r["view"] == view && r["msg"]["method"] == "ui/notifications/tool-result")
+            .map(|r| r["msg"]["params"].clone())
+    };
+    assert_eq!(input("v3"), input("v1"), "same input again");
+    assert_eq!(result("v3"), result("v1"), "same result again");
+    let counter_calls = run.dir("host->server").filter(|m| m["params"]["name"] == "counter").count();
+    assert_eq!(counter_calls, 1, "a reload does not call the tool again");
+    let advice = run
+        .dir("host->server")
+        .find(|m| m["params"]["name"] == "greet")
+        .map(|m| m["params"]["arguments"]["name"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_else(|| panic!("the CSP panel showed nothing; stderr:\n{}", run.stderr));
+    assert!(
+        advice.contains("connect-src")
+            && advice.contains("add \"https://cdn.example.invalid\" to _meta.ui.csp.connectDomains"),
+        "{advice}"
+    );
+}
+
+#[test]
+fn preview_sends_edited_notifications_from_the_panel() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => document.querySelector(".card iframe"));
+        await wait(1500);
+        document.querySelector('[data-tab="send"]').click();
+        const method = document.getElementById("send-method");
+        method.value = "ui/notifications/tool-result";
+        method.dispatchEvent(new Event("change"));
+        document.getElementById("send-params").value = JSON.stringify({ content: [{ type: "text", text: "edited in the panel" }], structuredContent: { count: 99 } });
+        document.getElementById("send-go").click();
+        method.value = "ui/notifications/tool-input";
+        document.getElementById("send-params").value = JSON.stringify({ arguments: { city: "Lisbon" } });
+        document.getElementById("send-stream").click();
+        "##,
+    );
+    let run = run_host_until(
+        &[
+            "preview",
+            "--html",
+            &{
+                let p = dir.path().join("v.html");
+                std::fs::write(&p, PREVIEW_VIEW.replace("VERSION", "panel")).unwrap();
+                p.to_string_lossy().into_owned()
+            },
+            "--automation",
+            &script,
+        ],
+        |t| t.iter().filter(|r| r["msg"]["method"] == "ui/notifications/tool-input").count() >= 2,
+        LIMIT,
+    );
+    let sent: Vec<&Value> = run
+        .dir("host->view")
+        .filter(|m| m["method"].as_str().is_some_and(|m| m.starts_with("ui/notifications/tool-")))
+        .collect();
+    let methods: Vec<&str> = sent.iter().filter_map(|m| m["method"].as_str()).collect();
+    assert_eq!(
+        methods,
+        [
+            "ui/notifications/tool-input",
+            "ui/notifications/tool-result",
+            "ui/notifications/tool-result",
+            "ui/notifications/tool-input-partial",
+            "ui/notifications/tool-input-partial",
+            "ui/notifications/tool-input"
+        ],
+        "stderr:\n{}",
+        run.stderr
+    );
+    assert_eq!(sent[2]["params"]["structuredContent"]["count"], 99);
+    assert_eq!(sent[3]["params"]["arguments"]["city"], "Li");
+    assert_eq!(sent[5]["params"]["arguments"]["city"], "Lisbon");
+}

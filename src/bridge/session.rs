@@ -175,6 +175,7 @@ pub(super) enum Command {
     ToolCancelled(Option<String>),
     HostContext(Box<HostContext>),
     ListChanged(&'static str),
+    Notify(String, Value),
     HostRequest {
         method: &'static str,
         params: Value,
@@ -248,6 +249,12 @@ impl ViewHandle {
     /// really changed (after `initialized`; before it, they go into the initialize result).
     pub fn update_host_context(&self, changes: HostContext) {
         let _ = self.tx.send(Command::HostContext(Box::new(changes)));
+    }
+
+    /// Sends a host -> View notification as given (after `initialized`), bypassing the one-input
+    /// rule: for developer tools that replay `tool-input`, `tool-result` and the like.
+    pub fn notify(&self, method: &str, params: Value) {
+        let _ = self.tx.send(Command::Notify(method.to_owned(), params));
     }
 
     /// The View's server changed its tool list.
@@ -506,6 +513,9 @@ impl ViewSession {
                 if self.config.forwards_list_changed && self.state == State::Ready {
                     self.deliver(Message::notification(method, json!({})));
                 }
+            }
+            Command::Notify(method, params) => {
+                self.send_or_queue(Message::Notification { method, params: Some(params) })
             }
             Command::HostRequest { method, params, reply } => self.host_request(method, params, reply),
             Command::HostRequestTimeout(id) => {

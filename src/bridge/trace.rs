@@ -53,6 +53,7 @@ impl Direction {
 pub struct Trace {
     start: Instant,
     out: Arc<Mutex<Option<BufWriter<File>>>>,
+    tap: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
 }
 
 impl std::fmt::Debug for Trace {
@@ -65,20 +66,32 @@ impl Trace {
     /// Creates (truncates) the trace file. `start` is time zero of `t_ms`.
     pub fn create(path: &Path, start: Instant) -> std::io::Result<Self> {
         let file = File::create(path)?;
-        Ok(Self { start, out: Arc::new(Mutex::new(Some(BufWriter::new(file)))) })
+        Ok(Self { start, out: Arc::new(Mutex::new(Some(BufWriter::new(file)))), tap: None })
     }
 
     /// A trace that records nothing.
     pub fn disabled() -> Self {
-        Self { start: Instant::now(), out: Arc::new(Mutex::new(None)) }
+        Self { start: Instant::now(), out: Arc::new(Mutex::new(None)), tap: None }
+    }
+
+    /// Also hands every record to `tap` (a developer panel's live log).
+    pub fn with_tap(mut self, tap: tokio::sync::mpsc::UnboundedSender<Value>) -> Self {
+        self.tap = Some(tap);
+        self
     }
 
     /// Appends one record. Each line is flushed, so a crash loses nothing before it.
     pub fn record(&self, view: Option<&str>, dir: Direction, msg: &Value) {
-        let mut guard = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(out) = guard.as_mut() else { return };
+        if self.tap.is_none() && !self.is_enabled() {
+            return;
+        }
         let t_ms = self.start.elapsed().as_secs_f64() * 1000.0;
         let line = json!({"t_ms": (t_ms * 1000.0).round() / 1000.0, "view": view, "dir": dir.as_str(), "msg": msg});
+        if let Some(tap) = &self.tap {
+            let _ = tap.send(line.clone());
+        }
+        let mut guard = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(out) = guard.as_mut() else { return };
         // A full disk must not take the host down: the trace is evidence, not state.
         if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
             tracing::warn!("trace: write failed; tracing stopped");

@@ -30,6 +30,9 @@ enum Command {
     Check(check::CheckArgs),
     /// Show the embedded demo server's Apps (no Node, no network). Takes run's options.
     Demo(RunArgs),
+    /// run with a developer panel: live message log, host-context controls, a notification
+    /// editor, the granted CSP and its violations, hot reload (`--html FILE` for a local View).
+    Preview(RunArgs),
     /// The built-in probe server of `check --self` (stdio MCP).
     #[command(name = "__probe-server", hide = true)]
     ProbeServer,
@@ -79,6 +82,12 @@ struct RunArgs {
     /// Milliseconds a View settles before the screenshot or the --exit-after exit.
     #[arg(long, value_name = "MS", default_value_t = 500)]
     settle_ms: u64,
+    /// Serve this local HTML file as the View of the opened tool(s) and reload it when it changes
+    /// (with no server flags: the demo server's `counter` tool provides the data).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    #[arg(skip)]
+    preview: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -156,6 +165,8 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     options.opener = args.open_with;
     options.screenshot = args.screenshot;
     options.settle = std::time::Duration::from_millis(args.settle_ms);
+    options.preview = args.preview;
+    options.html = args.html.map(|p| std::path::absolute(&p).unwrap_or(p));
     options.downloads = args.downloads;
     options.theme = args.theme.map(|t| match t {
         ThemeArg::Light => Theme::Light,
@@ -202,6 +213,18 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::check(args),
         Command::ProbeServer => probe_server::serve(),
         Command::Demo(args) => demo(args),
+        Command::Preview(mut args) => {
+            args.preview = true;
+            let no_server = args.server.stdio.is_none() && args.server.url.is_none() && args.server.config.is_none();
+            if args.html.is_some() && no_server {
+                if args.tool.is_empty() {
+                    args.tool.push("counter".into());
+                }
+                demo(args)
+            } else {
+                run(args)
+            }
+        }
         Command::DemoServer => {
             let server = mcp_apps_host::demo::DemoServer::default();
             mcp_apps_host::demo::serve_stdio(|m, p| server.handle(m, p)).map(|()| 0).map_err(Into::into)

@@ -64,6 +64,10 @@ pub struct RunOptions {
     pub screenshot: Option<PathBuf>,
     /// How long a View settles before the screenshot or the exit.
     pub settle: Duration,
+    /// Show the developer panel (live log, host-context controls, notification editor, CSP).
+    pub preview: bool,
+    /// Serve this local HTML file as the View of the opened tools, reloading it when it changes.
+    pub html: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -89,6 +93,8 @@ impl RunOptions {
             theme: None,
             screenshot: None,
             settle: Duration::from_millis(500),
+            preview: false,
+            html: None,
         }
     }
 }
@@ -109,6 +115,8 @@ const RESIZE_ECHO_PX: f64 = 2.0;
 struct ViewState {
     handle: ViewHandle,
     tool: String,
+    arguments: Map<String, Value>,
+    result: Option<Value>,
     initialized: bool,
     result_delivered: bool,
     closed: bool,
@@ -138,6 +146,10 @@ pub(super) struct Controller {
     finished_tx: mpsc::UnboundedSender<i32>,
     channels: Option<Channels>,
     next_view: u64,
+    /// Arguments of Views still being prepared, by id (they move into `ViewState` on mount).
+    pending_args: HashMap<ViewId, Map<String, Value>>,
+    /// Cached results handed to reloaded Views instead of calling the tool again.
+    cached_results: HashMap<ViewId, Value>,
 }
 
 /// Where sessions, fetches and tool calls report back to the controller loop.
@@ -181,6 +193,8 @@ impl Controller {
             finished_tx,
             channels: None,
             next_view: 1,
+            pending_args: HashMap::new(),
+            cached_results: HashMap::new(),
         };
         (controller, Receivers { teardowns: teardowns_rx, asks: asks_rx, finished: finished_rx })
     }
@@ -268,6 +282,15 @@ impl Controller {
             }
         }
         self.shell(json!({"op": "theme", "theme": self.theme}));
+        let (tap_tx, mut tap_rx) = mpsc::unbounded_channel::<Value>();
+        if self.options.preview {
+            self.trace = self.trace.clone().with_tap(tap_tx);
+            self.shell(json!({"op": "dev"}));
+        }
+        let (reload_tx, mut reload_rx) = mpsc::unbounded_channel::<()>();
+        if let Some(path) = self.options.html.clone() {
+            tokio::spawn(watch_file(path, reload_tx));
+        }
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<(ViewId, ViewOutput)>();
         let (setup_tx, mut setup_rx) = mpsc::unbounded_channel::<(ViewId, String, Result<(ViewHandle, String)>)>();
         let (result_tx, mut result_rx) = mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
@@ -317,6 +340,8 @@ impl Controller {
                     }
                 },
                 Some(ask) = asks_rx.recv() => self.on_ask(ask),
+                Some(record) = tap_rx.recv() => self.shell(json!({"op": "log", "record": shorten(record)})),
+                Some(()) = reload_rx.recv() => self.reload_all(),
                 Some(code) = finished_rx.recv() => self.begin_exit(code),
                 Some(view) = teardowns_rx.recv() => {
                     self.close_view(&view);
@@ -326,6 +351,9 @@ impl Controller {
                 },
                 Some((view, outcome)) = result_rx.recv() => {
                     let tool = self.views.get(&view).map(|v| v.tool.clone()).unwrap_or_default();
+                    if let (Ok(result), Some(v)) = (&outcome, self.views.get_mut(&view)) {
+                        v.result = Some(result.clone());
+                    }
                     if let Err(reason) = outcome {
                         let line = format!("tool `{tool}` failed: {reason}");
                         eprintln!("error: {line}");
@@ -408,9 +436,18 @@ impl Controller {
         let trace = self.trace.clone();
         let view_id: ViewId = view_id.to_owned();
         let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
+        self.pending_args.insert(view_id.clone(), arguments.clone());
 
-        // The tool call: its outcome goes to the View once the session exists.
-        {
+        if let Some(cached) = self.cached_results.remove(&view_id) {
+            // A reload: the View gets the last result again; the tool is not called again.
+            let (results, view_id) = (results.clone(), view_id.clone());
+            tokio::spawn(async move {
+                let Ok(handle) = session_rx.await else { return };
+                handle.tool_result(cached.clone());
+                let _ = results.send((view_id, Ok(cached)));
+            });
+        } else {
+            // The tool call: its outcome goes to the View once the session exists.
             let conn = conn.clone();
             let trace = trace.clone();
             let view_id = view_id.clone();
@@ -439,6 +476,9 @@ impl Controller {
                 let _ = results.send((view_id, outcome.map_err(|e| e.to_string())));
             });
         }
+        let html_file = self.options.html.clone();
+        let preview = self.options.preview;
+        let ui = self.ui.clone();
 
         let conn = conn.clone();
         let registry = self.registry.clone();
@@ -450,22 +490,35 @@ impl Controller {
             downloads: self.options.downloads.clone().unwrap_or_else(default_downloads),
         });
         Ok(async move {
-            trace.record(
-                Some(&view_id),
-                Direction::HostToServer,
-                &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "params": {"uri": uri}}),
-            );
-            let read = conn.read_resource(uri.clone()).await.map_err(|e| Error::Request {
-                server: conn.name().to_owned(),
-                method: format!("resources/read {uri}"),
-                reason: e.to_string(),
-            })?;
-            let items = read.get("contents").and_then(Value::as_array).map_or(0, Vec::len);
-            trace.record(
-                Some(&view_id),
-                Direction::ServerToHost,
-                &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "result": {"contents": items}}),
-            );
+            if html_file.is_none() {
+                trace.record(
+                    Some(&view_id),
+                    Direction::HostToServer,
+                    &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "params": {"uri": uri}}),
+                );
+            }
+            let read = match &html_file {
+                // An App author's local file stands in for the server's resource.
+                Some(path) => {
+                    let html = tokio::fs::read_to_string(path)
+                        .await
+                        .map_err(|e| Error::Desktop(format!("cannot read --html {}: {e}", path.display())))?;
+                    json!({"contents": [{"uri": uri, "mimeType": crate::protocol::RESOURCE_MIME_TYPE, "text": html}]})
+                }
+                None => conn.read_resource(uri.clone()).await.map_err(|e| Error::Request {
+                    server: conn.name().to_owned(),
+                    method: format!("resources/read {uri}"),
+                    reason: e.to_string(),
+                })?,
+            };
+            if html_file.is_none() {
+                let items = read.get("contents").and_then(Value::as_array).map_or(0, Vec::len);
+                trace.record(
+                    Some(&view_id),
+                    Direction::ServerToHost,
+                    &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "result": {"contents": items}}),
+                );
+            }
             let resource = ui_resource_from_read(&uri, &read, conn.listed_resource(&uri).as_ref())?;
             for w in &resource.meta.warnings {
                 tracing::warn!(resource = %uri, "{w}");
@@ -477,6 +530,11 @@ impl Controller {
             tracing::info!(resource = %uri, "CSP: {}", csp.header);
             let label = sandbox_label(conn.identity());
             registry.insert(&view_id, ProxyPolicy { label, csp: csp.header.clone() });
+            if preview {
+                let cmd = json!({"op": "csp", "view": view_id, "header": csp.header, "granted": csp.granted,
+                    "rejected": csp.rejected.iter().map(|r| json!({"field": r.field, "entry": r.entry, "reason": r.reason})).collect::<Vec<_>>()});
+                let _ = ui.send_event(UserEvent::Shell(cmd.to_string()));
+            }
 
             let mut config = ViewConfig::new(view_id.clone(), tool, resource.html);
             config.server_name = conn.name().to_owned();
@@ -596,6 +654,30 @@ impl Controller {
         });
     }
 
+    /// Hot reload: every open View is replaced by a fresh one of the same tool that gets its last
+    /// input and result again (the tool is not called again).
+    fn reload_all(&mut self) {
+        let open: Vec<(ViewId, String, Map<String, Value>, Option<Value>)> = self
+            .views
+            .iter()
+            .filter(|(_, v)| !v.closed)
+            .map(|(id, v)| (id.clone(), v.tool.clone(), v.arguments.clone(), v.result.clone()))
+            .collect();
+        for (old, tool, arguments, result) in open {
+            tracing::info!(view = %old, "reloading {tool}");
+            if let Some(v) = self.views.get(&old) {
+                self.spawn_teardown(v.handle.clone());
+            }
+            let id: ViewId = format!("v{}", self.next_view);
+            if let Some(result) = result {
+                self.cached_results.insert(id.clone(), result);
+            }
+            if let Err(e) = self.open(&tool, arguments, true) {
+                self.shell(json!({"op": "text", "title": tool, "text": format!("reload failed: {e}"), "error": true}));
+            }
+        }
+    }
+
     /// Views opened from the command line (`v1` .. `vN`): their failure is the run's failure.
     fn is_startup_view(&self, view: &str) -> bool {
         view.strip_prefix('v').and_then(|n| n.parse::<usize>().ok()).is_some_and(|n| n <= self.options.opens.len())
@@ -637,11 +719,14 @@ impl Controller {
             "server": conn.name(),
         }));
         self.status(&format!("{tool} from {}", conn.name()), false);
+        let arguments = self.pending_args.remove(&id).unwrap_or_default();
         self.views.insert(
             id,
             ViewState {
                 handle,
                 tool: tool.to_owned(),
+                arguments,
+                result: None,
                 initialized: false,
                 result_delivered: false,
                 closed: false,
@@ -671,6 +756,9 @@ impl Controller {
                 let detail = data.get("detail").cloned().unwrap_or(Value::Null);
                 tracing::warn!(view = %view, "View {kind}: {detail}");
                 self.trace.record(Some(&view), Direction::Diagnostic, &json!({"kind": kind, "detail": detail}));
+                if self.options.preview {
+                    self.shell(json!({"op": "diagnostic", "view": view, "kind": kind, "detail": detail}));
+                }
             }
             ShellMessage::Dropped { view, reason } => {
                 tracing::warn!(view = %view, "shell dropped a frame message: {reason}");
@@ -683,6 +771,27 @@ impl Controller {
                 }
             }
             ShellMessage::Theme { theme } => self.set_theme(theme),
+            ShellMessage::DevSend { view, method, params } => {
+                let allowed = [
+                    methods::TOOL_INPUT,
+                    methods::TOOL_INPUT_PARTIAL,
+                    methods::TOOL_RESULT,
+                    methods::TOOL_CANCELLED,
+                    methods::HOST_CONTEXT_CHANGED,
+                ];
+                match self.views.get(&view) {
+                    Some(v) if allowed.contains(&method.as_str()) => v.handle.notify(&method, params),
+                    _ => tracing::warn!(view = %view, "developer panel: cannot send {method}"),
+                }
+            }
+            ShellMessage::DevContext { view, context } => {
+                match (self.views.get(&view), serde_json::from_value::<HostContext>(context)) {
+                    (Some(v), Ok(ctx)) => v.handle.update_host_context(ctx),
+                    (_, Err(e)) => tracing::warn!(view = %view, "developer panel: bad host context: {e}"),
+                    _ => {}
+                }
+            }
+            ShellMessage::Reload => self.reload_all(),
             ShellMessage::CallTool { tool, arguments } => {
                 if let Err(e) = self.open(&tool, arguments, false) {
                     self.shell(json!({"op": "text", "title": tool, "text": e.to_string(), "error": true}));
@@ -892,6 +1001,36 @@ impl Controller {
                 v.closed = true;
                 self.registry.remove(view);
                 self.shell(json!({"op": "unmount", "view": view}));
+            }
+        }
+    }
+}
+
+/// Large strings (a View's HTML) are cut for the live log; the trace file keeps everything.
+fn shorten(value: Value) -> Value {
+    match value {
+        Value::String(s) if s.len() > 2000 => {
+            let cut = s.floor_char_boundary(2000);
+            Value::String(format!("{}… ({} bytes)", &s[..cut], s.len()))
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(shorten).collect()),
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, shorten(v))).collect()),
+        other => other,
+    }
+}
+
+/// Polls `path` and signals when it changes (a modification time or size change).
+async fn watch_file(path: PathBuf, changed: mpsc::UnboundedSender<()>) {
+    let stamp = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| (m.modified().ok(), m.len()));
+    let mut last = stamp(&path);
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = stamp(&path);
+        if now != last && now.is_some() {
+            last = now;
+            tracing::info!("{} changed; reloading", path.display());
+            if changed.send(()).is_err() {
+                return;
             }
         }
     }

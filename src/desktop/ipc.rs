@@ -90,6 +90,25 @@ pub enum ShellMessage {
         #[serde(default)]
         arguments: serde_json::Map<String, serde_json::Value>,
     },
+    /// The developer panel sends a notification to a View as given.
+    DevSend {
+        /// The View.
+        view: String,
+        /// `ui/notifications/tool-input` and the like.
+        method: String,
+        /// Its params.
+        #[serde(default)]
+        params: serde_json::Value,
+    },
+    /// The developer panel changes a View's host context.
+    DevContext {
+        /// The View.
+        view: String,
+        /// The fields to change.
+        context: serde_json::Value,
+    },
+    /// The developer panel asks to reload every View.
+    Reload,
     /// The person closed a View's card.
     Close {
         /// The View.
