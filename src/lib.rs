@@ -11,7 +11,10 @@
 //! | [`sandbox`] | CSP header, frame permissions, origins | no |
 //! | [`bridge`] | [`bridge::ViewSession`]: the per-View state machine | no |
 //! | [`server`] | MCP client connections (rmcp) | no |
-//! | `desktop` | tao window, wry webview, custom protocols, IPC | yes |
+//! | [`demo`] | the embedded demo MCP server | no |
+//! | [`inspect`] | lints a server's tools and UI resources | no |
+//! | `desktop` | tao window, wry webview, custom protocols, IPC, the app | yes |
+//! | `host` | the embedding API: `Host::builder()` | yes |
 //!
 //! ## Features
 //! | feature | default | what |
@@ -31,5 +34,7 @@ pub mod ui_resource;
 
 #[cfg(feature = "desktop")]
 pub mod desktop;
+#[cfg(feature = "desktop")]
+pub mod host;
 
 pub use error::{Error, Result};

@@ -318,3 +318,57 @@ fn preview_sends_edited_notifications_from_the_panel() {
     assert_eq!(sent[3]["params"]["arguments"]["city"], "Li");
     assert_eq!(sent[5]["params"]["arguments"]["city"], "Lisbon");
 }
+
+fn example(name: &str) -> std::path::PathBuf {
+    // Examples are built by `cargo test` next to the test binaries: target/<profile>/examples.
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().and_then(|deps| deps.parent()).unwrap().join("examples").join(name)
+}
+
+#[test]
+fn the_embedding_example_shows_a_view_and_reports_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let out = std::process::Command::new(example("embed"))
+        .args([&basic_vanillajs(), "get-time", trace.to_str().unwrap()])
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("v1: Initialized") && stdout.contains("v1: ToolResultDelivered"), "{stdout}");
+    assert!(std::fs::read_to_string(&trace).unwrap().contains("ui/notifications/tool-result"));
+}
+
+#[test]
+fn a_custom_policy_refuses_app_tool_calls_when_nobody_says_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let out = std::process::Command::new(example("custom_policy"))
+        .args([&node_server("sdk-app-server.mjs", ""), "sdk-probe", trace.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the example runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("wants to call `echo`. Allow?") && stderr.contains("refused"), "{stderr}");
+    let records: Vec<Value> =
+        std::fs::read_to_string(&trace).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(
+        records.iter().all(|r| !(r["dir"] == "host->server" && r["msg"]["params"]["name"] == "echo")),
+        "a refused call reached the server"
+    );
+    assert!(records.iter().any(|r| r["dir"] == "host->view"
+        && r["msg"]["error"]["message"].as_str().is_some_and(|m| m.contains("did not allow `echo`"))));
+}
+
+#[test]
+fn a_view_session_can_be_driven_without_our_webview() {
+    let out =
+        std::process::Command::new(example("drive_session")).env_remove("DISPLAY").output().expect("the example runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains("hello from greet") && stdout.contains("Content-Security-Policy: default-src 'none'"),
+        "{stdout}"
+    );
+}

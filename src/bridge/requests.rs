@@ -325,11 +325,7 @@ impl ViewSession {
         if let Some(a) = &arguments {
             traced["arguments"] = Value::Object(a.clone());
         }
-        self.trace.record(
-            Some(self.id()),
-            Direction::HostToServer,
-            &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": traced}),
-        );
+        let (trace, view_id) = (self.trace.clone(), self.id().to_owned());
 
         let (cancel_tx, cancel_rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<Value>();
@@ -349,23 +345,29 @@ impl ViewSession {
             };
             let call = async {
                 if !allow.await {
-                    return Err(RpcError::denied(format!("tools/call: the user did not allow `{name}`")));
+                    return (Err(RpcError::denied(format!("tools/call: the user did not allow `{name}`"))), false);
                 }
-                server.call_tool(name, arguments, control).await
+                // Traced only once it really goes to the server.
+                trace.record(
+                    Some(&view_id),
+                    Direction::HostToServer,
+                    &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": traced}),
+                );
+                (server.call_tool(name, arguments, control).await, true)
             };
             tokio::pin!(call);
-            let outcome = loop {
+            let (outcome, traced) = loop {
                 tokio::select! {
                     biased;
                     Some(params) = progress_rx.recv() => relay(params),
-                    outcome = &mut call => break outcome,
+                    done = &mut call => break done,
                 }
             };
             while let Ok(params) = progress_rx.try_recv() {
                 relay(params);
             }
             if let Some(tx) = session.upgrade() {
-                let _ = tx.send(Command::Completed { id, method: methods::TOOLS_CALL, outcome, traced: true });
+                let _ = tx.send(Command::Completed { id, method: methods::TOOLS_CALL, outcome, traced });
             }
         });
     }

@@ -15,7 +15,7 @@ use super::policy::{content_text, Ask, Consent, DesktopPolicy};
 use super::schemes::{ProxyPolicy, ProxyRegistry};
 use super::{HostInput, UserEvent, WindowOp};
 use crate::bridge::{
-    CallControl, Direction, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
+    CallControl, Direction, HostPolicy, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
 };
 use crate::error::{Error, Result};
 use crate::protocol::styles::host_styles;
@@ -68,6 +68,20 @@ pub struct RunOptions {
     pub preview: bool,
     /// Serve this local HTML file as the View of the opened tools, reloading it when it changes.
     pub html: Option<PathBuf>,
+    /// Decides for the Views instead of the desktop's consent dialogs.
+    pub policy: Option<SharedPolicy>,
+    /// Receives every View's events (lifecycle, messages, model context, logs).
+    pub events: Option<mpsc::UnboundedSender<(ViewId, ViewEvent)>>,
+}
+
+/// A [`HostPolicy`] shared with the host (a newtype so options stay `Debug`).
+#[derive(Clone)]
+pub struct SharedPolicy(pub Arc<dyn HostPolicy>);
+
+impl std::fmt::Debug for SharedPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedPolicy(..)")
+    }
 }
 
 impl RunOptions {
@@ -95,6 +109,8 @@ impl RunOptions {
             settle: Duration::from_millis(500),
             preview: false,
             html: None,
+            policy: None,
+            events: None,
         }
     }
 }
@@ -483,12 +499,15 @@ impl Controller {
         let conn = conn.clone();
         let registry = self.registry.clone();
         let host_context = self.host_context(DisplayMode::Inline);
-        let policy = Arc::new(DesktopPolicy {
-            asks: self.asks.clone(),
-            consent: self.options.consent,
-            opener: self.options.opener.clone(),
-            downloads: self.options.downloads.clone().unwrap_or_else(default_downloads),
-        });
+        let policy: Arc<dyn HostPolicy> = match &self.options.policy {
+            Some(custom) => custom.0.clone(),
+            None => Arc::new(DesktopPolicy {
+                asks: self.asks.clone(),
+                consent: self.options.consent,
+                opener: self.options.opener.clone(),
+                downloads: self.options.downloads.clone().unwrap_or_else(default_downloads),
+            }),
+        };
         Ok(async move {
             if html_file.is_none() {
                 trace.record(
@@ -932,7 +951,12 @@ impl Controller {
                 self.shell_text(format!(r#"{{"op":"post","view":{},"msg":{text}}}"#, json!(view)));
                 None
             }
-            ViewOutput::Event(event) => self.on_view_event(view, event),
+            ViewOutput::Event(event) => {
+                if let Some(events) = &self.options.events {
+                    let _ = events.send((view.to_owned(), event.clone()));
+                }
+                self.on_view_event(view, event)
+            }
         }
     }
 

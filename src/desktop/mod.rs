@@ -11,7 +11,7 @@ mod policy;
 mod schemes;
 mod snapshot;
 
-pub use controller::{ExitAfter, RunOptions};
+pub use controller::{ExitAfter, RunOptions, SharedPolicy};
 pub use policy::Consent;
 
 use std::time::Instant;

@@ -1,0 +1,189 @@
+//! The embedding API: a host in your own app.
+//!
+//! ```no_run
+//! use mcp_apps_host::host::Host;
+//!
+//! fn main() -> mcp_apps_host::Result<()> {
+//!     let code = Host::builder()
+//!         .server_command("npx -y @modelcontextprotocol/server-basic-vanillajs --stdio")
+//!         .open_tool("get-time", serde_json::Map::new())
+//!         .build()?
+//!         .run()?;
+//!     std::process::exit(code);
+//! }
+//! ```
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use crate::bridge::{HostPolicy, ViewEvent, ViewId};
+use crate::desktop::{Consent, ExitAfter, RunOptions, SharedPolicy};
+use crate::error::{Error, Result};
+use crate::protocol::Theme;
+use crate::server::ServerSpec;
+
+/// A configured host, ready to run.
+#[derive(Debug)]
+pub struct Host {
+    options: RunOptions,
+}
+
+/// Builds a [`Host`]. Like wry's `WebViewBuilder`, it keeps the first configuration error and
+/// reports it once, from [`HostBuilder::build`], so calls chain without `?`.
+#[derive(Debug, Default)]
+#[must_use]
+pub struct HostBuilder {
+    server: Option<ServerSpec>,
+    tools: Vec<(String, Map<String, Value>)>,
+    theme: Option<Theme>,
+    trace: Option<PathBuf>,
+    policy: Option<SharedPolicy>,
+    consent: Option<Consent>,
+    exit_after: Option<ExitAfter>,
+    timeout: Option<Duration>,
+    events: Option<mpsc::UnboundedSender<(ViewId, ViewEvent)>>,
+    error: Option<Error>,
+}
+
+impl Host {
+    /// Starts configuring a host.
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    /// Runs the host as the app: it owns the main thread (the window's event loop) until the
+    /// window closes or the `exit_after` point is reached; returns the exit code.
+    pub fn run(self) -> Result<i32> {
+        crate::desktop::run(self.options)
+    }
+}
+
+impl HostBuilder {
+    fn keep(mut self, error: Error) -> Self {
+        self.error.get_or_insert(error);
+        self
+    }
+
+    /// The MCP server, as a command line (POSIX quoting; started directly, not through a shell).
+    pub fn server_command(self, command_line: &str) -> Self {
+        match ServerSpec::from_command_line(command_line) {
+            Ok(spec) => self.server(spec),
+            Err(e) => self.keep(e),
+        }
+    }
+
+    /// The MCP server, as a resolved spec (from a config file, a URL, ...).
+    pub fn server(mut self, spec: ServerSpec) -> Self {
+        if self.server.is_some() {
+            return self.keep(Error::Desktop("a host has one server for now; `server` was called twice".into()));
+        }
+        self.server = Some(spec);
+        self
+    }
+
+    /// A tool to call at start, its View shown (repeatable).
+    pub fn open_tool(mut self, name: &str, arguments: Map<String, Value>) -> Self {
+        self.tools.push((name.to_owned(), arguments));
+        self
+    }
+
+    /// Light or dark instead of the system's theme.
+    pub fn theme(mut self, theme: Theme) -> Self {
+        self.theme = Some(theme);
+        self
+    }
+
+    /// Writes the JSON Lines trace of every message here.
+    pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
+        self.trace = Some(path.into());
+        self
+    }
+
+    /// Decides what Views may do (links, messages, downloads, display modes, app tool calls)
+    /// instead of the built-in in-app dialogs.
+    pub fn policy(mut self, policy: Arc<dyn HostPolicy>) -> Self {
+        self.policy = Some(SharedPolicy(policy));
+        self
+    }
+
+    /// How the built-in dialogs are answered (ignored when a [`policy`](Self::policy) is set).
+    pub fn consent(mut self, consent: Consent) -> Self {
+        self.consent = Some(consent);
+        self
+    }
+
+    /// Ends [`Host::run`] with 0 once every opened View reached this point (1 on failure).
+    pub fn exit_after(mut self, point: ExitAfter, timeout: Duration) -> Self {
+        self.exit_after = Some(point);
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Receives every View's events: lifecycle, messages, model context, logs.
+    pub fn events(mut self, events: mpsc::UnboundedSender<(ViewId, ViewEvent)>) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// The host, or the first configuration error.
+    pub fn build(self) -> Result<Host> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let server =
+            self.server.ok_or_else(|| Error::Desktop("no server: call `server_command` or `server`".into()))?;
+        if self.exit_after.is_some() && self.tools.is_empty() {
+            return Err(Error::Desktop("`exit_after` needs at least one `open_tool`".into()));
+        }
+        let mut options = RunOptions::app(server);
+        options.opens = self.tools;
+        options.theme = self.theme;
+        options.trace = self.trace;
+        options.policy = self.policy;
+        options.consent = self.consent.unwrap_or_default();
+        options.exit_after = self.exit_after;
+        if let Some(t) = self.timeout {
+            options.timeout = t;
+        }
+        options.events = self.events;
+        Ok(Host { options })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_error_is_reported_at_build() {
+        let err = Host::builder().server_command("node 'unterminated").open_tool("x", Map::new()).build().unwrap_err();
+        assert!(err.to_string().contains("unterminated"), "{err}");
+        let err = Host::builder().build().unwrap_err();
+        assert!(err.to_string().contains("no server"), "{err}");
+        let twice = Host::builder().server_command("a").server_command("b").build().unwrap_err();
+        assert!(twice.to_string().contains("twice"), "{twice}");
+        assert!(Host::builder()
+            .server_command("a")
+            .exit_after(ExitAfter::Result, Duration::from_secs(1))
+            .build()
+            .is_err());
+        let ok =
+            Host::builder().server_command("node s.js").open_tool("t", Map::new()).theme(Theme::Dark).build().unwrap();
+        assert_eq!(ok.options.opens.len(), 1);
+        assert_eq!(ok.options.theme, Some(Theme::Dark));
+    }
+
+    #[test]
+    fn handles_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<crate::bridge::ViewHandle>();
+        send_sync::<crate::bridge::Trace>();
+        send_sync::<crate::server::Connection>();
+        send_sync::<HostBuilder>();
+        send_sync::<Host>();
+    }
+}
