@@ -168,11 +168,14 @@ pub(super) struct Controller {
     cached_results: HashMap<ViewId, Value>,
 }
 
+/// A View's session and its frame's `allow` attribute, or why it could not start.
+type Setup = Result<(ViewHandle, String)>;
+
 /// Where sessions, fetches and tool calls report back to the controller loop.
 #[derive(Clone)]
 struct Channels {
     out: mpsc::UnboundedSender<(ViewId, ViewOutput)>,
-    setup: mpsc::UnboundedSender<(ViewId, String, Result<(ViewHandle, String)>)>,
+    setup: mpsc::UnboundedSender<(ViewId, String, Setup)>,
     results: mpsc::UnboundedSender<(ViewId, Result<Value, String>)>,
 }
 
@@ -308,7 +311,7 @@ impl Controller {
             tokio::spawn(watch_file(path, reload_tx));
         }
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<(ViewId, ViewOutput)>();
-        let (setup_tx, mut setup_rx) = mpsc::unbounded_channel::<(ViewId, String, Result<(ViewHandle, String)>)>();
+        let (setup_tx, mut setup_rx) = mpsc::unbounded_channel::<(ViewId, String, Setup)>();
         let (result_tx, mut result_rx) = mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
         self.channels = Some(Channels { out: out_tx, setup: setup_tx, results: result_tx });
 
@@ -676,13 +679,10 @@ impl Controller {
     /// Hot reload: every open View is replaced by a fresh one of the same tool that gets its last
     /// input and result again (the tool is not called again).
     fn reload_all(&mut self) {
-        let open: Vec<(ViewId, String, Map<String, Value>, Option<Value>)> = self
-            .views
-            .iter()
-            .filter(|(_, v)| !v.closed)
-            .map(|(id, v)| (id.clone(), v.tool.clone(), v.arguments.clone(), v.result.clone()))
-            .collect();
-        for (old, tool, arguments, result) in open {
+        let open: Vec<ViewId> = self.views.iter().filter(|(_, v)| !v.closed).map(|(id, _)| id.clone()).collect();
+        for old in open {
+            let Some(v) = self.views.get(&old) else { continue };
+            let (tool, arguments, result) = (v.tool.clone(), v.arguments.clone(), v.result.clone());
             tracing::info!(view = %old, "reloading {tool}");
             if let Some(v) = self.views.get(&old) {
                 self.spawn_teardown(v.handle.clone());

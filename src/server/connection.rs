@@ -1,24 +1,28 @@
 //! One live MCP client connection (rmcp), with the server's tools and resources indexed.
 
 use std::collections::{HashMap, VecDeque};
+use std::error::Error as _;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 #[allow(deprecated)]
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, Implementation,
     ProgressNotificationParam, ReadResourceRequestParams, Request,
 };
-use rmcp::service::PeerRequestOptions;
+use rmcp::service::{ClientInitializeError, PeerRequestOptions};
 use rmcp::service::{NotificationContext, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncBufReadExt;
 
 use super::config::ServerSpec;
+use super::sse::{display_url, SseOptions, SseTransport};
 use crate::bridge::{BoxFuture, CallControl, ServerPort};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::code;
@@ -34,9 +38,84 @@ const STDERR_TAIL_LINES: usize = 20;
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a forwarded call may take in all, progress or not.
 pub const MAX_CALL_DURATION: Duration = Duration::from_secs(600);
+/// How long [`Connection::shutdown`] waits for rmcp's close (stdio: stdin closed, 3 s, SIGTERM,
+/// 3 s, SIGKILL) before dropping the transport, which kills the process too.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(8);
 /// rmcp may write a cancel before the request it cancels (trap 1 in the rmcp notes): a cancel is
 /// held back until the request has been out at least this long.
 const CANCEL_GUARD: Duration = Duration::from_millis(100);
+
+/// Header names the client sets itself (HTTP framing, content negotiation, MCP session and
+/// protocol headers). A configured header with one of these names is dropped: the client's wins.
+const CLIENT_HEADERS: &[&str] = &[
+    "accept",
+    "accept-encoding",
+    "cache-control",
+    "connection",
+    "content-encoding",
+    "content-length",
+    "content-type",
+    "host",
+    "keep-alive",
+    "last-event-id",
+    "mcp-method",
+    "mcp-name",
+    "mcp-protocol-version",
+    "mcp-session-id",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+/// Prefixes of header names the client sets itself (SEP-2243 `Mcp-Param-*`).
+const CLIENT_HEADER_PREFIXES: &[&str] = &["mcp-param-"];
+
+/// Timeouts of one connection. `Default` gives the host's production values.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ConnectOptions {
+    /// How long connecting and the MCP handshake may take.
+    pub handshake_timeout: Duration,
+    /// How long a forwarded call may go without progress before it is cancelled.
+    pub idle_timeout: Duration,
+    /// How long a forwarded call may take in all, progress or not.
+    pub max_call_duration: Duration,
+    /// How long `resources/read` may take.
+    pub request_timeout: Duration,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self {
+            handshake_timeout: HANDSHAKE_TIMEOUT,
+            idle_timeout: IDLE_TIMEOUT,
+            max_call_duration: MAX_CALL_DURATION,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+        }
+    }
+}
+
+impl ConnectOptions {
+    /// Sets how long connecting and the MCP handshake may take.
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// Sets the idle and total limits of forwarded calls.
+    pub fn call_timeouts(mut self, idle: Duration, total: Duration) -> Self {
+        self.idle_timeout = idle;
+        self.max_call_duration = total;
+        self
+    }
+
+    /// Sets how long `resources/read` may take.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+}
 
 type ProgressRoutes = Arc<Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<Value>>>>;
 
@@ -92,8 +171,10 @@ pub struct Connection {
     tools: RwLock<Vec<Value>>,
     resources: RwLock<Vec<Value>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
-    request_timeout: Duration,
+    options: ConnectOptions,
     progress: ProgressRoutes,
+    /// The server process (stdio only).
+    pid: Option<u32>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -107,70 +188,80 @@ fn rpc_error(e: ServiceError) -> RpcError {
         ServiceError::McpError(e) => RpcError { code: e.code.0.into(), message: e.message.into_owned(), data: e.data },
         ServiceError::Timeout { timeout } => RpcError::new(
             code::UNAVAILABLE,
-            format!("the server did not answer within {} s; the request was cancelled", timeout.as_secs()),
+            format!("the server did not answer within {} s; the request was cancelled", timeout.as_secs_f32()),
         ),
-        ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-            RpcError::new(code::UNAVAILABLE, format!("the server connection is gone: {e}"))
+        ServiceError::TransportClosed => {
+            RpcError::new(code::UNAVAILABLE, "the connection to the server is closed; the request got no answer")
         }
+        ServiceError::TransportSend(e) => RpcError::new(
+            code::UNAVAILABLE,
+            format!("the request could not be sent to the server: {}", error_chain(e.error.as_ref())),
+        ),
         other => RpcError::new(code::INTERNAL_ERROR, other.to_string()),
     }
 }
 
 impl Connection {
-    /// Starts the server process, completes the MCP handshake and indexes tools and resources.
+    /// Connects to the server (starting its process for stdio), completes the MCP handshake and
+    /// indexes tools and resources, with the default timeouts.
     pub async fn connect(spec: &ServerSpec) -> Result<Arc<Self>> {
-        let (name, program, args, env, cwd) = match spec {
-            ServerSpec::Stdio { name, program, args, env, cwd } => (name, program, args, env, cwd),
-            ServerSpec::StreamableHttp { name, .. } | ServerSpec::Sse { name, .. } => {
-                return Err(Error::Handshake {
-                    server: name.clone(),
-                    reason: "Streamable HTTP / SSE transports are not wired yet".into(),
-                })
-            }
-        };
-        let command_line = shell_words::join(std::iter::once(program).chain(args));
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args).envs(env.iter().cloned()).kill_on_drop(true);
-        if let Some(cwd) = cwd {
-            cmd.current_dir(cwd);
-        }
-        let (transport, stderr) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| Error::Spawn { command: command_line.clone(), source })?;
+        Self::connect_with(spec, ConnectOptions::default()).await
+    }
 
-        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-        if let Some(stderr) = stderr {
-            let tail = stderr_tail.clone();
-            let server = name.clone();
-            tokio::spawn(async move {
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::info!(target: "mcp_apps_host::server::stderr", server = %server, "{line}");
-                    let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
-                    if tail.len() == STDERR_TAIL_LINES {
-                        tail.pop_front();
-                    }
-                    tail.push_back(line);
-                }
-            });
-        }
-
+    /// [`Connection::connect`] with explicit timeouts.
+    pub async fn connect_with(spec: &ServerSpec, options: ConnectOptions) -> Result<Arc<Self>> {
+        let name = spec.name().to_owned();
         let progress = ProgressRoutes::default();
         let client = HostClient { server: name.clone(), progress: progress.clone() };
-        let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, client.serve(transport)).await;
-        let service = match handshake {
-            Ok(Ok(service)) => service,
-            Ok(Err(e)) => {
-                // Give the stderr reader a moment: the reason a server died is usually its last words.
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                return Err(Error::Handshake { server: name.clone(), reason: with_tail(&e.to_string(), &stderr_tail) });
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        let deadline = tokio::time::Instant::now() + options.handshake_timeout;
+        let handshake_failed = |reason: String| Error::Handshake { server: name.clone(), reason };
+        let (service, pid) = match spec {
+            ServerSpec::Stdio { program, args, env, cwd, .. } => {
+                let (transport, pid) = spawn_stdio(&name, program, args, env, cwd.as_deref(), &stderr_tail)?;
+                match handshake(client, transport, deadline, options.handshake_timeout).await {
+                    Ok(service) => (service, pid),
+                    Err(reason) => {
+                        // Give the stderr reader a moment: the reason a server died is usually its last words.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        return Err(handshake_failed(with_tail(&reason, &stderr_tail)));
+                    }
+                }
             }
-            Err(_) => {
-                return Err(Error::Handshake {
-                    server: name.clone(),
-                    reason: with_tail(&format!("no answer within {} s", HANDSHAKE_TIMEOUT.as_secs()), &stderr_tail),
-                })
+            ServerSpec::StreamableHttp { url, headers, .. } => {
+                let headers = request_headers(headers)?;
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+                let transport = StreamableHttpClientTransport::<reqwest::Client>::from_config(config);
+                let service =
+                    handshake(client, transport, deadline, options.handshake_timeout).await.map_err(|reason| {
+                        let hint = http_hint(&reason);
+                        handshake_failed(format!("{reason} (Streamable HTTP, POST {}){hint}", display_url(url)))
+                    })?;
+                (service, None)
+            }
+            ServerSpec::Sse { url, headers, .. } => {
+                let headers = request_headers(headers)?;
+                let sse = SseOptions::default().headers(headers).connect_timeout(options.handshake_timeout);
+                let transport = match tokio::time::timeout_at(deadline, SseTransport::connect(url.clone(), sse)).await {
+                    Ok(Ok(transport)) => transport,
+                    Ok(Err(e)) => {
+                        let reason = e.to_string();
+                        let hint = http_hint(&reason);
+                        return Err(handshake_failed(format!("{reason} (legacy HTTP+SSE){hint}")));
+                    }
+                    Err(_) => {
+                        return Err(handshake_failed(format!(
+                            "GET {} delivered no SSE `endpoint` event within {} s (legacy HTTP+SSE)",
+                            display_url(url),
+                            options.handshake_timeout.as_secs_f32()
+                        )))
+                    }
+                };
+                let service = handshake(client, transport, deadline, options.handshake_timeout)
+                    .await
+                    .map_err(|reason| handshake_failed(format!("{reason} (legacy HTTP+SSE, {})", display_url(url))))?;
+                (service, None)
             }
         };
         let peer = service.peer().clone();
@@ -178,18 +269,34 @@ impl Connection {
         peer.set_response_cache_config(rmcp::ClientCacheConfig::disabled()).await;
 
         let conn = Arc::new(Self {
-            name: name.clone(),
+            name,
             identity: spec.identity(),
             service: tokio::sync::Mutex::new(Some(service)),
             peer,
             tools: RwLock::new(Vec::new()),
             resources: RwLock::new(Vec::new()),
             stderr_tail,
-            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            options,
             progress,
+            pid,
         });
-        conn.refresh().await?;
+        if let Err(e) = conn.refresh().await {
+            conn.shutdown().await;
+            return Err(e);
+        }
         Ok(conn)
+    }
+
+    /// Whether the connection still works: false once the transport closed (the process exited,
+    /// the HTTP session or SSE stream could not be recovered, or [`Connection::shutdown`] ran).
+    /// A registry restarts a server whose connection is no longer alive.
+    pub fn is_alive(&self) -> bool {
+        !self.peer.is_transport_closed()
+    }
+
+    /// The server process id (stdio servers only).
+    pub fn process_id(&self) -> Option<u32> {
+        self.pid
     }
 
     /// Re-reads the server's tools and resources (all pages).
@@ -252,7 +359,8 @@ impl Connection {
     }
 
     /// `tools/call`: cancelled after [`IDLE_TIMEOUT`] without progress or [`MAX_CALL_DURATION`] in
-    /// all; progress goes to `control.progress`, and `control.cancelled` cancels it at the server.
+    /// all (or the limits given in [`ConnectOptions`]); progress goes to `control.progress`, and
+    /// `control.cancelled` cancels it at the server.
     pub async fn call_tool(
         &self,
         name: String,
@@ -278,8 +386,8 @@ impl Connection {
     }
 
     async fn send(&self, request: ClientRequest, control: CallControl) -> Result<rmcp::model::ServerResult, RpcError> {
-        let mut options = PeerRequestOptions::with_timeout(IDLE_TIMEOUT).reset_timeout_on_progress();
-        options.max_total_timeout = Some(MAX_CALL_DURATION);
+        let mut options = PeerRequestOptions::with_timeout(self.options.idle_timeout).reset_timeout_on_progress();
+        options.max_total_timeout = Some(self.options.max_call_duration);
         let handle = match self.peer.send_cancellable_request(request, options).await {
             Ok(h) => h,
             Err(e) => return Err(self.explain(e).await),
@@ -315,8 +423,9 @@ impl Connection {
     /// `resources/read`, bounded by the request timeout.
     pub async fn read_resource(&self, uri: String) -> Result<Value, RpcError> {
         let read = self.peer.read_resource(ReadResourceRequestParams::new(uri));
-        let result = match tokio::time::timeout(self.request_timeout, read).await {
-            Err(_) => return Err(rpc_error(ServiceError::Timeout { timeout: self.request_timeout })),
+        let timeout = self.options.request_timeout;
+        let result = match tokio::time::timeout(timeout, read).await {
+            Err(_) => return Err(rpc_error(ServiceError::Timeout { timeout })),
             Ok(Err(e)) => return Err(self.explain(e).await),
             Ok(Ok(result)) => result,
         };
@@ -325,8 +434,18 @@ impl Connection {
 
     /// When the connection itself failed, the server's last words usually say why.
     async fn explain(&self, error: ServiceError) -> RpcError {
+        let closed = matches!(error, ServiceError::TransportClosed);
         let mut error = rpc_error(error);
-        if error.code == code::UNAVAILABLE {
+        if closed && self.pid.is_none() && self.is_alive() {
+            // Streamable HTTP: the response stream of this one request broke; the session lives on.
+            error.message = "the server's response stream for this request closed before the answer came; the \
+                             connection itself is still up"
+                .into();
+        }
+        if self.pid.is_some() && error.code == code::UNAVAILABLE {
+            if closed {
+                error.message = "the server process ended (it crashed or exited); the request got no answer".into();
+            }
             // Give the stderr reader a moment to catch up with a process that just died.
             tokio::time::sleep(Duration::from_millis(50)).await;
             error.message = with_tail(&error.message, &self.stderr_tail);
@@ -334,10 +453,14 @@ impl Connection {
         error
     }
 
-    /// Closes the connection: stdin closed, then SIGTERM, then SIGKILL (3 s apart at most).
+    /// Closes the connection: for stdio, stdin closed, then SIGTERM, then SIGKILL (3 s apart at
+    /// most); for Streamable HTTP, the session is deleted; for SSE, the stream is closed.
     pub async fn shutdown(&self) {
         if let Some(mut service) = self.service.lock().await.take() {
-            let _ = service.close_with_timeout(Duration::from_secs(8)).await;
+            if let Ok(None) = service.close_with_timeout(SHUTDOWN_TIMEOUT).await {
+                let limit = SHUTDOWN_TIMEOUT.as_secs();
+                tracing::warn!(server = %self.name, "close did not finish in {limit} s; dropping it");
+            }
         }
     }
 
@@ -345,6 +468,174 @@ impl Connection {
     pub fn port(self: &Arc<Self>) -> Arc<dyn ServerPort> {
         Arc::new(Port(self.clone()))
     }
+}
+
+/// Starts a stdio server with its stderr captured into `tail`.
+fn spawn_stdio(
+    name: &str,
+    program: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: Option<&std::path::Path>,
+    tail: &Arc<Mutex<VecDeque<String>>>,
+) -> Result<(TokioChildProcess, Option<u32>)> {
+    let command_line = shell_words::join(std::iter::once(program).chain(args.iter().map(String::as_str)));
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args).envs(env.iter().cloned()).kill_on_drop(true);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| Error::Spawn { command: command_line, source })?;
+    let pid = transport.id();
+    if let Some(stderr) = stderr {
+        let tail = tail.clone();
+        let server = name.to_owned();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(target: "mcp_apps_host::server::stderr", server = %server, "{line}");
+                let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+                if tail.len() == STDERR_TAIL_LINES {
+                    tail.pop_front();
+                }
+                tail.push_back(line);
+            }
+        });
+    }
+    Ok((transport, pid))
+}
+
+/// The MCP handshake on any transport, bounded by `deadline`; the error is a sentence.
+async fn handshake<T, E, A>(
+    client: HostClient,
+    transport: T,
+    deadline: tokio::time::Instant,
+    limit: Duration,
+) -> std::result::Result<RunningService<RoleClient, HostClient>, String>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match tokio::time::timeout_at(deadline, client.serve(transport)).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(e)) => Err(describe_init_error(&e)),
+        Err(_) => Err(format!("no answer to initialize within {} s", limit.as_secs_f32())),
+    }
+}
+
+/// rmcp's handshake errors name transport types; say what failed and why instead.
+fn describe_init_error(error: &ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::TransportError { error, context } => {
+            format!("{context}: {}", error_chain(error.error.as_ref()))
+        }
+        ClientInitializeError::ConnectionClosed(context) => {
+            format!("the connection closed while waiting for the {context}")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// An error and its causes, one sentence, without repeats. rmcp's HTTP client errors hide their
+/// cause (no `source`), so those are opened up.
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    type HttpError = StreamableHttpError<reqwest::Error>;
+    if let Some(http) = error.downcast_ref::<HttpError>() {
+        match http {
+            HttpError::Client(inner) => return error_chain(inner),
+            HttpError::UnexpectedServerResponse(text) if text.starts_with("HTTP 3") => {
+                return format!(
+                    "the server answered with a redirect ({}) that was not followed: only same-origin 307/308 \
+                     redirects are, so configured headers never reach another origin; configure the final URL",
+                    text.trim_end_matches([':', ' '])
+                );
+            }
+            HttpError::UnexpectedServerResponse(text) => {
+                return format!("unexpected server response: {}", one_line(text, 300));
+            }
+            HttpError::AuthRequired(_) | HttpError::InsufficientScope(_) => {
+                return format!(
+                    "{http}: the server wants authorization (OAuth is not supported yet; a static \
+                                Authorization header can be configured)"
+                );
+            }
+            _ => {}
+        }
+    }
+    if let Some(http) = error.downcast_ref::<reqwest::Error>() {
+        // reqwest repeats the URL with its query (which may hold a token); callers name the URL.
+        let mut text = match http.url() {
+            Some(url) => http.to_string().replace(&format!(" for url ({url})"), ""),
+            None => http.to_string(),
+        };
+        let mut source = http.source();
+        while let Some(cause) = source {
+            let cause_text = cause.to_string();
+            if !text.contains(&cause_text) {
+                text.push_str(": ");
+                text.push_str(&cause_text);
+            }
+            source = cause.source();
+        }
+        return text;
+    }
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Whitespace runs (an HTML error page's newlines) as single spaces, cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match joined.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}...", &joined[..cut]),
+        None => joined,
+    }
+}
+
+/// A hint for the HTTP failures people fix by changing the URL.
+fn http_hint(reason: &str) -> &'static str {
+    if reason.contains("HTTP 404") || reason.contains("HTTP 405") {
+        "; check the URL: Streamable HTTP servers usually serve /mcp, legacy SSE servers /sse"
+    } else {
+        ""
+    }
+}
+
+/// The configured headers as sent: valid names and values, minus the ones the client sets
+/// itself (the client's win, compared ignoring case). Values are marked sensitive so they stay
+/// out of debug output.
+pub(crate) fn request_headers(headers: &[(String, String)]) -> Result<HeaderMap> {
+    let mut map = HeaderMap::new();
+    for (position, (name, value)) in headers.iter().enumerate() {
+        let header_name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|e| Error::BadHeader {
+            header: if name.trim().is_empty() { format!("#{}", position + 1) } else { name.clone() },
+            reason: format!("not a valid header name: {e}"),
+        })?;
+        let lower = header_name.as_str();
+        if CLIENT_HEADERS.contains(&lower) || CLIENT_HEADER_PREFIXES.iter().any(|p| lower.starts_with(p)) {
+            tracing::warn!(header = %header_name, "configured header ignored: the MCP client sets it itself");
+            continue;
+        }
+        let mut header_value = HeaderValue::from_str(value.trim()).map_err(|_| Error::BadHeader {
+            header: name.clone(),
+            reason: "the value has characters not allowed in a header (control characters or non-ASCII)".into(),
+        })?;
+        header_value.set_sensitive(true);
+        map.insert(header_name, header_value);
+    }
+    Ok(map)
 }
 
 fn with_tail(reason: &str, tail: &Mutex<VecDeque<String>>) -> String {
@@ -378,5 +669,70 @@ impl ServerPort for Port {
 
     fn tool(&self, name: &str) -> Option<Value> {
         self.0.tool(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn configured_headers_keep_their_values_and_lose_to_client_headers() {
+        let map = request_headers(&pairs(&[
+            ("X-Api-Key", "secret"),
+            ("Authorization", "Bearer t"),
+            ("ACCEPT", "text/plain"),
+            ("Mcp-Session-Id", "forged"),
+            ("mcp-protocol-version", "1999-01-01"),
+            ("Mcp-Param-Region", "eu"),
+            ("Content-Length", "5"),
+            ("Host", "elsewhere.example"),
+            ("Last-Event-ID", "7"),
+        ]))
+        .unwrap();
+        let names: Vec<&str> = map.keys().map(HeaderName::as_str).collect();
+        assert_eq!(names, ["x-api-key", "authorization"]);
+        assert_eq!(map["x-api-key"], "secret");
+        assert!(map["authorization"].is_sensitive(), "values stay out of debug output");
+        assert!(!format!("{map:?}").contains("secret"));
+    }
+
+    #[test]
+    fn invalid_headers_are_errors_that_do_not_echo_the_value() {
+        let err = request_headers(&pairs(&[("Bad Name", "v")])).unwrap_err();
+        assert!(matches!(err, Error::BadHeader { ref header, .. } if header == "Bad Name"), "{err}");
+        let err = request_headers(&pairs(&[("X-Token", "line\nbreak-secret")])).unwrap_err();
+        assert!(!err.to_string().contains("break-secret"), "{err}");
+        let err = request_headers(&pairs(&[("", "v")])).unwrap_err();
+        assert!(err.to_string().contains("#1"), "{err}");
+    }
+
+    #[test]
+    fn error_pages_become_one_short_line() {
+        assert_eq!(
+            one_line("<html>\n  <body>\n\tCannot POST /mcp\n</body>", 100),
+            "<html> <body> Cannot POST /mcp </body>"
+        );
+        assert_eq!(one_line("ééééé", 3), "ééé...");
+        assert!(http_hint("HTTP 404 Not Found").contains("/mcp"));
+        assert_eq!(http_hint("HTTP 500"), "");
+    }
+
+    #[test]
+    fn connect_options_builders_set_what_they_name() {
+        let options = ConnectOptions::default()
+            .handshake_timeout(Duration::from_secs(2))
+            .call_timeouts(Duration::from_secs(3), Duration::from_secs(4))
+            .request_timeout(Duration::from_secs(5));
+        assert_eq!(
+            (options.handshake_timeout, options.idle_timeout, options.max_call_duration, options.request_timeout),
+            (Duration::from_secs(2), Duration::from_secs(3), Duration::from_secs(4), Duration::from_secs(5))
+        );
+        let default = ConnectOptions::default();
+        assert_eq!((default.idle_timeout, default.max_call_duration), (IDLE_TIMEOUT, MAX_CALL_DURATION));
     }
 }

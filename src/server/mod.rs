@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod connection;
+pub mod sse;
 
 pub use config::ServerSpec;
 pub use connection::Connection;
