@@ -201,3 +201,36 @@ fn check_self_fails_when_the_host_drops_its_csp_header() {
         .collect();
     assert_eq!(failed, ["an undeclared origin is blocked by the CSP"]);
 }
+
+/// `@modelcontextprotocol/server-map` declares CSP metadata (tile and CesiumJS origins).
+fn map_server() -> String {
+    format!("{} --stdio", shell_words::quote(&fixtures().join("node_modules/.bin/mcp-map-server").to_string_lossy()))
+}
+
+#[test]
+fn inspect_and_check_an_npm_app_that_declares_csp() {
+    let out = host(&["inspect", "--stdio", &map_server(), "--json"], false);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let r = json_of(&out);
+    let res = &r["resources"][0];
+    let header = res["cspHeader"].as_str().unwrap();
+    assert!(header.contains("connect-src 'self' https://*.openstreetmap.org"), "{header}");
+    assert!(
+        header
+            .contains("script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' https://*.openstreetmap.org"),
+        "{header}"
+    );
+
+    // The View loads CesiumJS from its declared CDN, which this offline machine cannot reach: check
+    // renders it through the full path and reports the View's own failure, and no CSP violation
+    // (declared origins are granted, so the header is not what stops it).
+    let out = host(&["check", "--stdio", &map_server(), "--json", "--timeout", "10"], false);
+    let r = json_of(&out);
+    let t = tool(&r, "show-map");
+    assert_eq!(t["resourceFetched"], true, "{t:#}");
+    assert_eq!(t["cspViolations"], serde_json::json!([]), "declared origins must not be blocked: {t:#}");
+    if t["status"] == "fail" {
+        assert_eq!(out.code, Some(1));
+        assert!(!t["reasons"].as_array().unwrap().is_empty());
+    }
+}
