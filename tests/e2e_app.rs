@@ -372,3 +372,43 @@ fn a_view_session_can_be_driven_without_our_webview() {
         "{stdout}"
     );
 }
+
+#[test]
+fn preview_reloads_on_resources_updated_and_views_hear_list_changes() {
+    let server = node_server("fault-server.mjs", "live");
+    let run = run_host_until(
+        &["preview", "--stdio", &server, "--tool", "fault"],
+        |t| t.iter().any(|r| r["dir"] == "view->host" && r["msg"]["params"]["appInfo"]["name"] == "fault-view-v2"),
+        LIMIT,
+    );
+    let first = run.trace.iter().find(|r| r["msg"]["method"] == "ui/initialize").expect("a View started");
+    assert_eq!(first["msg"]["params"]["appInfo"]["name"], "fault-view", "stderr:\n{}", run.stderr);
+    let reloaded = run
+        .trace
+        .iter()
+        .find(|r| r["msg"]["params"]["appInfo"]["name"] == "fault-view-v2")
+        .unwrap_or_else(|| panic!("no reload after resources/updated; stderr:\n{}", run.stderr));
+    assert_ne!(reloaded["view"], first["view"], "a fresh View");
+    // The first View heard the tool list change, as its capabilities promised.
+    let caps = run
+        .trace
+        .iter()
+        .find(|r| {
+            r["view"] == first["view"] && r["dir"] == "host->view" && r["msg"]["result"]["hostCapabilities"].is_object()
+        })
+        .map(|r| r["msg"]["result"]["hostCapabilities"]["serverTools"].clone());
+    assert_eq!(caps, Some(serde_json::json!({"listChanged": true})));
+    assert!(
+        run.trace
+            .iter()
+            .any(|r| r["view"] == first["view"] && r["msg"]["method"] == "notifications/tools/list_changed"),
+        "{}",
+        run.stderr
+    );
+    // The reloaded View got the input and result again, without a second tool call.
+    assert_eq!(run.dir("host->server").filter(|m| m["method"] == "tools/call").count(), 1);
+    assert!(run
+        .trace
+        .iter()
+        .any(|r| r["view"] == reloaded["view"] && r["msg"]["method"] == "ui/notifications/tool-result"));
+}

@@ -335,6 +335,12 @@ impl Controller {
             }
         }
 
+        // The server's announcements: list changes go to the Views, updated resources reload them.
+        let (refreshed_tx, mut refreshed_rx) = mpsc::unbounded_channel::<()>();
+        let mut changes = match &self.connection {
+            Some(conn) => conn.changes(),
+            None => tokio::sync::broadcast::channel(1).1,
+        };
         let deadline = tokio::time::sleep(self.options.timeout);
         tokio::pin!(deadline);
         loop {
@@ -361,6 +367,12 @@ impl Controller {
                 Some(ask) = asks_rx.recv() => self.on_ask(ask),
                 Some(record) = tap_rx.recv() => self.shell(json!({"op": "log", "record": shorten(record)})),
                 Some(()) = reload_rx.recv() => self.reload_all(),
+                Ok(change) = changes.recv() => self.on_server_change(change, &refreshed_tx),
+                Some(()) = refreshed_rx.recv() => {
+                    if let Some(conn) = self.connection.clone() {
+                        self.show_tools(&conn);
+                    }
+                },
                 Some(code) = finished_rx.recv() => self.begin_exit(code),
                 Some(view) = teardowns_rx.recv() => {
                     self.close_view(&view);
@@ -552,6 +564,12 @@ impl Controller {
             tracing::info!(resource = %uri, "CSP: {}", csp.header);
             let label = sandbox_label(conn.identity());
             registry.insert(&view_id, ProxyPolicy { label, csp: csp.header.clone() });
+            if preview && html_file.is_none() {
+                // Hot reload on resources/updated needs the server to announce them.
+                if let Err(e) = conn.subscribe(&uri).await {
+                    tracing::info!(resource = %uri, "no live reload from the server: {e}");
+                }
+            }
             if preview {
                 let cmd = json!({"op": "csp", "view": view_id, "header": csp.header, "granted": csp.granted,
                     "rejected": csp.rejected.iter().map(|r| json!({"field": r.field, "entry": r.entry, "reason": r.reason})).collect::<Vec<_>>()});
@@ -560,6 +578,8 @@ impl Controller {
 
             let mut config = ViewConfig::new(view_id.clone(), tool, resource.html);
             config.server_name = conn.name().to_owned();
+            // The controller relays the server's list_changed notifications (see `on_server_change`).
+            config.forwards_list_changed = true;
             config.granted_csp = csp.granted;
             config.granted_permissions = resource.meta.permissions.clone().filter(|p| !p.is_empty());
             config.host_context = host_context;
@@ -674,6 +694,45 @@ impl Controller {
             let cmd = json!({"op": "text", "view": id, "title": tool, "text": text, "error": error});
             let _ = ui.send_event(UserEvent::Shell(cmd.to_string()));
         });
+    }
+
+    fn on_server_change(
+        &mut self,
+        change: crate::server::connection::ServerChange,
+        refreshed: &mpsc::UnboundedSender<()>,
+    ) {
+        use crate::server::connection::ServerChange;
+        let Some(conn) = self.connection.clone() else { return };
+        match change {
+            ServerChange::Tools => {
+                for v in self.views.values().filter(|v| !v.closed) {
+                    v.handle.server_tools_changed();
+                }
+                let done = refreshed.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = conn.refresh().await {
+                        tracing::warn!("tools/list after list_changed failed: {e}");
+                    }
+                    let _ = done.send(());
+                });
+            }
+            ServerChange::Resources => {
+                for v in self.views.values().filter(|v| !v.closed) {
+                    v.handle.server_resources_changed();
+                }
+            }
+            ServerChange::ResourceUpdated(uri) if self.options.preview && self.options.html.is_none() => {
+                let shows_it = |tool: &str| {
+                    conn.tool(tool).and_then(|t| tool_ui(&t).ok()).and_then(|u| u.resource_uri).as_deref()
+                        == Some(uri.as_str())
+                };
+                if self.views.values().any(|v| !v.closed && shows_it(&v.tool)) {
+                    tracing::info!("{uri} was updated; reloading its Views");
+                    self.reload_all();
+                }
+            }
+            ServerChange::ResourceUpdated(_) => {}
+        }
     }
 
     /// Hot reload: every open View is replaced by a fresh one of the same tool that gets its last

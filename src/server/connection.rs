@@ -125,9 +125,39 @@ struct HostClient {
     server: String,
     /// rmcp progress token -> where that call's progress goes.
     progress: ProgressRoutes,
+    /// Where list changes and resource updates go.
+    changes: tokio::sync::broadcast::Sender<ServerChange>,
+}
+
+/// Something the server says changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerChange {
+    /// `notifications/tools/list_changed`.
+    Tools,
+    /// `notifications/resources/list_changed`.
+    Resources,
+    /// `notifications/resources/updated` for this URI.
+    ResourceUpdated(String),
 }
 
 impl ClientHandler for HostClient {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changes.send(ServerChange::Tools);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changes.send(ServerChange::Resources);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.changes.send(ServerChange::ResourceUpdated(params.uri));
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         let mut ui = Map::new();
@@ -173,6 +203,7 @@ pub struct Connection {
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     options: ConnectOptions,
     progress: ProgressRoutes,
+    changes: tokio::sync::broadcast::Sender<ServerChange>,
     /// The server process (stdio only).
     pid: Option<u32>,
 }
@@ -212,7 +243,8 @@ impl Connection {
     pub async fn connect_with(spec: &ServerSpec, options: ConnectOptions) -> Result<Arc<Self>> {
         let name = spec.name().to_owned();
         let progress = ProgressRoutes::default();
-        let client = HostClient { server: name.clone(), progress: progress.clone() };
+        let (changes, _) = tokio::sync::broadcast::channel(64);
+        let client = HostClient { server: name.clone(), progress: progress.clone(), changes: changes.clone() };
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let deadline = tokio::time::Instant::now() + options.handshake_timeout;
         let handshake_failed = |reason: String| Error::Handshake { server: name.clone(), reason };
@@ -278,6 +310,7 @@ impl Connection {
             stderr_tail,
             options,
             progress,
+            changes,
             pid,
         });
         if let Err(e) = conn.refresh().await {
@@ -285,6 +318,24 @@ impl Connection {
             return Err(e);
         }
         Ok(conn)
+    }
+
+    /// Changes the server announces (tool and resource lists, updated resources). After
+    /// [`ServerChange::Tools`], call [`Connection::refresh`] to re-read the tools.
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<ServerChange> {
+        self.changes.subscribe()
+    }
+
+    /// Asks the server to announce changes of `uri` (`resources/subscribe`), when it can.
+    pub async fn subscribe(&self, uri: &str) -> Result<(), RpcError> {
+        let can = self
+            .peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.resources.as_ref().and_then(|r| r.subscribe).unwrap_or(false));
+        if !can {
+            return Err(RpcError::method_not_found("resources/subscribe (the server does not offer it)"));
+        }
+        self.request("resources/subscribe", json!({"uri": uri})).await.map(drop)
     }
 
     /// Whether the connection still works: false once the transport closed (the process exited,
