@@ -192,11 +192,9 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     bail!("this build has no window support: rebuild with the `desktop` feature")
 }
 
-/// `demo`: `run` on the embedded demo server, starting with the weather and counter Views.
+/// `demo`: `run` on the embedded (in-process) demo server, starting with the weather and counter Views.
 fn demo(mut args: RunArgs) -> anyhow::Result<i32> {
-    let exe = std::env::current_exe().context("cannot find this program to start the demo server")?;
-    args.server = server_args::ServerArgs::default();
-    args.server.stdio = Some(format!("{} __demo-server", shell_words::quote(&exe.to_string_lossy())));
+    args.server = server_args::ServerArgs { builtin: Some("demo".into()), ..Default::default() };
     if args.tool.is_empty() {
         args.tool.extend(["weather".to_owned(), "counter".to_owned()]);
     }

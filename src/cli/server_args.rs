@@ -25,11 +25,17 @@ pub struct ServerArgs {
     /// Which server of the config file (needed when it has several).
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
+    /// A server compiled into this host (`demo`), run in-process.
+    #[arg(long, value_name = "NAME", hide = true, conflicts_with_all = ["stdio", "url", "config"])]
+    pub builtin: Option<String>,
 }
 
 impl ServerArgs {
     /// The one server these flags name.
     pub fn resolve(&self) -> anyhow::Result<ServerSpec> {
+        if let Some(name) = &self.builtin {
+            return Ok(ServerSpec::builtin(name.clone()));
+        }
         if let Some(cmd) = &self.stdio {
             return Ok(ServerSpec::from_command_line(cmd)?);
         }
@@ -65,6 +71,9 @@ impl ServerArgs {
     /// The same flags as arguments for a child `mcp-apps-host` process.
     pub fn to_args(&self) -> Vec<String> {
         let mut args = Vec::new();
+        if let Some(name) = &self.builtin {
+            args.extend(["--builtin".to_owned(), name.clone()]);
+        }
         if let Some(cmd) = &self.stdio {
             args.extend(["--stdio".to_owned(), cmd.clone()]);
         }

@@ -1,6 +1,6 @@
 //! The embedded demo MCP server: a few hand-written Views (no libraries, no network) that show
-//! what MCP Apps can do. It is compiled into the binary and served by it over stdio
-//! (`mcp-apps-host __demo-server`), so `demo` needs no Node and no network.
+//! what MCP Apps can do. It is compiled into the binary and runs in-process (the host's MCP client
+//! talks to it over an in-memory stream), so `demo` needs no Node and no network.
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -34,6 +34,42 @@ pub fn serve_stdio(handle: impl Fn(&str, &Value) -> Result<Value, RpcFailure>) -
         stdout.flush()?;
     }
     Ok(())
+}
+
+/// A built-in server's request handler.
+pub type Handler = std::sync::Arc<dyn Fn(&str, &Value) -> Result<Value, RpcFailure> + Send + Sync>;
+
+/// The servers compiled into this host, by name: `demo`.
+pub fn builtin(name: &str) -> Option<Handler> {
+    match name {
+        "demo" => {
+            let server = DemoServer::default();
+            Some(std::sync::Arc::new(move |m: &str, p: &Value| server.handle(m, p)))
+        }
+        _ => None,
+    }
+}
+
+/// Serves MCP requests line by line on an in-process stream until it closes (the other end is
+/// the host's MCP client). Notifications are ignored.
+pub async fn serve_stream<S>(stream: S, handle: Handler)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (read, mut write) = tokio::io::split(stream);
+    let mut lines = tokio::io::BufReader::new(read).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let Ok(msg) = serde_json::from_str::<Value>(&line) else { continue };
+        let (Some(id), Some(method)) = (msg.get("id"), msg.get("method").and_then(Value::as_str)) else { continue };
+        let reply = match handle(method, msg.get("params").unwrap_or(&Value::Null)) {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err((code, message)) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        };
+        if write.write_all(format!("{reply}\n").as_bytes()).await.is_err() {
+            return;
+        }
+    }
 }
 
 /// The `initialize` result of a built-in server.

@@ -60,9 +60,19 @@ pub enum ServerSpec {
         /// Extra request headers, names unique ignoring case.
         headers: Vec<(String, String)>,
     },
+    /// A server compiled into this host, run in-process (e.g. `demo`).
+    Builtin {
+        /// Its name (see [`crate::demo::builtin`]).
+        name: String,
+    },
 }
 
 impl ServerSpec {
+    /// A built-in, in-process server by name.
+    pub fn builtin(name: impl Into<String>) -> Self {
+        Self::Builtin { name: name.into() }
+    }
+
     /// Parses a `--stdio "<command line>"` value with POSIX shell quoting (no expansion, no shell).
     pub fn from_command_line(command_line: &str) -> Result<Self> {
         let words = shell_words::split(command_line)
@@ -96,7 +106,10 @@ impl ServerSpec {
     /// The display name.
     pub fn name(&self) -> &str {
         match self {
-            Self::Stdio { name, .. } | Self::StreamableHttp { name, .. } | Self::Sse { name, .. } => name,
+            Self::Stdio { name, .. }
+            | Self::StreamableHttp { name, .. }
+            | Self::Sse { name, .. }
+            | Self::Builtin { name } => name,
         }
     }
 
@@ -108,6 +121,7 @@ impl ServerSpec {
             }
             Self::StreamableHttp { url, .. } => format!("http:{url}"),
             Self::Sse { url, .. } => format!("sse:{url}"),
+            Self::Builtin { name } => format!("builtin:{name}"),
         }
     }
 }

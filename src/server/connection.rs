@@ -272,6 +272,16 @@ impl Connection {
                     })?;
                 (service, None)
             }
+            ServerSpec::Builtin { name: builtin } => {
+                let handler = crate::demo::builtin(builtin)
+                    .ok_or_else(|| handshake_failed(format!("there is no built-in server {builtin:?}")))?;
+                let (client_end, server_end) = tokio::io::duplex(1 << 20);
+                tokio::spawn(crate::demo::serve_stream(server_end, handler));
+                let service = handshake(client, client_end, deadline, options.handshake_timeout)
+                    .await
+                    .map_err(handshake_failed)?;
+                (service, None)
+            }
             ServerSpec::Sse { url, headers, .. } => {
                 let headers = request_headers(headers)?;
                 let sse = SseOptions::default().headers(headers).connect_timeout(options.handshake_timeout);
