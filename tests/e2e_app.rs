@@ -158,13 +158,12 @@ fn a_link_is_opened_after_confirm_and_not_after_deny() {
         .collect();
     assert_eq!(results.len(), 2, "stderr:\n{}", run.stderr);
     let by_view = |v: &str| {
-        run.trace
-            .iter()
-            .find(|r| {
-                r["view"] == v && r["dir"] == "host->view" && r["msg"]["result"].get("isError").is_some()
-                    || (r["view"] == v && r["dir"] == "host->view" && r["msg"]["result"] == serde_json::json!({}))
-            })
-            .map(|r| r["msg"]["result"].clone())
+        let answer = |r: &&Value| {
+            r["view"] == v
+                && r["dir"] == "host->view"
+                && (r["msg"]["result"].get("isError").is_some() || r["msg"]["result"] == serde_json::json!({}))
+        };
+        run.trace.iter().find(answer).map(|r| r["msg"]["result"].clone())
     };
     assert_eq!(by_view("v1"), Some(serde_json::json!({})), "confirmed: opened");
     assert_eq!(by_view("v2").and_then(|r| r.get("isError").cloned()), Some(Value::Bool(true)), "denied with Escape");
