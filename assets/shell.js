@@ -464,6 +464,14 @@
     },
     message: message, context: context, theme: setTheme,
     confirm: function (cmd) { dialogs.push(cmd); showNextDialog(); },
+    dismiss: function (cmd) {
+      dialogs = dialogs.filter(function (d) { return d.dialog !== cmd.dialog; });
+      if (current && current.dialog === cmd.dialog) {
+        current = null;
+        dialogBox.hidden = true;
+        showNextDialog();
+      }
+    },
     status: function (cmd) { setStatus(cmd.text, cmd.error); }
   };
 

@@ -377,7 +377,12 @@ fn preview_reloads_on_resources_updated_and_views_hear_list_changes() {
     let server = node_server("fault-server.mjs", "live");
     let run = run_host_until(
         &["preview", "--stdio", &server, "--tool", "fault"],
-        |t| t.iter().any(|r| r["dir"] == "view->host" && r["msg"]["params"]["appInfo"]["name"] == "fault-view-v2"),
+        |t| {
+            t.iter()
+                .filter(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/notifications/tool-result")
+                .count()
+                >= 2
+        },
         LIMIT,
     );
     let first = run.trace.iter().find(|r| r["msg"]["method"] == "ui/initialize").expect("a View started");

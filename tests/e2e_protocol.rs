@@ -103,7 +103,7 @@ fn every_view_to_host_method_works_with_consent() {
 
     // Message and model context reach the host (and its panel), nothing comes back.
     assert_ne!(step(&report, "message")["isError"], true);
-    assert!(run.stderr.contains("message from the View: Book the 7pm table"), "{}", run.stderr);
+    assert!(run.stderr.contains("message from the View: \"Book the 7pm table\""), "{}", run.stderr);
     step(&report, "model-context");
     assert!(run.stderr.contains("probe log line"), "notifications/message reaches the host log");
 

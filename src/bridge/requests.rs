@@ -90,7 +90,7 @@ impl ViewSession {
             _ => Err(RpcError::method_not_found(&method)),
         };
         if let Err(e) = &outcome {
-            tracing::info!(view = %self.id(), "{method} -> error: {e}");
+            tracing::info!(view = %self.id(), "{method:?} -> error: {:?}", e.message);
         }
         self.respond(id, outcome);
     }
@@ -310,14 +310,14 @@ impl ViewSession {
         }
         let Some(tool) = self.server.tool(&name) else {
             let e = RpcError::invalid_params(format!("tools/call: this View's server has no tool `{name}`"));
-            tracing::warn!(view = %self.id(), "{e}");
+            tracing::warn!(view = %self.id(), "{:?}", e.message);
             return self.respond(id, Err(e));
         };
         if !tool_ui(&tool).map(|ui| ui.visibility.app).unwrap_or(false) {
             let e = RpcError::denied(format!(
                 "tools/call: tool `{name}` is not callable from Views (its visibility lacks \"app\")"
             ));
-            tracing::warn!(view = %self.id(), "{e}");
+            tracing::warn!(view = %self.id(), "{:?}", e.message);
             return self.respond(id, Err(e));
         }
         tracing::info!(view = %self.id(), "View calls tool `{name}`");
@@ -442,7 +442,7 @@ impl ViewSession {
             }
             methods::LOG_MESSAGE => match parse_params::<LogParams>(method, params.as_ref()) {
                 Ok(LogParams { level, logger, data, .. }) => {
-                    tracing::info!(view = %self.id(), level = %level, logger = ?logger, "View log: {data}");
+                    tracing::info!(view = %self.id(), level = ?level, logger = ?logger, "View log: {data}");
                     self.emit(ViewEvent::Log { level, logger, data });
                 }
                 Err(e) => self.reject(e.message, Value::Null),

@@ -407,7 +407,8 @@ impl ViewSession {
     }
 
     pub(super) fn reject(&self, reason: String, data: Value) {
-        tracing::warn!(view = %self.id(), "dropped View message: {reason}");
+        // `{:?}`: the reason can quote View-controlled text, which must not forge log lines.
+        tracing::warn!(view = %self.id(), "dropped View message: {reason:?}");
         self.trace.record(Some(self.id()), Direction::Rejected, &json!({"reason": reason, "data": data}));
         self.emit(ViewEvent::Rejected { reason });
     }

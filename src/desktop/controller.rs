@@ -155,7 +155,8 @@ pub(super) struct Controller {
     exiting: Option<i32>,
     teardowns: mpsc::UnboundedSender<ViewId>,
     asks: mpsc::UnboundedSender<Ask>,
-    dialogs: HashMap<u64, oneshot::Sender<bool>>,
+    /// Open consent dialogs: their View and where the answer goes (one per View at a time).
+    dialogs: HashMap<u64, (ViewId, oneshot::Sender<bool>)>,
     next_dialog: u64,
     /// Set once the run reached its goal: settle, screenshot, then exit with this code.
     finishing: bool,
@@ -832,7 +833,7 @@ impl Controller {
             ShellMessage::Diagnostic { view, data } => {
                 let kind = data.get("kind").and_then(Value::as_str).unwrap_or("unknown").to_owned();
                 let detail = data.get("detail").cloned().unwrap_or(Value::Null);
-                tracing::warn!(view = %view, "View {kind}: {detail}");
+                tracing::warn!(view = %view, "View {kind:?}: {detail}");
                 self.trace.record(Some(&view), Direction::Diagnostic, &json!({"kind": kind, "detail": detail}));
                 if self.options.preview {
                     self.shell(json!({"op": "diagnostic", "view": view, "kind": kind, "detail": detail}));
@@ -843,7 +844,7 @@ impl Controller {
                 self.trace.record(Some(&view), Direction::Rejected, &json!({"reason": reason}));
             }
             ShellMessage::Answer { dialog, accepted } => {
-                if let Some(reply) = self.dialogs.remove(&dialog) {
+                if let Some((_, reply)) = self.dialogs.remove(&dialog) {
                     tracing::info!(dialog, accepted, "consent answered");
                     let _ = reply.send(accepted);
                 }
@@ -914,10 +915,18 @@ impl Controller {
 
     fn on_ask(&mut self, ask: Ask) {
         match ask {
-            Ask::Confirm { title, body, accept, reply } => {
+            Ask::Confirm { view, title, body, accept, reply } => {
+                // A View gets one question at a time, and none once it is gone: a flood of
+                // prompts (or prompts answered after the View closed) must not act for it.
+                let open = self.views.get(&view).is_some_and(|v| !v.closed);
+                if !open || self.dialogs.values().any(|(v, _)| *v == view) {
+                    tracing::warn!(view = %view, "consent request refused: {}", if open { "one is already pending" } else { "the View is closed" });
+                    let _ = reply.send(false);
+                    return;
+                }
                 let dialog = self.next_dialog;
                 self.next_dialog += 1;
-                self.dialogs.insert(dialog, reply);
+                self.dialogs.insert(dialog, (view, reply));
                 self.shell(json!({"op": "confirm", "dialog": dialog, "title": title, "body": body, "accept": accept}));
             }
             Ask::DisplayMode { view, mode, reply } => {
@@ -925,7 +934,7 @@ impl Controller {
                 let _ = reply.send(mode);
             }
             Ask::Message { view, content } => {
-                tracing::info!(view = %view.view, "message from the View: {}", content_text(&content));
+                tracing::info!(view = %view.view, "message from the View: {:?}", content_text(&content));
                 self.shell(json!({
                     "op": "message", "view": view.view, "from": format!("{} · {}", view.tool, view.server),
                     "role": "user", "text": content_text(&content),
@@ -1075,6 +1084,13 @@ impl Controller {
     }
 
     fn close_view(&mut self, view: &str) {
+        let orphaned: Vec<u64> = self.dialogs.iter().filter(|(_, (v, _))| v == view).map(|(d, _)| *d).collect();
+        for dialog in orphaned {
+            if let Some((_, reply)) = self.dialogs.remove(&dialog) {
+                let _ = reply.send(false);
+            }
+            self.shell(json!({"op": "dismiss", "dialog": dialog}));
+        }
         let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && !v.closed);
         if pip {
             let _ = self.ui.send_event(UserEvent::Window(WindowOp::Restore));

@@ -77,11 +77,12 @@ fn theme_of(theme: tao::window::Theme) -> crate::protocol::Theme {
     }
 }
 
-/// True for navigations the webview may perform: the shell, sandbox proxies and the frames a
-/// proxy writes into. Everything else (a View trying to navigate anywhere) is refused.
-fn navigation_allowed(url: &str) -> bool {
+/// True for navigations the webview may perform: the shell, the proxy page of a mounted View (on
+/// its own origin) and the frames a proxy writes into. Everything else (a View trying to navigate
+/// anywhere, including other pages of its sandbox origin) is refused.
+fn navigation_allowed(url: &str, registry: &ProxyRegistry) -> bool {
     url.starts_with(&format!("{HOST_ORIGIN}/"))
-        || url.starts_with(&format!("{SANDBOX_SCHEME}://"))
+        || registry.is_proxy_url(url)
         || url == "about:blank"
         || url == "about:srcdoc"
 }
@@ -126,6 +127,7 @@ pub fn run(options: RunOptions) -> Result<i32> {
     let ipc_tx = to_controller.clone();
     let ipc_secret = secret.clone();
     let sandbox_registry = registry.clone();
+    let nav_registry = registry.clone();
     let webview = WebViewBuilder::new()
         .with_initialization_script(secret.init_script())
         .with_custom_protocol(HOST_SCHEME.into(), move |_id, request| schemes::serve_host(&request))
@@ -146,8 +148,8 @@ pub fn run(options: RunOptions) -> Result<i32> {
                 Err(e) => tracing::warn!("malformed shell message: {e}"),
             }
         })
-        .with_navigation_handler(|url| {
-            let ok = navigation_allowed(&url);
+        .with_navigation_handler(move |url| {
+            let ok = navigation_allowed(&url, &nav_registry);
             if !ok {
                 tracing::warn!("blocked navigation to {url}");
             }
@@ -234,12 +236,18 @@ mod tests {
 
     #[test]
     fn navigation_is_limited_to_our_schemes() {
-        assert!(navigation_allowed("mcp-host://app/"));
-        assert!(navigation_allowed("mcp-sandbox://abc/proxy.html?view=v1"));
-        assert!(navigation_allowed("about:blank"));
-        assert!(!navigation_allowed("https://evil.example/"));
-        assert!(!navigation_allowed("mcp-host://app.evil/"));
-        assert!(!navigation_allowed("file:///etc/passwd"));
-        assert!(!navigation_allowed("data:text/html,hi"));
+        let reg = ProxyRegistry::default();
+        reg.insert("v1", schemes::ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
+        let ok = |u: &str| navigation_allowed(u, &reg);
+        assert!(ok("mcp-host://app/"));
+        assert!(ok("mcp-sandbox://abc/proxy.html?view=v1"));
+        assert!(ok("about:blank"));
+        assert!(!ok("mcp-sandbox://abc/proxy.js"), "other pages of a sandbox origin");
+        assert!(!ok("mcp-sandbox://other/proxy.html?view=v1"), "another origin's proxy");
+        assert!(!ok("mcp-sandbox://abc/proxy.html?view=v9"), "an unknown View");
+        assert!(!ok("https://evil.example/"));
+        assert!(!ok("mcp-host://app.evil/"));
+        assert!(!ok("file:///etc/passwd"));
+        assert!(!ok("data:text/html,hi"));
     }
 }

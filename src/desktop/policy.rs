@@ -25,7 +25,7 @@ pub enum Consent {
 #[derive(Debug)]
 pub(super) enum Ask {
     /// A yes/no dialog.
-    Confirm { title: String, body: String, accept: String, reply: oneshot::Sender<bool> },
+    Confirm { view: String, title: String, body: String, accept: String, reply: oneshot::Sender<bool> },
     /// Switch a View's display mode; reply with the mode in effect.
     DisplayMode { view: String, mode: DisplayMode, reply: oneshot::Sender<DisplayMode> },
     /// Show a message a View sent for the conversation.
@@ -56,14 +56,14 @@ pub(super) fn content_text(content: &[Value]) -> String {
 }
 
 impl DesktopPolicy {
-    fn confirm(&self, title: String, body: String, accept: &str) -> BoxFuture<bool> {
+    fn confirm(&self, view: &ViewInfo, title: String, body: String, accept: &str) -> BoxFuture<bool> {
         match self.consent {
             Consent::Allow => return Box::pin(async { true }),
             Consent::Deny => return Box::pin(async { false }),
             Consent::Ask => {}
         }
         let (reply, rx) = oneshot::channel();
-        let _ = self.asks.send(Ask::Confirm { title, body, accept: accept.to_owned(), reply });
+        let _ = self.asks.send(Ask::Confirm { view: view.view.clone(), title, body, accept: accept.to_owned(), reply });
         Box::pin(async move { rx.await.unwrap_or(false) })
     }
 }
@@ -128,6 +128,7 @@ impl HostPolicy for DesktopPolicy {
 
     fn open_link(&self, view: &ViewInfo, url: &url::Url) -> BoxFuture<Decision> {
         let asked = self.confirm(
+            view,
             "Open link?".into(),
             format!("{} (from {}) wants to open this address in your browser:\n{url}", view.tool, view.server),
             "Open",
@@ -146,6 +147,7 @@ impl HostPolicy for DesktopPolicy {
 
     fn message(&self, view: &ViewInfo, _role: &str, content: &[Value]) -> BoxFuture<Decision> {
         let asked = self.confirm(
+            view,
             "Add message?".into(),
             format!(
                 "{} (from {}) wants to add this message to the conversation:\n\n{}",
@@ -195,6 +197,7 @@ impl HostPolicy for DesktopPolicy {
         let dir = self.downloads.clone();
         let listing = files.iter().map(|(n, b)| format!("{n} ({} bytes)", b.len())).collect::<Vec<_>>().join("\n");
         let asked = self.confirm(
+            view,
             "Save files?".into(),
             format!("{} (from {}) wants to save to {}:\n{listing}", view.tool, view.server, dir.display()),
             "Save",

@@ -41,6 +41,15 @@ impl ProxyRegistry {
         self.0.write().unwrap_or_else(|e| e.into_inner()).remove(view);
     }
 
+    /// True when `url` is the proxy page of a registered View, on that View's own origin.
+    pub fn is_proxy_url(&self, url: &str) -> bool {
+        let Ok(u) = url::Url::parse(url) else { return false };
+        let view = u.query_pairs().find(|(k, _)| k == "view").map(|(_, v)| v.into_owned());
+        u.scheme() == crate::sandbox::SANDBOX_SCHEME
+            && u.path() == "/proxy.html"
+            && view.and_then(|v| self.get(&v)).is_some_and(|p| Some(p.label.as_str()) == u.host_str())
+    }
+
     fn get(&self, view: &str) -> Option<ProxyPolicy> {
         self.0.read().unwrap_or_else(|e| e.into_inner()).get(view).cloned()
     }
@@ -49,6 +58,15 @@ impl ProxyRegistry {
 type Body = Cow<'static, [u8]>;
 
 fn response(status: StatusCode, content_type: &str, body: Body, csp: Option<&str>) -> Response<Body> {
+    // A policy that is not visible ASCII would reach WebKit as no policy at all: refuse to serve.
+    if csp.is_some_and(|c| !c.bytes().all(|b| (0x20..0x7f).contains(&b))) {
+        tracing::error!("refusing to serve a page whose CSP header is not visible ASCII");
+        return Response::builder()
+            .status(StatusCode::INTERNAL_SERVER_ERROR)
+            .header(header::CONTENT_SECURITY_POLICY, "default-src 'none'")
+            .body(Cow::Borrowed(b"".as_slice()))
+            .unwrap_or_else(|_| Response::new(Cow::Borrowed(b"".as_slice())));
+    }
     let mut builder = Response::builder()
         .status(status)
         .header(header::CONTENT_TYPE, content_type)
@@ -103,9 +121,14 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
                 _ => not_found(&uri.to_string()),
             }
         }
-        "/proxy.js" => {
-            response(StatusCode::OK, "text/javascript; charset=utf-8", Cow::Borrowed(PROXY_JS.as_bytes()), None)
-        }
+        // Every sandbox response carries a policy: a frame navigated here must not be a CSP-free
+        // document that sibling Views of the same origin could borrow.
+        "/proxy.js" => response(
+            StatusCode::OK,
+            "text/javascript; charset=utf-8",
+            Cow::Borrowed(PROXY_JS.as_bytes()),
+            Some("default-src 'none'"),
+        ),
         _ => not_found(&uri.to_string()),
     }
 }

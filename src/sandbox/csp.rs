@@ -37,6 +37,10 @@ fn validate_source(entry: &str) -> Result<String, &'static str> {
     if entry.is_empty() {
         return Err("empty");
     }
+    // A header must be visible ASCII: wry would turn anything else into an empty policy.
+    if !entry.is_ascii() {
+        return Err("contains a non-ASCII character (use the punycode / percent-encoded form)");
+    }
     if entry.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err("contains whitespace or a control character");
     }

@@ -12,7 +12,8 @@ pub const SANDBOX_SCHEME: &str = "mcp-sandbox";
 /// A stable, DNS-safe label for a server identity (its command line or URL).
 ///
 /// Views of different servers get different labels, hence different origins, storage and DOM;
-/// the same server gets the same origin across runs, so an App's local storage survives a restart.
+/// the same server gets the same origin in every run (stable for CORS allowlists and the like;
+/// storage itself is not kept across runs yet: the webview's data is ephemeral).
 pub fn sandbox_label(server_identity: &str) -> String {
     let digest = Sha256::digest(server_identity.as_bytes());
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()

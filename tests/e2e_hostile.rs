@@ -1,0 +1,871 @@
+//! Hostile Views against the real host (WebKitGTK under a display, the real sandbox proxy).
+//!
+//! `tests/fixtures/hostile-server.mjs` serves one UI tool per attack and an honest View; each test
+//! opens an attack next to the honest View in ONE window and asserts three things: the attempt
+//! failed, the host logged it (stderr or trace), and the honest View kept working (its
+//! `honest-ok` calls continue after the attack and their answers keep reaching it).
+//!
+//! The fixture starts a canary HTTP/WebSocket/UDP listener on 127.0.0.1 and prints `HIT ...` for
+//! every request that reaches it, so a request that escaped a sandbox is visible whatever the
+//! View believes happened.
+//!
+//! The four weaknesses these attacks first found (a non-ASCII CSP entry switching the policy off,
+//! a CSP-free proxy.js borrowed by sibling Views, consent dialogs outliving their View, forged log
+//! lines) are fixed; their tests stay as regressions.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::node_server;
+use serde_json::{json, Value};
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+/// What one host process left behind.
+struct HostRun {
+    trace: Vec<Value>,
+    stderr: String,
+    stdout: String,
+    elapsed: Duration,
+    /// `(ms since spawn, host VmRSS kB, host VmHWM kB, VmRSS kB summed over the host's
+    /// descendants (sampled less often; the last value is repeated in between))`.
+    rss: Vec<(f64, u64, u64, u64)>,
+    /// The host's descendants just before the test stopped it: `(name, VmRSS kB, VmHWM kB)`.
+    final_procs: Vec<(String, u64, u64)>,
+    /// The host was still running when the test stopped it (it did not crash or exit).
+    alive_at_end: bool,
+    /// Exit code, when the host ended by itself.
+    code: Option<i32>,
+}
+
+impl HostRun {
+    fn dump(&self) -> String {
+        let mut out = String::new();
+        for r in &self.trace {
+            let mut s = r.to_string();
+            s.truncate(300);
+            out.push_str(&s);
+            out.push('\n');
+        }
+        let tail: Vec<&str> = self.stderr.lines().rev().take(40).collect();
+        out.push_str("--- stderr (last 40 lines) ---\n");
+        for l in tail.into_iter().rev() {
+            out.push_str(l);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Requests that reached the canary listener (lines `HIT ...` of the fixture's stderr).
+    fn hits(&self) -> Vec<&str> {
+        self.stderr.lines().filter(|l| l.contains(" HIT ") && !l.contains("REPORT")).collect()
+    }
+
+    /// Host log lines containing `needle`.
+    fn log_count(&self, needle: &str) -> usize {
+        self.stderr.matches(needle).count()
+    }
+
+    /// The first report of `attack`.
+    fn report(&self, attack: &str) -> Value {
+        reports(&self.trace, attack)
+            .next()
+            .map(|(_, r)| r.clone())
+            .unwrap_or_else(|| panic!("no report from attack {attack}:\n{}", self.dump()))
+    }
+
+    fn report_time(&self, attack: &str) -> f64 {
+        reports(&self.trace, attack).next().map(|(t, _)| t).expect("reported")
+    }
+
+    /// `host->server` tools/call records (view, tool name, arguments).
+    fn server_calls(&self) -> Vec<(String, String, Value)> {
+        self.trace
+            .iter()
+            .filter(|r| r["dir"] == "host->server" && r["msg"]["method"] == "tools/call")
+            .map(|r| {
+                (
+                    r["view"].as_str().unwrap_or_default().to_owned(),
+                    r["msg"]["params"]["name"].as_str().unwrap_or_default().to_owned(),
+                    r["msg"]["params"]["arguments"].clone(),
+                )
+            })
+            .collect()
+    }
+
+    fn rejected_reasons(&self, view: &str) -> Vec<String> {
+        self.trace
+            .iter()
+            .filter(|r| r["dir"] == "rejected" && r["view"] == view)
+            .map(|r| r["msg"]["reason"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    /// CSP violations the host recorded for `view` (`dir: "diagnostic"`, `kind: "csp"`).
+    fn csp_violations(&self, view: &str) -> Vec<(String, String)> {
+        self.trace
+            .iter()
+            .filter(|r| r["dir"] == "diagnostic" && r["view"] == view && r["msg"]["kind"] == "csp")
+            .map(|r| {
+                let d = &r["msg"]["detail"];
+                (
+                    d["directive"].as_str().unwrap_or_default().to_owned(),
+                    d["blockedURI"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    /// Asserts the honest View `view` kept working after `t_ms`: it went on calling `honest-ok`,
+    /// the answers kept reaching it (its `answered` count grows), and it was never torn down.
+    fn assert_honest_kept_working(&self, view: &str, t_ms: f64) {
+        let after: Vec<&Value> = self
+            .trace
+            .iter()
+            .filter(|r| {
+                r["dir"] == "host->server"
+                    && r["view"] == view
+                    && r["msg"]["params"]["name"] == "honest-ok"
+                    && r["t_ms"].as_f64().unwrap_or(0.0) > t_ms
+            })
+            .collect();
+        assert!(
+            after.len() >= 3,
+            "the honest View {view} made {} calls after the attack:\n{}",
+            after.len(),
+            self.dump()
+        );
+        let answered = |r: &Value| r["msg"]["params"]["arguments"]["answered"].as_u64().unwrap_or(0);
+        assert!(
+            answered(after.last().unwrap()) > answered(after[0]),
+            "the honest View's answers stopped arriving after the attack:\n{}",
+            self.dump()
+        );
+        let answers = self
+            .trace
+            .iter()
+            .filter(|r| {
+                r["dir"] == "host->view"
+                    && r["view"] == view
+                    && r["msg"]["id"].as_str().is_some_and(|id| id.starts_with("honest-"))
+                    && r["msg"].get("result").is_some()
+                    && r["t_ms"].as_f64().unwrap_or(0.0) > t_ms
+            })
+            .count();
+        assert!(answers >= 2, "no answers to the honest View after the attack:\n{}", self.dump());
+        assert!(
+            !self.trace.iter().any(|r| r["view"] == view && r["msg"]["method"] == "ui/resource-teardown"),
+            "the honest View was torn down"
+        );
+    }
+}
+
+/// `(t_ms, arguments)` of every `report` call whose `attack` is `attack`.
+fn reports<'a>(trace: &'a [Value], attack: &'a str) -> impl Iterator<Item = (f64, &'a Value)> + 'a {
+    trace
+        .iter()
+        .filter(move |r| {
+            r["dir"] == "host->server"
+                && r["msg"]["params"]["name"] == "report"
+                && r["msg"]["params"]["arguments"]["attack"] == attack
+        })
+        .map(|r| (r["t_ms"].as_f64().unwrap_or(0.0), &r["msg"]["params"]["arguments"]))
+}
+
+/// Done once every attack in `attacks` reported and the honest View `honest` made `n` more
+/// `honest-ok` calls after the last report.
+fn reported_then_honest(attacks: &'static [&'static str], honest: &'static str, n: usize) -> impl Fn(&[Value]) -> bool {
+    move |trace| {
+        let mut last = 0.0f64;
+        for a in attacks {
+            match reports(trace, a).next() {
+                Some((t, _)) => last = last.max(t),
+                None => return false,
+            }
+        }
+        trace
+            .iter()
+            .filter(|r| {
+                r["dir"] == "host->server"
+                    && r["view"] == honest
+                    && r["msg"]["params"]["name"] == "honest-ok"
+                    && r["t_ms"].as_f64().unwrap_or(0.0) > last
+            })
+            .count()
+            >= n
+    }
+}
+
+fn read_trace(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+/// `(name, VmRSS kB, VmHWM kB)` of a process (VmHWM: the kernel's record of its peak RSS).
+fn proc_memory(pid: u32) -> Option<(String, u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    };
+    let name = status.lines().find_map(|l| l.strip_prefix("Name:")).unwrap_or_default().trim().to_owned();
+    Some((name, field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// Every descendant of `pid` (WebKit's web and network processes, the MCP server).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            let Some(p) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else { continue };
+            // The command name may contain spaces; the fields after its ')' are fixed.
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+            if let Some(ppid) = rest.split_whitespace().nth(1).and_then(|s| s.parse::<u32>().ok()) {
+                parents.push((p, ppid));
+            }
+        }
+    }
+    let mut out = vec![];
+    let mut frontier = vec![pid];
+    while let Some(p) = frontier.pop() {
+        for (child, _) in parents.iter().filter(|(_, pp)| *pp == p) {
+            out.push(*child);
+            frontier.push(*child);
+        }
+    }
+    out
+}
+
+/// Runs the binary with `args` (plus `--trace`) until `done(trace)` holds, the host exits, or
+/// `limit` passes; samples the host's memory all along; then stops it.
+fn run_host(args: &[String], done: impl Fn(&[Value]) -> bool, limit: Duration) -> HostRun {
+    assert!(
+        std::env::var_os("DISPLAY").is_some(),
+        "these tests open windows: run them under a display (xvfb-run -a cargo test --test e2e_hostile)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let trace_path = dir.path().join("trace.jsonl");
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(args)
+        .arg("--trace")
+        .arg(&trace_path)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("MCP_APPS_HOST_LOG", "mcp_apps_host=info,warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let pid = child.id();
+    let (out_pipe, err_pipe) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out_reader = std::thread::spawn(move || std::io::read_to_string(out_pipe).unwrap_or_default());
+    let err_reader = std::thread::spawn(move || std::io::read_to_string(err_pipe).unwrap_or_default());
+    let mut rss = Vec::new();
+    let mut others = 0;
+    let mut final_procs = Vec::new();
+    let mut last_read = Instant::now() - Duration::from_secs(1);
+    let (alive_at_end, code) = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break (false, status.code());
+        }
+        let slow_tick = last_read.elapsed() >= Duration::from_millis(250);
+        if slow_tick {
+            others = descendants(pid).into_iter().filter_map(proc_memory).map(|(_, rss, _)| rss).sum();
+        }
+        if let Some((_, host, hwm)) = proc_memory(pid) {
+            rss.push((started.elapsed().as_secs_f64() * 1000.0, host, hwm, others));
+        }
+        if slow_tick {
+            last_read = Instant::now();
+            if done(&read_trace(&trace_path)) || started.elapsed() > limit {
+                final_procs = descendants(pid).into_iter().filter_map(proc_memory).collect();
+                let alive = child.try_wait().unwrap().is_none();
+                let _ = child.kill();
+                let _ = child.wait();
+                break (alive, None);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    HostRun {
+        trace: read_trace(&trace_path),
+        stderr: err_reader.join().unwrap(),
+        stdout: out_reader.join().unwrap(),
+        elapsed: started.elapsed(),
+        rss,
+        final_procs,
+        alive_at_end,
+        code,
+    }
+}
+
+fn hostile(instance: Option<&str>) -> String {
+    match instance {
+        Some(i) => node_server("hostile-server.mjs", &format!("--instance {i}")),
+        None => node_server("hostile-server.mjs", ""),
+    }
+}
+
+/// `run --stdio <server> --tool A --args {..} --tool B --args {..} ... <extra>`.
+fn views(server: &str, tools: &[(&str, Value)], extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["run".to_owned(), "--stdio".to_owned(), server.to_owned()];
+    for (tool, arguments) in tools {
+        args.extend(["--tool".to_owned(), (*tool).to_owned(), "--args".to_owned(), arguments.to_string()]);
+    }
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    args.extend(["--timeout".to_owned(), "80".to_owned()]);
+    args
+}
+
+fn assert_no_hits(run: &HostRun) {
+    let hits = run.hits();
+    assert!(hits.is_empty(), "requests escaped the sandbox and reached the canary listener:\n{}", hits.join("\n"));
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string())
+}
+
+// ------------------------------------------------------------------------------------------------
+
+/// Direct native IPC: every frame a View can script (its own, its proxy's, a nested about:blank
+/// frame it writes) posts forged shell messages to `window.webkit.messageHandlers.ipc`, while a
+/// consent dialog of its own is open. Rust drops and logs each one; none takes effect.
+#[test]
+fn forged_native_ipc_from_every_frame_is_dropped_and_changes_nothing() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-ipc", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["ipc"], "v2", 4),
+        LIMIT,
+    );
+    let r = run.report("ipc");
+    let payloads = r["payloads"].as_u64().unwrap();
+    let sent = r["sent"].as_u64().unwrap();
+    // view + proxy + nested frame, every payload; WebKit lets each of them post.
+    assert_eq!(sent, 3 * payloads, "not every frame could post: {:#}", r["attempts"]);
+    assert_eq!(
+        run.log_count("dropped IPC message without the host secret") as u64,
+        sent,
+        "every forged IPC message must be dropped and logged once:\n{}",
+        run.dump()
+    );
+    // The shell's own handler and helpers are on another origin.
+    for key in ["topWebkit", "topSend"] {
+        assert!(text(&r[key]).contains("SecurityError"), "{key}: {}", r[key]);
+    }
+    // Nothing took effect: no forged tool call, no forged View message, no dialog answered,
+    // no View closed.
+    assert_eq!(run.log_count("CANARY CALLED"), 0);
+    let calls = run.server_calls();
+    assert!(calls.iter().all(|(_, name, _)| name != "canary"), "{calls:?}");
+    assert!(calls.iter().all(|(_, _, args)| args.get("forged").is_none()), "{calls:?}");
+    assert_eq!(r["openLinkAnswered"], false, "the forged answer opened the link: {}", r["openLink"]);
+    let link_id = run
+        .trace
+        .iter()
+        .find(|rec| rec["dir"] == "view->host" && rec["msg"]["method"] == "ui/open-link")
+        .map(|rec| rec["msg"]["id"].clone())
+        .expect("the View asked to open a link");
+    let answer = run.trace.iter().find(|rec| rec["dir"] == "host->view" && rec["msg"]["id"] == link_id);
+    assert!(answer.is_none(), "the open-link was answered: {answer:?}\n{}", run.dump());
+    assert_eq!(run.log_count("consent answered"), 0);
+    assert_eq!(run.log_count("malformed shell message"), 0);
+    run.assert_honest_kept_working("v2", run.report_time("ipc"));
+}
+
+/// Leaving the sandbox: top navigation (also from the proxy's realm), window.open, links and
+/// forms aimed at `_top`/`_blank`/another origin, downloads (data:, blob:, http, in a nested
+/// frame), and finally the View navigating itself. Nothing leaves, nothing is saved.
+#[test]
+fn a_view_cannot_navigate_open_windows_post_forms_or_download() {
+    let downloads = tempfile::tempdir().unwrap();
+    let dl = downloads.path().to_string_lossy().into_owned();
+    let run = run_host(
+        &views(&hostile(None), &[("attack-navigation", json!({})), ("honest", json!({}))], &["--downloads", &dl]),
+        reported_then_honest(&["navigation"], "v2", 5),
+        LIMIT,
+    );
+    let r = run.report("navigation");
+    let o = &r["outcomes"];
+    for key in ["top.location", "top.location.href", "top.location.replace", "parent.location", "top from proxy realm"]
+    {
+        assert!(text(&o[key]).contains("SecurityError"), "{key} did not fail: {}", o[key]);
+    }
+    for key in ["window.open", "window.open blank", "window.open from proxy realm", "window.open from shell name"] {
+        assert_eq!(o[key], "null", "{key} opened something");
+    }
+    assert!(r["stillHere"].as_str().unwrap().contains("/proxy.html?view=v1"), "{}", r["stillHere"]);
+    // Forms are stopped by `form-action 'none'`, and the host heard about it.
+    let form_blocks = run.csp_violations("v1").iter().filter(|(d, _)| d == "form-action").count();
+    assert!(form_blocks >= 3, "form-action violations: {:?}", run.csp_violations("v1"));
+    assert_no_hits(&run);
+    assert_eq!(std::fs::read_dir(downloads.path()).unwrap().count(), 0, "a file was saved");
+    assert_eq!(run.log_count("saved download"), 0);
+    run.assert_honest_kept_working("v2", run.report_time("navigation"));
+}
+
+/// Every kind of request a page can make to an undeclared origin (the canary listener): fetch,
+/// XHR, WebSocket, EventSource, beacon, script, img, srcset, SVG image, stylesheet, @import,
+/// background, fonts, media, object/embed, iframe, workers (http and blob:, shared too), dynamic
+/// import, `<base href>`, meta refresh, srcdoc/data:/blob:/about:blank frames, `<a ping>`,
+/// WebRTC (when present). Nothing arrives, and the host records the violations.
+#[test]
+fn undeclared_origins_are_unreachable_by_any_kind_of_request() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-network", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["network"], "v2", 5),
+        LIMIT,
+    );
+    let r = run.report("network");
+    assert_no_hits(&run);
+    let o = &r["outcomes"];
+    for key in ["fetch", "fetch no-cors", "fetch keepalive"] {
+        assert!(text(&o[key]).starts_with("rejected"), "{key}: {}", o[key]);
+    }
+    for key in ["websocket", "eventsource", "worker"] {
+        assert!(text(&o[key]).contains("SecurityError"), "{key}: {}", o[key]);
+    }
+    assert!(
+        !text(&o["base href resolved"]).contains("127.0.0.1"),
+        "<base href> took effect: {}",
+        o["base href resolved"]
+    );
+    let seen = run.csp_violations("v1");
+    for directive in [
+        "connect-src",
+        "img-src",
+        "script-src",
+        "style-src",
+        "font-src",
+        "media-src",
+        "object-src",
+        "frame-src",
+        "base-uri",
+    ] {
+        assert!(
+            seen.iter().any(|(d, _)| d.starts_with(directive)),
+            "no {directive} violation recorded; recorded: {seen:?}"
+        );
+    }
+    assert!(seen.len() >= 20, "only {} violations recorded: {seen:?}", seen.len());
+    eprintln!("network: {} CSP violations recorded, WebRTC: {}", seen.len(), r["rtc"]);
+    run.assert_honest_kept_working("v2", run.report_time("network"));
+}
+
+/// Another server's View: instance `a` and instance `b` of the fixture are two servers (two
+/// command lines, two identities, two sandbox origins). `a` writes a secret into every storage
+/// it has; `b` (another run) sees none of it, and cannot fetch, frame or open `a`'s proxy.
+#[test]
+fn storage_of_another_servers_origin_is_not_visible() {
+    let secret = format!("secret-{}", std::process::id());
+    let write = run_host(
+        &views(
+            &hostile(Some("a")),
+            &[("attack-storage", json!({"mode": "write", "secret": secret})), ("honest", json!({}))],
+            &[],
+        ),
+        reported_then_honest(&["storage"], "v2", 2),
+        LIMIT,
+    );
+    let w = write.report("storage");
+    assert_eq!(w["seen"]["local"], secret.as_str(), "instance a could not store its secret: {w:#}");
+    let origin_a = w["origin"].as_str().unwrap().to_owned();
+
+    let read = run_host(
+        &views(
+            &hostile(Some("b")),
+            &[
+                ("attack-storage", json!({"mode": "read", "secret": secret, "otherOrigin": origin_a})),
+                ("honest", json!({})),
+            ],
+            &[],
+        ),
+        reported_then_honest(&["storage"], "v2", 3),
+        LIMIT,
+    );
+    let r = read.report("storage");
+    let origin_b = r["origin"].as_str().unwrap();
+    assert_ne!(origin_a, origin_b, "two servers got one origin");
+    let seen = &r["seen"];
+    for key in ["local", "session", "indexedDB"] {
+        assert!(seen[key].is_null(), "instance b sees {key} = {} of instance a", seen[key]);
+    }
+    assert!(!text(&seen["cookie"]).contains(&secret), "cookie leaked: {}", seen["cookie"]);
+    let p = &r["probes"];
+    assert!(text(&p["fetchOther"]).contains("TypeError"), "fetch of a's proxy: {}", p["fetchOther"]);
+    assert!(!text(&p["iframeOtherOrigin"]).contains(&origin_a), "a's proxy loaded in b's frame: {p:#}");
+    assert_eq!(p["openOther"], "null");
+    assert!(text(&p["topDocument"]).contains("SecurityError") && text(&p["topStorage"]).contains("SecurityError"));
+    let blocked = read.csp_violations("v1");
+    assert!(
+        blocked.iter().any(|(d, u)| d == "connect-src" && u.starts_with(&origin_a)),
+        "the fetch of a's origin was not reported: {blocked:?}"
+    );
+    read.assert_honest_kept_working("v2", read.report_time("storage"));
+
+    // For the record: does a's storage survive to a's next run (README promises it does)?
+    let again = run_host(
+        &views(
+            &hostile(Some("a")),
+            &[("attack-storage", json!({"mode": "read", "secret": secret})), ("honest", json!({}))],
+            &[],
+        ),
+        reported_then_honest(&["storage"], "v2", 1),
+        LIMIT,
+    );
+    let a2 = again.report("storage");
+    eprintln!(
+        "storage: instance a's localStorage in its next run: {} (persisted across runs: {})",
+        a2["seen"]["local"],
+        a2["seen"]["local"] == secret.as_str()
+    );
+}
+
+/// Stated property, not a weakness: Views of ONE server share one origin. A second View of the
+/// same server reads what the first stored, and a View can script its siblings' frames. The
+/// shell (another origin) stays out of reach.
+#[test]
+fn views_of_one_server_share_an_origin_by_design() {
+    let secret = format!("shared-{}", std::process::id());
+    let run = run_host(
+        &views(
+            &hostile(None),
+            &[
+                ("attack-storage", json!({"mode": "write", "secret": secret})),
+                ("attack-storage", json!({"mode": "read", "secret": secret, "waitMs": 6000})),
+                ("attack-sibling", json!({})),
+                ("honest", json!({})),
+            ],
+            &[],
+        ),
+        |trace| reports(trace, "storage").count() >= 2 && reported_then_honest(&["sibling"], "v4", 3)(trace),
+        LIMIT,
+    );
+    let reads: Vec<&Value> = reports(&run.trace, "storage").map(|(_, r)| r).filter(|r| r["mode"] == "read").collect();
+    assert_eq!(reads.len(), 1);
+    assert_eq!(reads[0]["seen"]["local"], secret.as_str(), "same-server Views should share storage: {:#}", reads[0]);
+    let s = run.report("sibling");
+    let frames = s["frames"].as_array().unwrap();
+    let readable = frames.iter().filter(|f| f["self"] == false && f["viewText"].is_string()).count();
+    assert_eq!(readable, 3, "a View reaches its same-server siblings' documents: {frames:#?}");
+    assert!(text(&s["topDocument"]).contains("SecurityError"), "{}", s["topDocument"]);
+    run.assert_honest_kept_working("v4", run.report_time("sibling"));
+}
+
+/// Protocol abuse after a completed handshake: sandbox notifications again, forged responses,
+/// a reused request id, a second `ui/initialize` and `initialized`, tools the View may not call
+/// (model-only, another server's, with a task, without a name), requests that are notifications
+/// or host requests, batches and wrong envelopes. All refused in the trace; the server never
+/// sees a forbidden call; the View itself keeps working.
+#[test]
+fn protocol_abuse_is_rejected_and_never_reaches_the_server() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-protocol", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["protocol"], "v2", 4),
+        LIMIT,
+    );
+    let r = run.report("protocol");
+    let a = &r["answers"];
+    let rejected = run.rejected_reasons("v1");
+    for needle in [
+        "ui/notifications/sandbox-proxy-ready after the resource was sent",
+        "ui/notifications/sandbox-resource-ready is not a message a sandbox sends",
+        "ui/notifications/sandbox-anything is not a message a sandbox sends",
+        "response to unknown request id 424242",
+        "response to unknown request id \"forged-response\"",
+        "response to unknown request id 1 ",
+        "request id \"dup-id\" reused while still in flight",
+        "repeated ui/notifications/initialized",
+        "not a JSON object",
+        "\"jsonrpc\" must be \"2.0\"",
+        "\"id\" must be a string or number",
+    ] {
+        assert!(rejected.iter().any(|x| x.contains(needle)), "no rejection {needle:?} in {rejected:#?}");
+    }
+    let error = |key: &str| {
+        a[key]["error"]["message"].as_str().unwrap_or_else(|| panic!("{key} was not refused: {}", a[key])).to_owned()
+    };
+    assert!(error("modelOnly").contains("not callable from Views"));
+    assert!(error("otherServersTool").contains("has no tool `get-time`"));
+    assert!(error("task").contains("tasks are not supported"));
+    assert!(error("noName").contains("name"));
+    assert!(error("teardownAsRequest").contains("method not found"));
+    assert!(error("notificationAsRequest").contains("method not found"));
+    // The first request with the reused id keeps it and is answered once.
+    assert_eq!(a["slow"]["result"]["content"][0]["text"], "slow done", "{}", a["slow"]);
+    let dup_answers = run
+        .trace
+        .iter()
+        .filter(|x| x["dir"] == "host->view" && x["view"] == "v1" && x["msg"]["id"] == "dup-id")
+        .count();
+    assert_eq!(dup_answers, 1);
+    // A second ui/initialize is answered again (React StrictMode mounts twice), nothing more.
+    assert_eq!(a["reinitialize"]["answered"], true);
+    assert!(a["stillAnswered"]["result"].is_object(), "the View stopped being answered: {}", a["stillAnswered"]);
+    // The server saw only what a View may call.
+    assert_eq!(run.log_count("MODEL-ONLY CALLED"), 0);
+    let from_view: Vec<String> =
+        run.server_calls().into_iter().filter(|(v, _, _)| v == "v1").map(|(_, name, _)| name).collect();
+    for name in &from_view {
+        assert!(["attack-protocol", "slow", "report"].contains(&name.as_str()), "the server saw {name}: {from_view:?}");
+    }
+    run.assert_honest_kept_working("v2", run.report_time("protocol"));
+}
+
+/// CSP injection through `_meta.ui.csp` (entries with `;`, `,`, quotes, whitespace, `*`, bare
+/// schemes, other custom schemes, userinfo, bad ports, inner wildcards) and `_meta.ui.domain`.
+/// `inspect` shows the header is exactly the declared-but-empty policy and reports each entry;
+/// the View itself gets no grant and cannot load from the canary origin or anywhere else.
+#[test]
+fn csp_injection_through_metadata_never_reaches_the_header() {
+    let server = hostile(None);
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["inspect", "--stdio", &server, "--json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("inspect runs");
+    assert_eq!(out.status.code(), Some(1), "inspect must report errors: {}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("inspect --json");
+    let uri = "ui://hostile/attack-csp-meta.html";
+    let resource = report["resources"].as_array().unwrap().iter().find(|r| r["uri"] == uri).expect("the resource");
+    let header = resource["cspHeader"].as_str().unwrap();
+    let declared_empty = mcp_apps_host::sandbox::build_csp(Some(&mcp_apps_host::protocol::ResourceCsp::default()));
+    assert_eq!(header, declared_empty.header, "hostile entries changed the header");
+    assert_eq!(header.split("; ").count(), 12);
+    let entries = resource["meta"]["csp"]["connectDomains"].as_array().unwrap().len();
+    let rejected = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "csp-entry-rejected" && f["subject"] == uri)
+        .count();
+    assert_eq!(rejected, entries * 4, "every entry of the four lists must be reported");
+    assert!(report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["code"] == "domain-not-honored" && f["subject"] == uri));
+
+    let run = run_host(
+        &views(&server, &[("attack-csp-meta", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["csp-meta"], "v2", 4),
+        LIMIT,
+    );
+    let r = run.report("csp-meta");
+    assert_eq!(r["grantedCsp"], json!({}), "the host granted something: {}", r["grantedCsp"]);
+    assert_eq!(r["outcomes"]["escapedScript"], false);
+    assert!(text(&r["outcomes"]["fetch"]).contains("TypeError"));
+    assert!(text(&r["outcomes"]["fetchA"]).contains("TypeError"));
+    assert_no_hits(&run);
+    assert!(run.log_count("CSP entry") >= entries * 4, "rejections not logged");
+    let seen = run.csp_violations("v1");
+    for d in ["connect-src", "img-src", "script-src", "frame-src"] {
+        assert!(seen.iter().any(|(x, _)| x.starts_with(d)), "no {d} violation: {seen:?}");
+    }
+    run.assert_honest_kept_working("v2", run.report_time("csp-meta"));
+}
+
+/// Floods and sizes: 10,000 messages as fast as the View can post (5,000 pings and 5,000
+/// notifications), then a 20 MB message, 100,000-deep nesting (as an object and as text), a
+/// 2,000-deep object, lone surrogates, a plain string, `undefined`, `null`, a number, a cyclic
+/// object, a function and a symbol. The host stays up with bounded memory, answers every ping,
+/// rejects the rest with a reason, and the honest View keeps working.
+#[test]
+fn floods_and_oversized_messages_leave_the_host_bounded_and_responsive() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-flood", json!({"count": 5000, "waitMs": 2000})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["flood"], "v2", 5),
+        Duration::from_secs(150),
+    );
+    assert!(run.alive_at_end, "the host died (code {:?}):\n{}", run.code, run.dump());
+    assert_eq!(run.log_count("panicked"), 0);
+    let r = run.report("flood");
+    assert_eq!(r["pongs"], 5000, "not every ping was answered: {r:#}");
+    assert!(r["afterFlood"]["result"].is_object(), "the View is not answered after the flood: {}", r["afterFlood"]);
+    let s = &r["sends"];
+    // What the View could not even post: WebKit refuses to clone it.
+    assert!(text(&s["deep 100000 (object)"]).contains("RangeError"), "{}", s["deep 100000 (object)"]);
+    assert!(text(&s["function"]).contains("DataCloneError"), "{}", s["function"]);
+    assert!(text(&s["symbol"]).contains("DataCloneError"), "{}", s["symbol"]);
+    let rejected = run.rejected_reasons("v1");
+    for needles in [
+        &["exceeds the 16777216 byte limit"][..],
+        &["recursion limit exceeded"],
+        &["surrogate", "hex escape"],
+        &["not a JSON object"],
+        &["not JSON: expected value"],
+        &["message is not serialisable"],
+    ] {
+        assert!(
+            rejected.iter().any(|x| needles.iter().any(|n| x.contains(n))),
+            "no rejection {needles:?} in {rejected:#?}"
+        );
+    }
+    let notifications =
+        run.trace.iter().filter(|x| x["dir"] == "view->host" && x["msg"]["method"] == "x/flood").count();
+    assert_eq!(notifications, 5000, "every flood notification crossed into the bridge and was traced");
+
+    // Memory: host process (tao/wry UI + Rust) and its descendants (WebKit processes, server).
+    let t_start = run
+        .trace
+        .iter()
+        .find(|x| x["dir"] == "view->host" && x["msg"]["id"] == "flood-0")
+        .and_then(|x| x["t_ms"].as_f64())
+        .expect("the flood started");
+    let t_end = run.report_time("flood");
+    let before: Vec<&(f64, u64, u64, u64)> = run.rss.iter().filter(|s| s.0 < t_start).collect();
+    let during: Vec<&(f64, u64, u64, u64)> = run.rss.iter().filter(|s| s.0 >= t_start).collect();
+    assert!(!before.is_empty() && !during.is_empty(), "no memory samples");
+    let base = before.last().unwrap();
+    let last = run.rss.last().unwrap();
+    let peak_sampled = during.iter().map(|s| s.1).max().unwrap();
+    // VmHWM is the kernel's exact peak; if it rose during the flood, the flood set it.
+    let peak = peak_sampled.max(if last.2 > base.2 { last.2 } else { 0 });
+    let peak_others = during.iter().map(|s| s.3).max().unwrap();
+    let mb = |kb: u64| kb as f64 / 1024.0;
+    let procs: Vec<String> = run
+        .final_procs
+        .iter()
+        .map(|(name, rss, hwm)| format!("{name} {:.1} MB (peak {:.1} MB)", mb(*rss), mb(*hwm)))
+        .collect();
+    eprintln!(
+        "flood: {} messages posted in {} ms, all {} pings answered after {} ms. Host process VmRSS {:.1} MB \
+         before, peak {:.1} MB (+{:.1} MB; VmHWM {:.1} -> {:.1} MB), {:.1} MB after. Descendants (WebKit, \
+         server) {:.1} MB before, sampled peak {:.1} MB (+{:.1} MB); at the end: {}. {} samples over {:?}",
+        r["sentMessages"],
+        r["sendMs"],
+        r["pongs"],
+        r["floodMs"],
+        mb(base.1),
+        mb(peak),
+        mb(peak.saturating_sub(base.1)),
+        mb(base.2),
+        mb(last.2),
+        mb(last.1),
+        mb(base.3),
+        mb(peak_others),
+        mb(peak_others.saturating_sub(base.3)),
+        procs.join(", "),
+        run.rss.len(),
+        run.elapsed
+    );
+    // Bounded: the 20 MB message is held a few times over (page string, IPC body, parsed shell
+    // message) and then dropped; nothing accumulates per message.
+    assert!(peak.saturating_sub(base.1) < 400 * 1024, "host memory grew by {:.1} MB", mb(peak - base.1));
+    assert!(last.1.saturating_sub(base.1) < 100 * 1024, "host memory stayed {:.1} MB higher", mb(last.1 - base.1));
+    run.assert_honest_kept_working("v2", t_end);
+}
+
+/// A single View cannot load a document of its own origin without the CSP header into its own
+/// frame: the proxy's `frame-src` refuses the navigation, so code planted in the proxy finds
+/// the View's frame unchanged and its requests are still governed by the CSP.
+#[test]
+fn a_single_view_cannot_swap_its_frame_for_a_document_without_csp() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-self-escape", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["self-escape", "self-escape-observer"], "v2", 5),
+        LIMIT,
+    );
+    let observer = run.report("self-escape-observer");
+    assert!(text(&observer["observer"]["href"]).contains("/proxy.html?view=v1"), "{observer:#}");
+    assert_no_hits(&run);
+    run.assert_honest_kept_working("v2", run.report_time("self-escape"));
+}
+
+/// BUG (found by this suite): a View escapes its CSP when another View of the same server is
+/// open. From its proxy's realm it navigates the proxy frame to `mcp-sandbox://<label>/proxy.js`,
+/// which the host serves WITHOUT a Content-Security-Policy header and which the navigation
+/// handler allows (any `mcp-sandbox://` URL). The sibling View's proxy (same origin) then calls
+/// that document's `fetch`, `Image` and `WebSocket`: requests governed by no CSP at all.
+#[test]
+fn a_frame_served_without_csp_cannot_be_used_to_escape() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-escape", json!({})), ("honest", json!({}))], &[]),
+        // The observer reports right after its requests; the honest View's next calls give
+        // the canary listener time to log anything that arrived.
+        reported_then_honest(&["escape", "escape-observer"], "v2", 5),
+        LIMIT,
+    );
+    let observer = run.report("escape-observer");
+    eprintln!("escape observer: {observer}");
+    assert_no_hits(&run);
+}
+
+/// BUG (found by this suite), the most severe: one declared CSP entry with a non-ASCII character
+/// (`connectDomains: ["https://api.example.com/café"]`) passes the CSP builder's validation and
+/// goes into the header; wry hands WebKit response headers through `HeaderValue::to_str()`, which
+/// fails on non-ASCII bytes, and sends `""` instead: the proxy and the View get an EMPTY
+/// Content-Security-Policy. A single View of that server then loads scripts, images and fetches
+/// from any origin.
+#[test]
+fn a_non_ascii_csp_entry_cannot_switch_the_policy_off() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-csp-unicode", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["csp-unicode"], "v2", 4),
+        LIMIT,
+    );
+    let r = run.report("csp-unicode");
+    eprintln!("csp-unicode: granted {}, outcomes {}", r["grantedCsp"], r["outcomes"]);
+    assert_no_hits(&run);
+    assert_eq!(r["outcomes"]["escapedScript"], false, "a script from an undeclared origin ran");
+    run.assert_honest_kept_working("v2", run.report_time("csp-unicode"));
+}
+
+/// BUG (found by this suite): View-controlled text reaches the host's log unescaped, so a View
+/// can write whole log lines, such as `error: ...` lines (which `run` uses for its one failure
+/// line and `check` collects as failure reasons) or a fake "dropped IPC message" line.
+#[test]
+fn view_controlled_text_cannot_forge_host_log_lines() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-log", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["log"], "v2", 2),
+        LIMIT,
+    );
+    let forged: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("error: forged by a View")).collect();
+    assert!(forged.is_empty(), "a View wrote host log lines:\n{}", forged.join("\n"));
+}
+
+/// BUG (found by this suite): a View can queue any number of consent dialogs, and they outlive
+/// it: after the View is torn down its dialogs stay on screen, and accepting them still opens
+/// its links.
+#[test]
+fn consent_dialogs_of_a_closed_view_do_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    // A person who clicks "Open" on everything once the View is gone.
+    let automation: PathBuf = dir.path().join("accept-all.js");
+    std::fs::write(
+        &automation,
+        r#"(function () {
+  var gone = setInterval(function () {
+    if (document.querySelector('[data-view="v1"]')) return;
+    if (!document.querySelector('[data-view="v2"]')) return;
+    clearInterval(gone);
+    var clicks = setInterval(function () {
+      if (document.getElementById("dialog").hidden) return;
+      document.getElementById("dialog-accept").click();
+    }, 20);
+  }, 100);
+})();"#,
+    )
+    .unwrap();
+    let automation = automation.to_string_lossy().into_owned();
+    let run = run_host(
+        &views(
+            &hostile(None),
+            &[("attack-dialogs", json!({"count": 5})), ("honest", json!({}))],
+            &["--automation", &automation, "--open-with", "echo OPENED"],
+        ),
+        |trace| {
+            trace.iter().any(|r| r["view"] == "v1" && r["msg"]["method"] == "ui/resource-teardown")
+                && reported_then_honest(&["dialogs"], "v2", 8)(trace)
+        },
+        LIMIT,
+    );
+    let opened = run.stdout.matches("OPENED").count();
+    assert_eq!(opened, 0, "links of a closed View were opened {opened} times:\n{}", run.dump());
+}
