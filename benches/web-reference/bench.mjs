@@ -18,6 +18,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { startServers, BENCH_SERVER } from "./serve.mjs";
+import { median, pct, summary, fmt, formatTable } from "./table.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -74,20 +75,8 @@ function parseArgs(argv) {
   return o;
 }
 
-// --- statistics --------------------------------------------------------------
+// --- statistics: table.mjs ----------------------------------------------------
 
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-function median(xs) {
-  const s = sorted(xs);
-  const m = s.length >> 1;
-  return s.length === 0 ? NaN : s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-// Nearest-rank percentile.
-function pct(xs, p) {
-  const s = sorted(xs);
-  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
-}
-const summary = (xs) => ({ min: Math.min(...xs), median: median(xs), max: Math.max(...xs) });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // --- BENCH reports from the MCP server's stderr --------------------------------
@@ -420,22 +409,13 @@ async function main() {
   };
 
   const rows = Object.entries(figures).map(([name, f]) => [name, f.unit, fmt(f.min), fmt(f.median), fmt(f.max)]);
-  const head = ["figure", "unit", "min", "median", "max"];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r) => r.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   console.log(`web reference host, ${opts.runs} runs, Chromium ${browserVersion}, ${meta.cpus} CPUs, load ${loadBefore.map((x) => x.toFixed(1)).join(" ")}`);
-  console.log(line(head));
-  for (const r of rows) console.log(line(r));
+  console.log(formatTable(["figure", "unit", "min", "median", "max"], rows));
 
   if (opts.out) {
     fs.writeFileSync(opts.out, JSON.stringify({ meta, figures, raw }, null, 1) + "\n");
     console.error("wrote " + opts.out);
   }
-}
-
-function fmt(x) {
-  if (!Number.isFinite(x)) return String(x);
-  return Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2);
 }
 
 main().catch((e) => { console.error(e && e.stack ? e.stack : e); process.exit(1); });

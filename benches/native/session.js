@@ -1,0 +1,36 @@
+// Automation for the native host's "session" run (evaluated in the host shell by
+// `mcp-apps-host run --automation`). compare.mjs prepends `const PLAN = [...]`: the arguments of
+// each bench-view call, made one after the other through the tool picker, as a person would:
+// click the tool, fill the generated form, press Call. Each View closes itself when its benchmark
+// is done (request-teardown); the next one is opened only once its card is gone, so exactly one
+// View is open at a time, as in the reference host.
+// Nothing here is timed: all figures come from the host's trace.
+(async function () {
+  "use strict";
+  var stream = document.getElementById("stream");
+  var cards = function () { return stream.querySelectorAll(".card").length; };
+  // Resolves when pred() holds, re-checked on every change under #stream (no polling timers
+  // running while a benchmark is in progress).
+  function when(pred, root) {
+    return new Promise(function (resolve) {
+      if (pred()) return resolve();
+      var mo = new MutationObserver(function () { if (pred()) { mo.disconnect(); resolve(); } });
+      mo.observe(root || stream, { childList: true, subtree: true });
+    });
+  }
+  var picker = document.getElementById("tools");
+  await when(function () { return picker.querySelector('button[data-tool="bench-view"]'); }, picker);
+  for (var i = 0; i < PLAN.length; i++) {
+    var args = PLAN[i];
+    picker.querySelector('button[data-tool="bench-view"]').click();
+    Object.keys(args).forEach(function (name) {
+      var input = document.getElementById("arg-" + name);
+      input.value = input.dataset.kind === "enum" ? JSON.stringify(args[name]) : String(args[name]);
+    });
+    var before = cards();
+    document.getElementById("form-call").click();
+    await when(function () { return cards() > before; });   // the pending card, then the View
+    await when(function () { return cards() === before; }); // unmounted after its teardown
+  }
+  document.title = "bench:automation-done";
+})().catch(function (e) { document.title = "bench:automation-failed " + e; });
