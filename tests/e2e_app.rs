@@ -416,3 +416,123 @@ fn preview_reloads_on_resources_updated_and_views_hear_list_changes() {
         .iter()
         .any(|r| r["view"] == reloaded["view"] && r["msg"]["method"] == "ui/notifications/tool-result"));
 }
+
+/// PSS in kB of `pid` and all its descendants (the WebKit processes), from /proc.
+fn pss_tree_kb(pid: u32) -> u64 {
+    let mut parents: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else { continue };
+        // The parent pid is the second field after the command's closing parenthesis.
+        if let Some(ppid) =
+            stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)).and_then(|s| s.parse().ok())
+        {
+            parents.insert(p, ppid);
+        }
+    }
+    let in_tree = |mut p: u32| loop {
+        if p == pid {
+            return true;
+        }
+        match parents.get(&p) {
+            Some(&pp) if pp != 0 && pp != p => p = pp,
+            _ => return false,
+        }
+    };
+    parents
+        .keys()
+        .filter(|&&p| in_tree(p))
+        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")).ok())
+        .filter_map(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Pss:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .sum()
+}
+
+#[test]
+fn a_hundred_views_open_then_close_with_teardown_and_memory_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace_path = dir.path().join("trace.jsonl");
+    let script = automation(
+        &dir,
+        r##"
+        await wait(4000);
+        for (let i = 0; i < 100; i++) { await call("counter"); await wait(20); }
+        await until(() => document.querySelectorAll(".card iframe").length >= 100, 120000);
+        await wait(12000);
+        document.querySelectorAll(".card header button").forEach((b) => b.click());
+        "##,
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["demo", "--automation", &script, "--trace", trace_path.to_str().unwrap()])
+        .env("MCP_APPS_HOST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let read = || -> Vec<Value> {
+        std::fs::read_to_string(&trace_path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let count = |t: &[Value], f: &dyn Fn(&Value) -> bool| t.iter().filter(|r| f(r)).count();
+    let wait_for = |f: &dyn Fn(&[Value]) -> bool, limit: Duration| {
+        let start = std::time::Instant::now();
+        while start.elapsed() < limit {
+            if f(&read()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        false
+    };
+    std::thread::sleep(Duration::from_secs(3));
+    let baseline = pss_tree_kb(pid);
+    let all_open = wait_for(
+        &|t| count(t, &|r| r["msg"]["method"] == "ui/notifications/initialized") >= 100,
+        Duration::from_secs(150),
+    );
+    let peak = pss_tree_kb(pid);
+    let all_closed = wait_for(
+        &|t| count(t, &|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/resource-teardown") >= 100,
+        Duration::from_secs(60),
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    let after = pss_tree_kb(pid);
+    let trace = read();
+    let _ = child.kill();
+    let _ = child.wait();
+    eprintln!(
+        "100 Views: PSS {} MB before, {} MB with 100 open, {} MB after closing them",
+        baseline / 1024,
+        peak / 1024,
+        after / 1024
+    );
+    assert!(all_open, "not every View initialized");
+    assert!(all_closed, "not every View got ui/resource-teardown");
+    // Every teardown was answered (the demo Views answer it); none was left hanging.
+    let asked: Vec<(&Value, &Value)> = trace
+        .iter()
+        .filter(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/resource-teardown")
+        .map(|r| (&r["view"], &r["msg"]["id"]))
+        .collect();
+    let answered = asked
+        .iter()
+        .filter(|(v, id)| {
+            trace.iter().any(|r| {
+                r["dir"] == "view->host"
+                    && &&r["view"] == v
+                    && &&r["msg"]["id"] == id
+                    && r["msg"].get("result").is_some()
+            })
+        })
+        .count();
+    assert_eq!(answered, asked.len(), "every teardown answered");
+    assert!(peak > baseline, "100 Views cost memory: {baseline} -> {peak} kB");
+}
