@@ -167,6 +167,8 @@ pub(super) struct Controller {
     pending_args: HashMap<ViewId, Map<String, Value>>,
     /// Cached results handed to reloaded Views instead of calling the tool again.
     cached_results: HashMap<ViewId, Value>,
+    /// Tool results that arrived before their View was mounted.
+    early_results: HashMap<ViewId, Value>,
 }
 
 /// A View's session and its frame's `allow` attribute, or why it could not start.
@@ -215,6 +217,7 @@ impl Controller {
             next_view: 1,
             pending_args: HashMap::new(),
             cached_results: HashMap::new(),
+            early_results: HashMap::new(),
         };
         (controller, Receivers { teardowns: teardowns_rx, asks: asks_rx, finished: finished_rx })
     }
@@ -383,8 +386,14 @@ impl Controller {
                 },
                 Some((view, outcome)) = result_rx.recv() => {
                     let tool = self.views.get(&view).map(|v| v.tool.clone()).unwrap_or_default();
-                    if let (Ok(result), Some(v)) = (&outcome, self.views.get_mut(&view)) {
-                        v.result = Some(result.clone());
+                    if let Ok(result) = &outcome {
+                        // The result may come before the View is mounted: keep it for the mount.
+                        match self.views.get_mut(&view) {
+                            Some(v) => v.result = Some(result.clone()),
+                            None => {
+                                self.early_results.insert(view.clone(), result.clone());
+                            }
+                        }
                     }
                     if let Err(reason) = outcome {
                         let line = format!("tool `{tool}` failed: {reason}");
@@ -799,13 +808,14 @@ impl Controller {
         }));
         self.status(&format!("{tool} from {}", conn.name()), false);
         let arguments = self.pending_args.remove(&id).unwrap_or_default();
+        let result = self.early_results.remove(&id);
         self.views.insert(
             id,
             ViewState {
                 handle,
                 tool: tool.to_owned(),
                 arguments,
-                result: None,
+                result,
                 initialized: false,
                 result_delivered: false,
                 closed: false,
