@@ -156,6 +156,28 @@ impl Run {
     }
 }
 
+/// Starts `mcp-apps-host` with `args` plus `--trace trace_path`; its stderr is collected by the
+/// returned thread.
+fn spawn_host(
+    args: &[&str],
+    trace_path: &std::path::Path,
+    log: Option<&str>,
+) -> (std::process::Child, std::thread::JoinHandle<String>) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"));
+    cmd.args(args).arg("--trace").arg(trace_path).current_dir(env!("CARGO_MANIFEST_DIR"));
+    if let Some(log) = log {
+        cmd.env("MCP_APPS_HOST_LOG", log);
+    }
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let stderr_pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || std::io::read_to_string(stderr_pipe).unwrap_or_default());
+    (child, reader)
+}
+
 /// Runs `mcp-apps-host` with `args` plus `--trace`, waits at most `limit`, and collects the result.
 pub fn run_host(args: &[&str], limit: Duration) -> Run {
     assert!(
@@ -165,18 +187,7 @@ pub fn run_host(args: &[&str], limit: Duration) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let trace_path = dir.path().join("trace.jsonl");
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
-        .args(args)
-        .arg("--trace")
-        .arg(&trace_path)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("MCP_APPS_HOST_LOG", "mcp_apps_host=debug,warn")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let stderr_pipe = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || std::io::read_to_string(stderr_pipe).unwrap_or_default());
+    let (mut child, reader) = spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"));
     let code = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status.code();
@@ -218,17 +229,7 @@ pub fn run_host_until(args: &[&str], done: impl Fn(&[Value]) -> bool, limit: Dur
     let dir = tempfile::tempdir().unwrap();
     let trace_path = dir.path().join("trace.jsonl");
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
-        .args(args)
-        .arg("--trace")
-        .arg(&trace_path)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let stderr_pipe = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || std::io::read_to_string(stderr_pipe).unwrap_or_default());
+    let (mut child, reader) = spawn_host(args, &trace_path, None);
     let read = || -> Vec<Value> {
         std::fs::read_to_string(&trace_path)
             .unwrap_or_default()
