@@ -14,14 +14,26 @@ use rmcp::model::{
     ProgressNotificationParam, ReadResourceRequestParams, Request,
 };
 use rmcp::service::{ClientInitializeError, PeerRequestOptions};
-use rmcp::service::{NotificationContext, RunningService};
+// Sampling and roots are deprecated upstream (SEP-2577), but servers of the current spec use them.
+#[allow(deprecated)]
+use rmcp::model::{CreateMessageRequestMethod, CreateMessageRequestParams, CreateMessageResult, ListRootsResult};
+use rmcp::model::{
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
+    RootsCapabilities, SamplingCapability, UrlElicitationCapability,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::ErrorData as McpError;
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncBufReadExt;
 
 use super::config::ServerSpec;
+use super::requests::{
+    parse_elicitation, validate_content, ElicitAnswer, ElicitationKind, Root, ServerRequests, SharedRequests,
+    Unattended, ELICITATION_TIMEOUT, SAMPLING_TIMEOUT,
+};
 use super::sse::{display_url, SseOptions, SseTransport};
 use crate::bridge::{BoxFuture, CallControl, ServerPort};
 use crate::error::{Error, Result};
@@ -83,6 +95,28 @@ pub struct ConnectOptions {
     pub max_call_duration: Duration,
     /// How long `resources/read` may take.
     pub request_timeout: Duration,
+    /// Who answers the server's `elicitation/create` and `sampling/createMessage`.
+    pub requests: RequestHandler,
+    /// The roots offered in `roots/list` (none by default).
+    pub roots: Vec<Root>,
+    /// How long an elicitation may wait for its answer before it is cancelled.
+    pub elicitation_timeout: Duration,
+}
+
+/// A shared [`ServerRequests`] (a newtype so that [`ConnectOptions`] stays `Debug`).
+#[derive(Clone)]
+pub struct RequestHandler(pub Arc<dyn ServerRequests>);
+
+impl std::fmt::Debug for RequestHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestHandler(..)")
+    }
+}
+
+impl Default for RequestHandler {
+    fn default() -> Self {
+        Self(Arc::new(Unattended))
+    }
 }
 
 impl Default for ConnectOptions {
@@ -92,6 +126,9 @@ impl Default for ConnectOptions {
             idle_timeout: IDLE_TIMEOUT,
             max_call_duration: MAX_CALL_DURATION,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            requests: RequestHandler::default(),
+            roots: Vec::new(),
+            elicitation_timeout: ELICITATION_TIMEOUT,
         }
     }
 }
@@ -115,6 +152,24 @@ impl ConnectOptions {
         self.request_timeout = timeout;
         self
     }
+
+    /// Sets who answers the server's elicitation and sampling requests.
+    pub fn requests(mut self, requests: Arc<dyn ServerRequests>) -> Self {
+        self.requests = RequestHandler(requests);
+        self
+    }
+
+    /// Sets the roots offered in `roots/list`.
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.roots = roots;
+        self
+    }
+
+    /// Sets how long an elicitation may wait for its answer.
+    pub fn elicitation_timeout(mut self, timeout: Duration) -> Self {
+        self.elicitation_timeout = timeout;
+        self
+    }
 }
 
 type ProgressRoutes = Arc<Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<Value>>>>;
@@ -127,6 +182,11 @@ struct HostClient {
     progress: ProgressRoutes,
     /// Where list changes and resource updates go.
     changes: tokio::sync::broadcast::Sender<ServerChange>,
+    /// Who answers elicitation and sampling.
+    requests: SharedRequests,
+    /// What `roots/list` answers.
+    roots: Arc<Vec<Root>>,
+    elicitation_timeout: Duration,
 }
 
 /// Something the server says changed.
@@ -163,7 +223,117 @@ impl ClientHandler for HostClient {
         let mut ui = Map::new();
         ui.insert("mimeTypes".into(), json!([RESOURCE_MIME_TYPE]));
         capabilities.extensions = Some([(EXTENSION_ID.to_owned(), ui)].into_iter().collect());
-        ClientConfig::new(capabilities, Implementation::new("mcp-apps-host", env!("CARGO_PKG_VERSION")))
+        #[allow(deprecated)]
+        {
+            let mut roots = RootsCapabilities::default();
+            roots.list_changed = Some(false);
+            capabilities.roots = Some(roots);
+            if self.requests.can_sample() {
+                capabilities.sampling = Some(SamplingCapability::default());
+            }
+        }
+        if self.requests.can_elicit() {
+            // Accepted content is validated against the requested schema before it is sent.
+            let mut form = FormElicitationCapability::new();
+            form.schema_validation = Some(true);
+            let mut elicitation = ElicitationCapability::new();
+            elicitation.form = Some(form);
+            elicitation.url = Some(UrlElicitationCapability::default());
+            capabilities.elicitation = Some(elicitation);
+        }
+        let mut config =
+            ClientConfig::new(capabilities, Implementation::new("mcp-apps-host", env!("CARGO_PKG_VERSION")));
+        // rmcp offers its LATEST (2026-07-28), the revision that replaced `initialize` (SEP-2567);
+        // a client that performs the `initialize` handshake offers the newest revision that has it.
+        config.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
+        config
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> std::result::Result<ElicitResult, McpError> {
+        let params = serde_json::to_value(&request).unwrap_or_default();
+        let elicitation = match parse_elicitation(&self.server, &params) {
+            Ok(e) => e,
+            Err(reason) => {
+                tracing::warn!(server = %self.server, "elicitation refused: {reason}");
+                return Err(McpError::invalid_params(reason, None));
+            }
+        };
+        let schema = match &elicitation.kind {
+            ElicitationKind::Form { schema } => Some(schema.clone()),
+            ElicitationKind::Url { .. } => None,
+        };
+        tracing::info!(server = %self.server, "elicitation: {}", elicitation.message);
+        let limit = self.elicitation_timeout;
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(limit, self.requests.elicit(elicitation)) => match answer {
+                Ok(answer) => answer,
+                Err(_) => {
+                    tracing::warn!(server = %self.server, "elicitation cancelled: no answer within {} s", limit.as_secs());
+                    ElicitAnswer::Cancel
+                }
+            },
+            // The server withdrew the request (or the connection ended): stop asking.
+            () = context.ct.cancelled() => {
+                tracing::info!(server = %self.server, "elicitation withdrawn by the server");
+                ElicitAnswer::Cancel
+            }
+        };
+        if let (ElicitAnswer::Accept(content), Some(schema)) = (&answer, &schema) {
+            if let Err(reason) = validate_content(schema, content) {
+                tracing::warn!(server = %self.server, "elicitation answer does not match the requested schema: {reason}");
+                return Err(McpError::internal_error(
+                    format!("the host's answer did not match the requested schema: {reason}"),
+                    None,
+                ));
+            }
+        }
+        tracing::info!(server = %self.server, action = answer.action(), "elicitation answered");
+        let action = match answer {
+            ElicitAnswer::Accept(_) => ElicitationAction::Accept,
+            ElicitAnswer::Decline => ElicitationAction::Decline,
+            ElicitAnswer::Cancel => ElicitationAction::Cancel,
+        };
+        let mut result = ElicitResult::new(action);
+        if let ElicitAnswer::Accept(content) = answer {
+            if schema.is_some() {
+                result.content = Some(Value::Object(content));
+            }
+        }
+        Ok(result)
+    }
+
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> std::result::Result<CreateMessageResult, McpError> {
+        if !self.requests.can_sample() {
+            return Err(McpError::method_not_found::<CreateMessageRequestMethod>());
+        }
+        let params = serde_json::to_value(&params).unwrap_or_default();
+        let limit = SAMPLING_TIMEOUT;
+        let answer = tokio::time::timeout(limit, self.requests.sample(&self.server, params)).await;
+        let value = match answer {
+            Err(_) => {
+                return Err(McpError::internal_error(format!("sampling took longer than {} s", limit.as_secs()), None))
+            }
+            Ok(Err(e)) => return Err(McpError::new(rmcp::model::ErrorCode(e.code as i32), e.message, e.data)),
+            Ok(Ok(value)) => value,
+        };
+        serde_json::from_value(value).map_err(|e| {
+            McpError::internal_error(format!("the sampler's answer is not a CreateMessageResult: {e}"), None)
+        })
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> std::result::Result<ListRootsResult, McpError> {
+        let roots = json!({"roots": self.roots.iter().map(Root::to_json).collect::<Vec<_>>()});
+        serde_json::from_value(roots).map_err(|e| McpError::internal_error(e.to_string(), None))
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
@@ -244,7 +414,14 @@ impl Connection {
         let name = spec.name().to_owned();
         let progress = ProgressRoutes::default();
         let (changes, _) = tokio::sync::broadcast::channel(64);
-        let client = HostClient { server: name.clone(), progress: progress.clone(), changes: changes.clone() };
+        let client = HostClient {
+            server: name.clone(),
+            progress: progress.clone(),
+            changes: changes.clone(),
+            requests: options.requests.0.clone(),
+            roots: Arc::new(options.roots.clone()),
+            elicitation_timeout: options.elicitation_timeout,
+        };
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let deadline = tokio::time::Instant::now() + options.handshake_timeout;
         let handshake_failed = |reason: String| Error::Handshake { server: name.clone(), reason };
