@@ -1,0 +1,579 @@
+//! Many servers at once: each with a status, restarted with backoff when it is needed again after
+//! a failure, and a tool index that keeps same-named tools of different servers apart.
+//!
+//! A failed server is not restarted in a loop: it is restarted *on demand* (a View calls one of
+//! its tools, a person opens one, or [`Registry::restart`] is called) once its backoff has passed.
+//! Each failure doubles the backoff ([`BACKOFF_START`] up to [`BACKOFF_MAX`]); a connection that
+//! succeeds resets it. One server's failure never touches the others.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+use tokio::sync::broadcast;
+
+use super::config::ServerSpec;
+use super::connection::{ConnectOptions, Connection, ServerChange};
+use crate::bridge::{BoxFuture, CallControl, ServerPort};
+use crate::error::{Error, Result};
+use crate::protocol::jsonrpc::code;
+use crate::protocol::RpcError;
+
+/// The wait before the first restart after a failure.
+pub const BACKOFF_START: Duration = Duration::from_secs(1);
+/// The longest wait between restarts.
+pub const BACKOFF_MAX: Duration = Duration::from_secs(60);
+/// How often a ready connection is checked for a closed transport (a crashed process).
+const LIVENESS_POLL: Duration = Duration::from_millis(250);
+
+/// Where a server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerStatus {
+    /// Connecting for the first time.
+    Starting,
+    /// Connected; its tools are indexed.
+    Ready,
+    /// Not connected, and why. It is restarted when next needed, not before `retry_at`.
+    Failed {
+        /// What went wrong, as one sentence.
+        reason: String,
+        /// The earliest restart on demand.
+        retry_at: Instant,
+    },
+    /// Connecting again after a failure.
+    Reconnecting {
+        /// Which restart this is (1 for the first).
+        attempt: u32,
+    },
+    /// Shut down by the host.
+    Stopped,
+}
+
+impl ServerStatus {
+    /// A short word for displays: `starting`, `ready`, `failed`, `reconnecting`, `stopped`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Starting => "starting",
+            Self::Ready => "ready",
+            Self::Failed { .. } => "failed",
+            Self::Reconnecting { .. } => "reconnecting",
+            Self::Stopped => "stopped",
+        }
+    }
+}
+
+/// Something that happened to one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerEvent {
+    /// The server's name in the registry.
+    pub server: String,
+    /// What happened.
+    pub kind: ServerEventKind,
+}
+
+/// What happened to a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerEventKind {
+    /// Its status changed.
+    Status(ServerStatus),
+    /// It announced a change (tool and resource lists are re-read before `Tools` is sent).
+    Change(ServerChange),
+}
+
+/// One tool of one server, as the index holds it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolEntry {
+    /// The server's name in the registry.
+    pub server: String,
+    /// The tool's definition, as the server gave it.
+    pub tool: Value,
+}
+
+impl ToolEntry {
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        self.tool.get("name").and_then(Value::as_str).unwrap_or_default()
+    }
+}
+
+/// A snapshot of one server for displays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerInfo {
+    /// The name in the registry (unique).
+    pub name: String,
+    /// Its stable identity (the sandbox origin is derived from it).
+    pub identity: String,
+    /// Where it is.
+    pub status: ServerStatus,
+    /// How many tools it has (0 unless ready).
+    pub tools: usize,
+}
+
+struct Entry {
+    name: String,
+    spec: ServerSpec,
+    status: ServerStatus,
+    connection: Option<Arc<Connection>>,
+    failures: u32,
+    /// Held while connecting, so concurrent demands share one attempt.
+    connecting: Arc<tokio::sync::Mutex<()>>,
+    /// Bumped on each new connection, so a watcher of an old one stops.
+    generation: u64,
+}
+
+/// The servers of one host.
+pub struct Registry {
+    entries: Mutex<Vec<Entry>>,
+    options: ConnectOptions,
+    events: broadcast::Sender<ServerEvent>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.lock().iter().map(|e| e.name.clone()).collect();
+        f.debug_struct("Registry").field("servers", &names).finish_non_exhaustive()
+    }
+}
+
+impl Registry {
+    /// A registry of these servers (not yet connected: see [`Registry::start`]). Servers with the
+    /// same display name get ` (2)`, ` (3)`... appended so every name is unique.
+    pub fn new(specs: Vec<ServerSpec>, options: ConnectOptions) -> Arc<Self> {
+        let mut entries: Vec<Entry> = Vec::new();
+        for spec in specs {
+            let base = spec.name().to_owned();
+            let mut name = base.clone();
+            let mut n = 2;
+            while entries.iter().any(|e| e.name == name) {
+                name = format!("{base} ({n})");
+                n += 1;
+            }
+            entries.push(Entry {
+                name,
+                spec,
+                status: ServerStatus::Starting,
+                connection: None,
+                failures: 0,
+                connecting: Arc::default(),
+                generation: 0,
+            });
+        }
+        let (events, _) = broadcast::channel(256);
+        Arc::new(Self { entries: Mutex::new(entries), options, events })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn with_entry<T>(&self, name: &str, f: impl FnOnce(&mut Entry) -> T) -> Option<T> {
+        self.lock().iter_mut().find(|e| e.name == name).map(f)
+    }
+
+    fn set_status(&self, name: &str, status: ServerStatus) {
+        if self.with_entry(name, |e| e.status = status.clone()).is_some() {
+            let _ = self.events.send(ServerEvent { server: name.to_owned(), kind: ServerEventKind::Status(status) });
+        }
+    }
+
+    /// Every status change and server announcement, from now on.
+    pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
+        self.events.subscribe()
+    }
+
+    /// The servers' names, in configuration order.
+    pub fn names(&self) -> Vec<String> {
+        self.lock().iter().map(|e| e.name.clone()).collect()
+    }
+
+    /// A snapshot of every server.
+    pub fn servers(&self) -> Vec<ServerInfo> {
+        self.lock()
+            .iter()
+            .map(|e| ServerInfo {
+                name: e.name.clone(),
+                identity: e.spec.identity(),
+                status: e.status.clone(),
+                tools: e.connection.as_ref().filter(|_| e.status == ServerStatus::Ready).map_or(0, |c| c.tools().len()),
+            })
+            .collect()
+    }
+
+    /// One server's status.
+    pub fn status(&self, name: &str) -> Option<ServerStatus> {
+        self.with_entry(name, |e| e.status.clone())
+    }
+
+    /// One server's stable identity.
+    pub fn identity(&self, name: &str) -> Option<String> {
+        self.with_entry(name, |e| e.spec.identity())
+    }
+
+    /// Connects every server, all at once; returns when each is ready or failed.
+    pub async fn start(self: &Arc<Self>) {
+        let mut set = tokio::task::JoinSet::new();
+        for name in self.names() {
+            let me = self.clone();
+            set.spawn(async move { me.connection(&name).await });
+        }
+        while set.join_next().await.is_some() {}
+    }
+
+    /// The server's connection: the live one, or a new one when the server is not connected and
+    /// its backoff has passed (concurrent callers share one attempt). A server still in backoff
+    /// answers with its failure and when it may be tried again.
+    pub async fn connection(self: &Arc<Self>, name: &str) -> Result<Arc<Connection>> {
+        let lock = self.with_entry(name, |e| e.connecting.clone()).ok_or_else(|| self.unknown(name))?;
+        if let Some(conn) = self.live(name) {
+            return Ok(conn);
+        }
+        let _guard = lock.lock().await;
+        // Someone else may have connected while this caller waited.
+        if let Some(conn) = self.live(name) {
+            return Ok(conn);
+        }
+        let (spec, status, failures) = self
+            .with_entry(name, |e| (e.spec.clone(), e.status.clone(), e.failures))
+            .ok_or_else(|| self.unknown(name))?;
+        match status {
+            ServerStatus::Stopped => {
+                return Err(Error::Request {
+                    server: name.to_owned(),
+                    method: "connect".into(),
+                    reason: "the server was stopped".into(),
+                })
+            }
+            ServerStatus::Failed { reason, retry_at } if Instant::now() < retry_at => {
+                let wait = retry_at.saturating_duration_since(Instant::now()).as_secs_f32().ceil();
+                return Err(Error::Request {
+                    server: name.to_owned(),
+                    method: "connect".into(),
+                    reason: format!("{reason} (next restart in {wait} s, or restart it now)"),
+                });
+            }
+            ServerStatus::Starting => {}
+            _ => self.set_status(name, ServerStatus::Reconnecting { attempt: failures.max(1) }),
+        }
+        match Connection::connect_with(&spec, self.options.clone()).await {
+            Ok(conn) => {
+                let generation = self
+                    .with_entry(name, |e| {
+                        e.connection = Some(conn.clone());
+                        e.failures = 0;
+                        e.generation += 1;
+                        e.generation
+                    })
+                    .unwrap_or_default();
+                tracing::info!(server = %name, tools = conn.tools().len(), "connected");
+                self.set_status(name, ServerStatus::Ready);
+                self.watch(name.to_owned(), conn.clone(), generation);
+                Ok(conn)
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                self.failed(name, &reason);
+                Err(e)
+            }
+        }
+    }
+
+    fn live(&self, name: &str) -> Option<Arc<Connection>> {
+        let conn = self.with_entry(name, |e| e.connection.clone()).flatten()?;
+        if conn.is_alive() {
+            return Some(conn);
+        }
+        // The watcher may not have noticed yet.
+        self.dead(name, &conn);
+        None
+    }
+
+    /// Marks a server failed and schedules its earliest restart.
+    fn failed(&self, name: &str, reason: &str) {
+        let failures = self
+            .with_entry(name, |e| {
+                e.connection = None;
+                e.failures += 1;
+                e.failures
+            })
+            .unwrap_or(1);
+        let backoff = backoff(failures);
+        tracing::warn!(server = %name, "server failed: {reason} (restart on demand after {} s)", backoff.as_secs());
+        self.set_status(name, ServerStatus::Failed { reason: reason.to_owned(), retry_at: Instant::now() + backoff });
+    }
+
+    /// The connection `conn` of `name` closed: mark the server failed (once).
+    fn dead(&self, name: &str, conn: &Arc<Connection>) {
+        let current = self.with_entry(name, |e| e.connection.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)));
+        if current != Some(true) {
+            return;
+        }
+        let tail = conn.stderr_tail();
+        let mut reason = if conn.process_id().is_some() {
+            "the server process ended".to_owned()
+        } else {
+            "the connection to the server closed".to_owned()
+        };
+        if let Some(last) = tail.last() {
+            reason.push_str(&format!("; its last words: {last}"));
+        }
+        self.failed(name, &reason);
+    }
+
+    /// Forwards a connection's announcements and notices when it dies.
+    fn watch(self: &Arc<Self>, name: String, conn: Arc<Connection>, generation: u64) {
+        let me = Arc::downgrade(self);
+        let mut changes = conn.changes();
+        tokio::spawn(async move {
+            let mut poll = tokio::time::interval(LIVENESS_POLL);
+            loop {
+                let change = tokio::select! {
+                    change = changes.recv() => change,
+                    _ = poll.tick() => {
+                        let Some(me) = me.upgrade() else { return };
+                        if me.with_entry(&name, |e| e.generation) != Some(generation) {
+                            return;
+                        }
+                        if !conn.is_alive() {
+                            me.dead(&name, &conn);
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                let Some(me) = me.upgrade() else { return };
+                match change {
+                    Ok(change) => {
+                        if change == ServerChange::Tools || change == ServerChange::Resources {
+                            if let Err(e) = conn.refresh().await {
+                                tracing::warn!(server = %name, "re-reading lists after {change:?} failed: {e}");
+                            }
+                        }
+                        let _ =
+                            me.events.send(ServerEvent { server: name.clone(), kind: ServerEventKind::Change(change) });
+                    }
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!(server = %name, "{n} server announcements were dropped; re-reading lists");
+                        let _ = conn.refresh().await;
+                        let _ = me.events.send(ServerEvent {
+                            server: name.clone(),
+                            kind: ServerEventKind::Change(ServerChange::Tools),
+                        });
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+
+    /// Restarts a server now, ignoring its backoff: the old connection (if any) is shut down.
+    pub async fn restart(self: &Arc<Self>, name: &str) -> Result<Arc<Connection>> {
+        let old = self
+            .with_entry(name, |e| {
+                e.status = ServerStatus::Failed { reason: "restarting".into(), retry_at: Instant::now() };
+                e.connection.take()
+            })
+            .ok_or_else(|| self.unknown(name))?;
+        if let Some(old) = old {
+            old.shutdown().await;
+        }
+        self.connection(name).await
+    }
+
+    /// Shuts every server down (their processes stop); they stay stopped.
+    pub async fn shutdown(&self) {
+        let connections: Vec<(String, Arc<Connection>)> = self
+            .lock()
+            .iter_mut()
+            .filter_map(|e| {
+                e.status = ServerStatus::Stopped;
+                e.connection.take().map(|c| (e.name.clone(), c))
+            })
+            .collect();
+        let mut set = tokio::task::JoinSet::new();
+        for (name, conn) in connections {
+            set.spawn(async move {
+                conn.shutdown().await;
+                name
+            });
+        }
+        while let Some(done) = set.join_next().await {
+            if let Ok(name) = done {
+                let _ = self
+                    .events
+                    .send(ServerEvent { server: name, kind: ServerEventKind::Status(ServerStatus::Stopped) });
+            }
+        }
+    }
+
+    /// The tool index: every tool of every ready server, in server order.
+    pub fn tools(&self) -> Vec<ToolEntry> {
+        let entries = self.lock();
+        entries
+            .iter()
+            .filter_map(|e| e.connection.as_ref().map(|c| (e.name.clone(), c.tools())))
+            .flat_map(|(server, tools)| tools.into_iter().map(move |tool| ToolEntry { server: server.clone(), tool }))
+            .collect()
+    }
+
+    /// Finds a tool: on `server` when given, else the one server that has it. Two servers with a
+    /// tool of that name make the name ambiguous, and the error lists them.
+    pub fn find_tool(&self, server: Option<&str>, tool: &str) -> Result<ToolEntry> {
+        let all = self.tools();
+        if let Some(server) = server {
+            if !self.names().iter().any(|n| n == server) {
+                return Err(self.unknown(server));
+            }
+            return all.into_iter().find(|t| t.server == server && t.name() == tool).ok_or_else(|| {
+                let available = self.tools().into_iter().filter(|t| t.server == server).map(|t| t.name().to_owned());
+                Error::NoSuchTool {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                    available: available.collect::<Vec<_>>().join(", "),
+                }
+            });
+        }
+        let matching: Vec<ToolEntry> = all.iter().filter(|t| t.name() == tool).cloned().collect();
+        match matching.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(Error::NoSuchTool {
+                server: self.names().join(", "),
+                tool: tool.to_owned(),
+                available: all.iter().map(|t| format!("{}/{}", t.server, t.name())).collect::<Vec<_>>().join(", "),
+            }),
+            several => Err(Error::Request {
+                server: several.iter().map(|t| t.server.clone()).collect::<Vec<_>>().join(", "),
+                method: format!("tool `{tool}`"),
+                reason: "several servers have a tool of this name; say which server".into(),
+            }),
+        }
+    }
+
+    /// The current connection of a server, if it is connected (no restart).
+    pub fn current(&self, name: &str) -> Option<Arc<Connection>> {
+        self.with_entry(name, |e| e.connection.clone()).flatten()
+    }
+
+    /// A [`ServerPort`] for a View of `name`: every call goes to the server's current connection,
+    /// restarting it on demand, so a View outlives a crash of its server.
+    pub fn port(self: &Arc<Self>, name: &str) -> Arc<dyn ServerPort> {
+        Arc::new(RegistryPort { registry: self.clone(), server: name.to_owned() })
+    }
+
+    fn unknown(&self, name: &str) -> Error {
+        Error::Request {
+            server: name.to_owned(),
+            method: "connect".into(),
+            reason: format!("no such server (configured: {})", self.names().join(", ")),
+        }
+    }
+}
+
+/// The wait before restart number `failures` (1-based).
+pub fn backoff(failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(16);
+    (BACKOFF_START * 2u32.pow(doublings)).min(BACKOFF_MAX)
+}
+
+struct RegistryPort {
+    registry: Arc<Registry>,
+    server: String,
+}
+
+fn unavailable(e: Error) -> RpcError {
+    RpcError::new(code::UNAVAILABLE, e.to_string())
+}
+
+impl ServerPort for RegistryPort {
+    fn call_tool(
+        &self,
+        name: String,
+        arguments: Option<Map<String, Value>>,
+        control: CallControl,
+    ) -> BoxFuture<Result<Value, RpcError>> {
+        let (registry, server) = (self.registry.clone(), self.server.clone());
+        Box::pin(async move {
+            let conn = registry.connection(&server).await.map_err(unavailable)?;
+            conn.call_tool(name, arguments, control).await
+        })
+    }
+
+    fn request(&self, method: &str, params: Value) -> BoxFuture<Result<Value, RpcError>> {
+        let (registry, server, method) = (self.registry.clone(), self.server.clone(), method.to_owned());
+        Box::pin(async move {
+            let conn = registry.connection(&server).await.map_err(unavailable)?;
+            conn.request(&method, params).await
+        })
+    }
+
+    fn tool(&self, name: &str) -> Option<Value> {
+        self.registry.current(&self.server).and_then(|c| c.tool(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        assert_eq!(backoff(1), Duration::from_secs(1));
+        assert_eq!(backoff(2), Duration::from_secs(2));
+        assert_eq!(backoff(4), Duration::from_secs(8));
+        assert_eq!(backoff(7), BACKOFF_MAX);
+        assert_eq!(backoff(u32::MAX), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn same_names_are_told_apart() {
+        let specs = vec![ServerSpec::builtin("demo"), ServerSpec::builtin("demo"), ServerSpec::builtin("demo")];
+        let registry = Registry::new(specs, ConnectOptions::default());
+        assert_eq!(registry.names(), ["demo", "demo (2)", "demo (3)"]);
+        assert_eq!(registry.status("demo (2)"), Some(ServerStatus::Starting));
+    }
+
+    #[tokio::test]
+    async fn two_servers_with_the_same_tool_are_kept_apart() {
+        let registry =
+            Registry::new(vec![ServerSpec::builtin("demo"), ServerSpec::builtin("demo")], ConnectOptions::default());
+        registry.start().await;
+        assert!(registry.servers().iter().all(|s| s.status == ServerStatus::Ready), "{:?}", registry.servers());
+        let err = registry.find_tool(None, "weather").unwrap_err().to_string();
+        assert!(err.contains("several servers") && err.contains("demo (2)"), "{err}");
+        let found = registry.find_tool(Some("demo (2)"), "weather").unwrap();
+        assert_eq!(found.server, "demo (2)");
+        let missing = registry.find_tool(Some("demo"), "nope").unwrap_err().to_string();
+        assert!(missing.contains("weather"), "{missing}");
+        assert!(registry.find_tool(Some("other"), "weather").unwrap_err().to_string().contains("no such server"));
+        registry.shutdown().await;
+        assert_eq!(registry.status("demo"), Some(ServerStatus::Stopped));
+    }
+
+    #[tokio::test]
+    async fn a_server_that_cannot_start_fails_alone_and_waits_its_backoff() {
+        let missing = ServerSpec::from_command_line("/nonexistent/mcp-server --stdio").unwrap();
+        let registry = Registry::new(vec![missing, ServerSpec::builtin("demo")], ConnectOptions::default());
+        let mut events = registry.events();
+        registry.start().await;
+        assert_eq!(registry.status("demo"), Some(ServerStatus::Ready));
+        let Some(ServerStatus::Failed { reason, .. }) = registry.status("mcp-server") else {
+            panic!("{:?}", registry.servers())
+        };
+        assert!(reason.contains("could not start"), "{reason}");
+        // Asked again at once: still in backoff, and the error says so without spawning again.
+        let again = registry.connection("mcp-server").await.unwrap_err().to_string();
+        assert!(again.contains("next restart in"), "{again}");
+        let mut seen = Vec::new();
+        while let Ok(e) = events.try_recv() {
+            seen.push((e.server, e.kind));
+        }
+        assert!(seen.contains(&("demo".into(), ServerEventKind::Status(ServerStatus::Ready))), "{seen:?}");
+        // A restart ignores the backoff (and fails again, reported as such).
+        assert!(registry.restart("mcp-server").await.is_err());
+        assert!(matches!(registry.status("mcp-server"), Some(ServerStatus::Failed { .. })));
+    }
+}
