@@ -123,42 +123,110 @@
     if (placeholder) placeholder.replaceWith(card); else stream.append(card);
   }
 
-  // The tool picker: a form per tool, generated from its inputSchema.
-  var toolsByName = new Map();
+  // The tool picker: every server with its status, and a form per tool from its inputSchema.
+  var toolsByKey = new Map(); // server + "\u0000" + tool -> { server, tool }
   var selected = null;
 
-  function tools(cmd) {
+  function servers(cmd) {
     document.getElementById("picker").hidden = false;
-    document.getElementById("picker-server").textContent = cmd.server;
+    var several = cmd.servers.length > 1;
+    document.getElementById("picker-server").textContent = several ? "Servers" : (cmd.servers[0] || {}).name || "";
     var list = document.getElementById("tools");
     list.textContent = "";
-    cmd.tools.forEach(function (t) {
-      toolsByName.set(t.name, t);
-      var li = el("li");
-      var b = el("button", "", t.title || t.name);
-      b.type = "button";
-      b.dataset.tool = t.name;
-      b.setAttribute("aria-pressed", "false");
-      if (t.hasUi) b.append(el("span", "badge", "App"));
-      b.title = t.description || t.name;
-      b.addEventListener("click", function () { selectTool(t.name); });
-      li.append(b);
-      list.append(li);
+    toolsByKey.clear();
+    cmd.servers.forEach(function (s) {
+      if (several || s.status !== "ready") {
+        var head = el("li", "server " + s.status);
+        head.dataset.server = s.name;
+        var line = el("div", "server-line");
+        line.append(el("span", "server-name", s.name), el("span", "state", s.status));
+        head.append(line);
+        if (s.reason) {
+          var why = el("p", "server-reason", s.reason);
+          if (typeof s.retryIn === "number" && s.retryIn > 0) why.textContent += " (restarts when needed, after " + s.retryIn + " s)";
+          head.append(why);
+        }
+        if (s.status === "failed") {
+          var restart = el("button", "restart", "Restart now");
+          restart.type = "button";
+          restart.dataset.restart = s.name;
+          restart.addEventListener("click", function () { send({ kind: "restart", server: s.name }); });
+          head.append(restart);
+        }
+        list.append(head);
+      }
+      s.tools.forEach(function (t) {
+        var key = s.name + "\u0000" + t.name;
+        toolsByKey.set(key, { server: s.name, tool: t });
+        var li = el("li");
+        var b = el("button", "", t.title || t.name);
+        b.type = "button";
+        b.dataset.tool = t.name;
+        b.dataset.server = s.name;
+        b.dataset.key = key;
+        b.setAttribute("aria-pressed", String(!!selected && selected.key === key));
+        if (t.hasUi) b.append(el("span", "badge", "App"));
+        b.title = (t.description || t.name) + (several ? " — " + s.name : "");
+        b.addEventListener("click", function () { selectTool(key); });
+        li.append(b);
+        list.append(li);
+      });
     });
+    if (selected && !toolsByKey.has(selected.key)) {
+      selected = null;
+      document.getElementById("form").hidden = true;
+    }
   }
 
-  function fieldFor(name, schema, required) {
+  // Choices of an enum-like schema: `enum`, or `oneOf`/`anyOf` of `{const, title}`.
+  function choicesOf(schema) {
+    if (Array.isArray(schema.enum)) {
+      return schema.enum.map(function (v, i) {
+        var names = schema.enumNames || [];
+        return { value: v, label: names[i] !== undefined ? String(names[i]) : String(v) };
+      });
+    }
+    var alts = schema.oneOf || schema.anyOf;
+    if (Array.isArray(alts) && alts.length && alts.every(function (a) { return a && a.const !== undefined; })) {
+      return alts.map(function (a) { return { value: a.const, label: a.title || String(a.const) }; });
+    }
+    return null;
+  }
+
+  var inputTypes = { email: "email", uri: "url", date: "date", "date-time": "datetime-local" };
+
+  function fieldFor(prefix, name, schema, required) {
     var wrap = el("div", "field");
-    var label = el("label", "", name + (required ? " *" : ""));
-    var id = "arg-" + name;
+    var label = el("label", "", (schema.title || name) + (required ? " *" : ""));
+    var id = prefix + name;
     label.htmlFor = id;
     if (schema.description) label.append(el("span", "hint", " " + schema.description));
     var input;
     var type = Array.isArray(schema.type) ? schema.type.find(function (x) { return x !== "null"; }) : schema.type;
-    if (Array.isArray(schema.enum)) {
+    var choices = choicesOf(schema);
+    var itemChoices = type === "array" && schema.items ? choicesOf(schema.items) : null;
+    if (itemChoices) {
+      // Multi-select: a checkbox per choice.
+      input = el("fieldset", "multi");
+      input.dataset.kind = "multi";
+      input.dataset.values = JSON.stringify(itemChoices.map(function (c) { return c.value; }));
+      var preset = Array.isArray(schema.default) ? schema.default : [];
+      itemChoices.forEach(function (c, i) {
+        var box = el("input");
+        box.type = "checkbox";
+        box.id = id + "-" + i;
+        box.dataset.index = String(i);
+        box.checked = preset.indexOf(c.value) >= 0;
+        var l = el("label", "choice", c.label);
+        l.prepend(box);
+        input.append(l);
+      });
+      if (schema.minItems !== undefined) input.dataset.min = String(schema.minItems);
+      if (schema.maxItems !== undefined) input.dataset.max = String(schema.maxItems);
+    } else if (choices) {
       input = el("select");
       if (!required) input.append(el("option", "", ""));
-      schema.enum.forEach(function (v) { var o = el("option", "", String(v)); o.value = JSON.stringify(v); input.append(o); });
+      choices.forEach(function (c) { var o = el("option", "", c.label); o.value = JSON.stringify(c.value); input.append(o); });
       if (schema.default !== undefined) input.value = JSON.stringify(schema.default);
       input.dataset.kind = "enum";
     } else if (type === "boolean") {
@@ -169,7 +237,9 @@
     } else if (type === "number" || type === "integer") {
       input = el("input");
       input.type = "number";
-      if (type === "integer") input.step = "1";
+      if (type === "integer") input.step = "1"; else input.step = "any";
+      if (schema.minimum !== undefined) input.min = String(schema.minimum);
+      if (schema.maximum !== undefined) input.max = String(schema.maximum);
       if (schema.default !== undefined) input.value = String(schema.default);
       input.dataset.kind = type;
     } else if (type === "object" || type === "array" || type === undefined) {
@@ -179,28 +249,33 @@
       input.dataset.kind = "json";
     } else {
       input = el("input");
-      input.type = "text";
+      input.type = inputTypes[schema.format] || "text";
       if (schema.default !== undefined) input.value = String(schema.default);
       input.dataset.kind = "string";
     }
     input.id = id;
     input.name = name;
     input.dataset.required = required ? "1" : "";
+    input.dataset.schema = JSON.stringify(schema);
     wrap.append(label, input);
     return wrap;
   }
 
-  function selectTool(name) {
-    var t = toolsByName.get(name);
-    if (!t) return;
-    selected = t;
-    document.querySelectorAll("#tools button").forEach(function (b) { b.setAttribute("aria-pressed", String(b.dataset.tool === name)); });
-    var schema = t.inputSchema || {};
-    var props = schema.properties || {};
-    var required = schema.required || [];
+  function fillFields(container, prefix, schema) {
+    var props = (schema && schema.properties) || {};
+    var required = (schema && schema.required) || [];
+    container.textContent = "";
+    Object.keys(props).forEach(function (k) { container.append(fieldFor(prefix, k, props[k] || {}, required.indexOf(k) >= 0)); });
+  }
+
+  function selectTool(key) {
+    var entry = toolsByKey.get(key);
+    if (!entry) return;
+    var t = entry.tool;
+    selected = { key: key, server: entry.server, tool: t };
+    document.querySelectorAll("#tools button[data-key]").forEach(function (b) { b.setAttribute("aria-pressed", String(b.dataset.key === key)); });
     var fields = document.getElementById("form-fields");
-    fields.textContent = "";
-    Object.keys(props).forEach(function (k) { fields.append(fieldFor(k, props[k] || {}, required.indexOf(k) >= 0)); });
+    fillFields(fields, "arg-", t.inputSchema || {});
     document.getElementById("form-title").textContent = t.title || t.name;
     document.getElementById("form-description").textContent = t.description || "";
     document.getElementById("form-error").textContent = "";
@@ -209,28 +284,44 @@
     (first || document.getElementById("form-call")).focus();
   }
 
-  // Reads the form into arguments; throws a message for a person when something is wrong.
-  function readArguments() {
+  // Reads a form's fields into an object; throws a message for a person when something is wrong.
+  function readFields(container) {
     var args = {};
-    document.querySelectorAll("#form-fields [name]").forEach(function (input) {
+    container.querySelectorAll(":scope > .field > [name]").forEach(function (input) {
       var name = input.name, kind = input.dataset.kind, required = input.dataset.required === "1";
-      var raw = input.value;
+      var schema = JSON.parse(input.dataset.schema || "{}");
+      var label = schema.title || name;
       if (kind === "boolean") { args[name] = input.checked; return; }
+      if (kind === "multi") {
+        var values = JSON.parse(input.dataset.values);
+        var picked = [];
+        input.querySelectorAll("input[type=checkbox]").forEach(function (box) { if (box.checked) picked.push(values[Number(box.dataset.index)]); });
+        if (input.dataset.min !== undefined && picked.length < Number(input.dataset.min)) throw label + ": pick at least " + input.dataset.min;
+        if (input.dataset.max !== undefined && picked.length > Number(input.dataset.max)) throw label + ": pick at most " + input.dataset.max;
+        if (picked.length || required) args[name] = picked;
+        return;
+      }
+      var raw = input.value;
       if (raw === "") {
-        if (required) throw name + " is required";
+        if (required) throw label + " is required";
         return;
       }
       if (kind === "enum") args[name] = JSON.parse(raw);
-      else if (kind === "integer") {
-        if (!/^-?\d+$/.test(raw)) throw name + " must be a whole number";
-        args[name] = parseInt(raw, 10);
-      } else if (kind === "number") {
+      else if (kind === "integer" || kind === "number") {
+        if (kind === "integer" && !/^-?\d+$/.test(raw)) throw label + " must be a whole number";
         var n = Number(raw);
-        if (!isFinite(n)) throw name + " must be a number";
-        args[name] = n;
+        if (!isFinite(n)) throw label + " must be a number";
+        if (schema.minimum !== undefined && n < schema.minimum) throw label + " must be at least " + schema.minimum;
+        if (schema.maximum !== undefined && n > schema.maximum) throw label + " must be at most " + schema.maximum;
+        args[name] = kind === "integer" ? parseInt(raw, 10) : n;
       } else if (kind === "json") {
-        try { args[name] = JSON.parse(raw); } catch (e) { throw name + " is not valid JSON"; }
-      } else args[name] = raw;
+        try { args[name] = JSON.parse(raw); } catch (e) { throw label + " is not valid JSON"; }
+      } else {
+        if (schema.minLength !== undefined && raw.length < schema.minLength) throw label + " needs at least " + schema.minLength + " characters";
+        if (schema.maxLength !== undefined && raw.length > schema.maxLength) throw label + " takes at most " + schema.maxLength + " characters";
+        if (input.validity && input.validity.typeMismatch) throw label + " is not a valid " + (schema.format || "value");
+        args[name] = raw;
+      }
     });
     return args;
   }
@@ -240,9 +331,9 @@
     if (!selected) return;
     var errorLine = document.getElementById("form-error");
     try {
-      var args = readArguments();
+      var args = readFields(document.getElementById("form-fields"));
       errorLine.textContent = "";
-      send({ kind: "call-tool", tool: selected.name, arguments: args });
+      send({ kind: "call-tool", server: selected.server, tool: selected.tool.name, arguments: args });
     } catch (message) {
       errorLine.textContent = String(message);
     }
@@ -275,9 +366,55 @@
   var current = null;
   var lastFocus = null;
 
+  var elicitBox = document.getElementById("elicit");
+
+  function showElicit(cmd) {
+    document.getElementById("elicit-title").textContent = cmd.server + " asks";
+    document.getElementById("elicit-message").textContent = cmd.message;
+    var urlLine = document.getElementById("elicit-url");
+    urlLine.textContent = cmd.url || "";
+    urlLine.hidden = !cmd.url;
+    var fields = document.getElementById("elicit-fields");
+    fillFields(fields, "elicit-", cmd.schema || {});
+    document.getElementById("elicit-accept").textContent = cmd.url ? "Open" : "Submit";
+    document.getElementById("elicit-error").textContent = "";
+    elicitBox.hidden = false;
+    var first = fields.querySelector("input, select, textarea");
+    (first || document.getElementById("elicit-accept")).focus();
+  }
+
+  function answerElicit(action) {
+    if (!current || current.op !== "elicit") return;
+    var content = {};
+    if (action === "accept" && !current.url) {
+      try {
+        content = readFields(document.getElementById("elicit-fields"));
+      } catch (message) {
+        document.getElementById("elicit-error").textContent = String(message);
+        return;
+      }
+    }
+    send({ kind: "elicit-answer", dialog: current.dialog, action: action, content: content });
+    closeCurrent();
+  }
+
+  function closeCurrent() {
+    current = null;
+    dialogBox.hidden = true;
+    elicitBox.hidden = true;
+    if (lastFocus && lastFocus.focus) lastFocus.focus();
+    showNextDialog();
+  }
+
+  document.getElementById("elicit-form").addEventListener("submit", function (e) { e.preventDefault(); answerElicit("accept"); });
+  document.getElementById("elicit-decline").addEventListener("click", function () { answerElicit("decline"); });
+  document.getElementById("elicit-cancel").addEventListener("click", function () { answerElicit("cancel"); });
+
   function showNextDialog() {
     if (current || dialogs.length === 0) return;
     current = dialogs.shift();
+    lastFocus = document.activeElement;
+    if (current.op === "elicit") { showElicit(current); return; }
     document.getElementById("dialog-title").textContent = current.title;
     document.getElementById("dialog-body").textContent = current.body;
     document.getElementById("dialog-accept").textContent = current.accept || "OK";
@@ -287,18 +424,18 @@
   }
 
   function answer(accepted) {
-    if (!current) return;
+    if (!current || current.op === "elicit") return;
     send({ kind: "answer", dialog: current.dialog, accepted: accepted });
-    current = null;
-    dialogBox.hidden = true;
-    if (lastFocus && lastFocus.focus) lastFocus.focus();
-    showNextDialog();
+    closeCurrent();
   }
 
   document.getElementById("dialog-accept").addEventListener("click", function () { answer(true); });
   document.getElementById("dialog-reject").addEventListener("click", function () { answer(false); });
   document.addEventListener("keydown", function (e) {
-    if (current && e.key === "Escape") { e.preventDefault(); answer(false); }
+    if (current && e.key === "Escape") {
+      e.preventDefault();
+      if (current.op === "elicit") answerElicit("cancel"); else answer(false);
+    }
     if (e.ctrlKey && e.shiftKey && (e.key === "L" || e.key === "l")) {
       e.preventDefault();
       document.getElementById("theme").click();
@@ -445,7 +582,7 @@
 
   var handlers = {
     mount: mount, post: post, resize: resize, unmount: unmount, text: text, display: display,
-    pending: pending, tools: tools,
+    pending: pending, servers: servers,
     dev: function () { dev.hidden = false; side.classList.add("with-dev"); },
     log: function (cmd) {
       logStore.push(cmd.record);
@@ -464,13 +601,10 @@
     },
     message: message, context: context, theme: setTheme,
     confirm: function (cmd) { dialogs.push(cmd); showNextDialog(); },
+    elicit: function (cmd) { dialogs.push(cmd); showNextDialog(); },
     dismiss: function (cmd) {
       dialogs = dialogs.filter(function (d) { return d.dialog !== cmd.dialog; });
-      if (current && current.dialog === cmd.dialog) {
-        current = null;
-        dialogBox.hidden = true;
-        showNextDialog();
-      }
+      if (current && current.dialog === cmd.dialog) closeCurrent();
     },
     status: function (cmd) { setStatus(cmd.text, cmd.error); }
   };

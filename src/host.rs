@@ -24,6 +24,8 @@ use crate::bridge::{HostPolicy, ViewEvent, ViewId};
 use crate::desktop::{Consent, ExitAfter, RunOptions, SharedPolicy};
 use crate::error::{Error, Result};
 use crate::protocol::Theme;
+use crate::server::connection::RequestHandler;
+use crate::server::requests::{Root, ServerRequests};
 use crate::server::ServerSpec;
 
 /// A configured host, ready to run.
@@ -34,10 +36,12 @@ pub struct Host {
 
 /// Builds a [`Host`]. Like wry's `WebViewBuilder`, it keeps the first configuration error and
 /// reports it once, from [`HostBuilder::build`], so calls chain without `?`.
-#[derive(Debug, Default)]
+#[derive(Default)]
 #[must_use]
 pub struct HostBuilder {
-    server: Option<ServerSpec>,
+    servers: Vec<ServerSpec>,
+    roots: Vec<Root>,
+    requests: Option<Arc<dyn ServerRequests>>,
     tools: Vec<(String, Map<String, Value>)>,
     theme: Option<Theme>,
     trace: Option<PathBuf>,
@@ -47,6 +51,16 @@ pub struct HostBuilder {
     timeout: Option<Duration>,
     events: Option<mpsc::UnboundedSender<(ViewId, ViewEvent)>>,
     error: Option<Error>,
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("servers", &self.servers)
+            .field("tools", &self.tools)
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Host {
@@ -68,7 +82,8 @@ impl HostBuilder {
         self
     }
 
-    /// The MCP server, as a command line (POSIX quoting; started directly, not through a shell).
+    /// An MCP server, as a command line (POSIX quoting; started directly, not through a shell).
+    /// Repeatable: every server is connected at once.
     pub fn server_command(self, command_line: &str) -> Self {
         match ServerSpec::from_command_line(command_line) {
             Ok(spec) => self.server(spec),
@@ -76,16 +91,33 @@ impl HostBuilder {
         }
     }
 
-    /// The MCP server, as a resolved spec (from a config file, a URL, ...).
+    /// An MCP server, as a resolved spec (from a config file, a URL, ...). Repeatable.
     pub fn server(mut self, spec: ServerSpec) -> Self {
-        if self.server.is_some() {
-            return self.keep(Error::Desktop("a host has one server for now; `server` was called twice".into()));
-        }
-        self.server = Some(spec);
+        self.servers.push(spec);
         self
     }
 
-    /// A tool to call at start, its View shown (repeatable).
+    /// A directory servers may work in, offered in `roots/list` (repeatable).
+    pub fn root(self, dir: impl AsRef<std::path::Path>) -> Self {
+        match Root::directory(dir.as_ref()) {
+            Ok(root) => {
+                let mut me = self;
+                me.roots.push(root);
+                me
+            }
+            Err(e) => self.keep(e),
+        }
+    }
+
+    /// Answers servers' `elicitation/create` and `sampling/createMessage` instead of the in-app
+    /// form (sampling is offered only when this handler says it can sample).
+    pub fn server_requests(mut self, requests: Arc<dyn ServerRequests>) -> Self {
+        self.requests = Some(requests);
+        self
+    }
+
+    /// A tool to call at start, its View shown (repeatable); `server/tool` when several servers
+    /// have a tool of that name.
     pub fn open_tool(mut self, name: &str, arguments: Map<String, Value>) -> Self {
         self.tools.push((name.to_owned(), arguments));
         self
@@ -134,12 +166,15 @@ impl HostBuilder {
         if let Some(e) = self.error {
             return Err(e);
         }
-        let server =
-            self.server.ok_or_else(|| Error::Desktop("no server: call `server_command` or `server`".into()))?;
+        if self.servers.is_empty() {
+            return Err(Error::Desktop("no server: call `server_command` or `server`".into()));
+        }
         if self.exit_after.is_some() && self.tools.is_empty() {
             return Err(Error::Desktop("`exit_after` needs at least one `open_tool`".into()));
         }
-        let mut options = RunOptions::app(server);
+        let mut options = RunOptions::app_with(self.servers);
+        options.roots = self.roots;
+        options.requests = self.requests.map(RequestHandler);
         options.opens = self.tools;
         options.theme = self.theme;
         options.trace = self.trace;
@@ -164,8 +199,9 @@ mod tests {
         assert!(err.to_string().contains("unterminated"), "{err}");
         let err = Host::builder().build().unwrap_err();
         assert!(err.to_string().contains("no server"), "{err}");
-        let twice = Host::builder().server_command("a").server_command("b").build().unwrap_err();
-        assert!(twice.to_string().contains("twice"), "{twice}");
+        let two = Host::builder().server_command("a").server_command("b").root("/tmp").build().unwrap();
+        assert_eq!(two.options.servers.len(), 2);
+        assert_eq!(two.options.roots[0].uri, "file:///tmp/");
         assert!(Host::builder()
             .server_command("a")
             .exit_after(ExitAfter::Result, Duration::from_secs(1))

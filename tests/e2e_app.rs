@@ -93,7 +93,9 @@ fn the_form_validates_before_calling_and_plain_results_are_text() {
     let script = automation(
         &dir,
         r##"
-        const names = Array.from(document.querySelectorAll("#tools button")).map((b) => b.dataset.tool);
+        // Servers start in the background: the picker fills once the server is ready.
+        await until(() => document.querySelector("#tools button[data-tool]"));
+        const names = Array.from(document.querySelectorAll("#tools button[data-tool]")).map((b) => b.dataset.tool);
         await call("add", { a: "2" });
         const missing = document.getElementById("form-error").textContent;
         await call("add", { a: "2", b: "2.5" });

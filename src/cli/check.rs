@@ -515,7 +515,7 @@ fn requirements(report: &Value, stderr: &str) -> Vec<Requirement> {
 
 fn self_check(args: &mut CheckArgs) -> anyhow::Result<i32> {
     let exe = std::env::current_exe()?;
-    args.server.stdio = Some(format!("{} __probe-server", shell_words::quote(&exe.to_string_lossy())));
+    args.server.stdio = vec![format!("{} __probe-server", shell_words::quote(&exe.to_string_lossy()))];
     let (display, _xvfb) = match ensure_display() {
         Ok(d) => d,
         Err(e) => {

@@ -45,10 +45,13 @@ enum Command {
 struct RunArgs {
     #[command(flatten)]
     server: server_args::ServerArgs,
-    /// A tool whose UI to show (repeatable: several Views at once). Without it the app opens with
-    /// its tool picker.
+    /// A tool whose UI to show (repeatable: several Views at once); `SERVER/TOOL` when several
+    /// servers have a tool of that name. Without it the app opens with its tool picker.
     #[arg(long)]
     tool: Vec<String>,
+    /// A directory servers may work in, offered in `roots/list` (repeatable; default: none).
+    #[arg(long, value_name = "DIR")]
+    root: Vec<PathBuf>,
     /// Arguments of the tool at the same position, as a JSON object (default `{}`).
     #[arg(long, value_name = "JSON")]
     args: Vec<String>,
@@ -132,11 +135,14 @@ pub(crate) fn parse_args(text: &str) -> anyhow::Result<Map<String, Value>> {
 fn run(args: RunArgs) -> anyhow::Result<i32> {
     use mcp_apps_host::desktop::{Consent, ExitAfter, RunOptions};
     use mcp_apps_host::protocol::Theme;
-    let server = args.server.resolve()?;
+    let servers = args.server.resolve_all()?;
     if args.args.len() > args.tool.len() {
         bail!("--args given {} times for {} --tool", args.args.len(), args.tool.len());
     }
-    let mut options = RunOptions::app(server);
+    let mut options = RunOptions::app_with(servers);
+    for dir in &args.root {
+        options.roots.push(mcp_apps_host::server::requests::Root::directory(dir)?);
+    }
     for (i, tool) in args.tool.iter().enumerate() {
         let arguments = match args.args.get(i) {
             Some(text) => parse_args(text)?,
@@ -185,7 +191,7 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 
 #[cfg(not(feature = "desktop"))]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
-    let _ = args.server.resolve()?;
+    let _ = args.server.resolve_all()?;
     for text in &args.args {
         parse_args(text)?;
     }
@@ -213,8 +219,7 @@ pub fn main() -> ExitCode {
         Command::Demo(args) => demo(args),
         Command::Preview(mut args) => {
             args.preview = true;
-            let no_server = args.server.stdio.is_none() && args.server.url.is_none() && args.server.config.is_none();
-            if args.html.is_some() && no_server {
+            if args.html.is_some() && args.server.is_empty() {
                 if args.tool.is_empty() {
                     args.tool.push("counter".into());
                 }

@@ -7,65 +7,104 @@ use anyhow::{bail, Context};
 use mcp_apps_host::server::config::{default_config_path, load_config, LoadOptions};
 use mcp_apps_host::server::ServerSpec;
 
-/// Which server to talk to.
+/// Which servers to talk to.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ServerArgs {
-    /// The server's command line (POSIX quoting; run directly, not through a shell).
-    #[arg(long, value_name = "COMMAND LINE", conflicts_with_all = ["url", "config"])]
-    pub stdio: Option<String>,
+    /// A server's command line (POSIX quoting; run directly, not through a shell). Repeatable.
+    #[arg(long, value_name = "COMMAND LINE")]
+    pub stdio: Vec<String>,
     /// A remote server's URL (Streamable HTTP; a path ending in /sse means legacy HTTP+SSE).
-    #[arg(long, value_name = "URL", conflicts_with = "config")]
-    pub url: Option<String>,
-    /// A header for --url, as "Name: value" (repeatable).
+    /// Repeatable.
+    #[arg(long, value_name = "URL")]
+    pub url: Vec<String>,
+    /// A header for --url, as "Name: value" (repeatable; only with a single --url, so a secret
+    /// never reaches another server: several remote servers with headers go in a config file).
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
     pub headers: Vec<String>,
-    /// A config file (mcp.json of Agent Plugins, a desktop client's mcpServers, or VS Code's servers).
+    /// A config file (mcp.json of Agent Plugins, a desktop client's mcpServers, or VS Code's
+    /// servers). Without --server, every server in it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Which server of the config file (needed when it has several).
-    #[arg(long, value_name = "NAME")]
-    pub server: Option<String>,
+    /// Which server of the config file (repeatable).
+    #[arg(long, value_name = "NAME", requires = "config")]
+    pub server: Vec<String>,
     /// A server compiled into this host (`demo`), run in-process.
     #[arg(long, value_name = "NAME", hide = true, conflicts_with_all = ["stdio", "url", "config"])]
     pub builtin: Option<String>,
 }
 
 impl ServerArgs {
-    /// The one server these flags name.
+    /// Whether any server flag was given.
+    pub fn is_empty(&self) -> bool {
+        self.stdio.is_empty() && self.url.is_empty() && self.config.is_none() && self.builtin.is_none()
+    }
+
+    /// The one server these flags name (for commands that look at one server).
     pub fn resolve(&self) -> anyhow::Result<ServerSpec> {
+        let mut all = self.resolve_all()?;
+        match all.len() {
+            1 => Ok(all.remove(0)),
+            _ => {
+                let names: Vec<&str> = all.iter().map(ServerSpec::name).collect();
+                bail!(
+                    "this command looks at one server, and these flags name {} ({}); give one --stdio or --url, or \
+                     pick one with --config FILE --server NAME",
+                    all.len(),
+                    names.join(", ")
+                )
+            }
+        }
+    }
+
+    /// Every server these flags name, in order: --stdio, --url, then the config file's.
+    pub fn resolve_all(&self) -> anyhow::Result<Vec<ServerSpec>> {
         if let Some(name) = &self.builtin {
-            return Ok(ServerSpec::builtin(name.clone()));
+            return Ok(vec![ServerSpec::builtin(name.clone())]);
         }
-        if let Some(cmd) = &self.stdio {
-            return Ok(ServerSpec::from_command_line(cmd)?);
+        if self.url.len() > 1 && !self.headers.is_empty() {
+            bail!("--header with several --url is ambiguous (which server gets it?); put them in a config file");
         }
-        if let Some(url) = &self.url {
-            return Ok(ServerSpec::from_url(url, &self.headers)?);
+        let mut specs = Vec::new();
+        for cmd in &self.stdio {
+            specs.push(ServerSpec::from_command_line(cmd)?);
+        }
+        for url in &self.url {
+            specs.push(ServerSpec::from_url(url, &self.headers)?);
         }
         let path = match &self.config {
-            Some(p) => p.clone(),
-            None => match default_config_path().filter(|p| p.exists()) {
-                Some(p) => p,
+            Some(p) => Some(p.clone()),
+            None if specs.is_empty() => match default_config_path().filter(|p| p.exists()) {
+                Some(p) => Some(p),
                 None => bail!(r#"no server given: use --stdio "<command line>", --url URL or --config FILE"#),
             },
+            None => None,
         };
-        let load = load_config(&path, &LoadOptions::new()).with_context(|| format!("cannot use {}", path.display()))?;
+        if let Some(path) = path {
+            specs.extend(self.pick_from_config(&path)?);
+        }
+        Ok(specs)
+    }
+
+    fn pick_from_config(&self, path: &std::path::Path) -> anyhow::Result<Vec<ServerSpec>> {
+        let load = load_config(path, &LoadOptions::new()).with_context(|| format!("cannot use {}", path.display()))?;
         for e in &load.errors {
             eprintln!("warning: {e}");
         }
         let names: Vec<&str> = load.servers.iter().map(ServerSpec::name).collect();
-        match &self.server {
-            Some(name) => load.servers.iter().find(|s| s.name() == name).cloned().with_context(|| {
-                format!("{} has no usable server {name:?} (it has: {})", path.display(), names.join(", "))
-            }),
-            None => match load.servers.as_slice() {
-                [one] => Ok(one.clone()),
-                [] => bail!("{} has no usable server", path.display()),
-                _ => {
-                    bail!("{} has several servers ({}); pick one with --server NAME", path.display(), names.join(", "))
-                }
-            },
+        if self.server.is_empty() {
+            if load.servers.is_empty() {
+                bail!("{} has no usable server", path.display());
+            }
+            return Ok(load.servers);
         }
+        self.server
+            .iter()
+            .map(|name| {
+                load.servers.iter().find(|s| s.name() == name).cloned().with_context(|| {
+                    format!("{} has no usable server {name:?} (it has: {})", path.display(), names.join(", "))
+                })
+            })
+            .collect()
     }
 
     /// The same flags as arguments for a child `mcp-apps-host` process.
@@ -74,19 +113,19 @@ impl ServerArgs {
         if let Some(name) = &self.builtin {
             args.extend(["--builtin".to_owned(), name.clone()]);
         }
-        if let Some(cmd) = &self.stdio {
+        for cmd in &self.stdio {
             args.extend(["--stdio".to_owned(), cmd.clone()]);
         }
-        if let Some(url) = &self.url {
+        for url in &self.url {
             args.extend(["--url".to_owned(), url.clone()]);
-            for h in &self.headers {
-                args.extend(["--header".to_owned(), h.clone()]);
-            }
+        }
+        for h in &self.headers {
+            args.extend(["--header".to_owned(), h.clone()]);
         }
         if let Some(config) = &self.config {
             args.extend(["--config".to_owned(), config.to_string_lossy().into_owned()]);
         }
-        if let Some(server) = &self.server {
+        for server in &self.server {
             args.extend(["--server".to_owned(), server.clone()]);
         }
         args

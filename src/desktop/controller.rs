@@ -11,7 +11,7 @@ use tao::event_loop::EventLoopProxy;
 use tokio::sync::{mpsc, oneshot};
 
 use super::ipc::ShellMessage;
-use super::policy::{content_text, Ask, Consent, DesktopPolicy};
+use super::policy::{content_text, open_url, Ask, Consent, DesktopPolicy, DesktopRequests};
 use super::schemes::{ProxyPolicy, ProxyRegistry};
 use super::{HostInput, UserEvent, WindowOp};
 use crate::bridge::{
@@ -21,7 +21,10 @@ use crate::error::{Error, Result};
 use crate::protocol::styles::host_styles;
 use crate::protocol::{methods, ContainerDimensions, DisplayMode, HostContext, Theme};
 use crate::sandbox::{allow_attribute, build_csp, origin::sandbox_origin, sandbox_label, FRAME_SANDBOX};
-use crate::server::{Connection, ServerSpec};
+use crate::server::connection::{ConnectOptions, RequestHandler, ServerChange};
+use crate::server::registry::{Registry, ServerEvent, ServerEventKind, ServerStatus, ToolEntry};
+use crate::server::requests::{ElicitAnswer, ElicitationKind, Root};
+use crate::server::ServerSpec;
 use crate::ui_resource::{tool_ui, ui_resource_from_read};
 
 /// When `run` should exit on its own.
@@ -39,10 +42,15 @@ pub enum ExitAfter {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RunOptions {
-    /// The server to connect to.
-    pub server: ServerSpec,
-    /// Tools to call at start, each with its arguments (empty: the app starts with its tool picker).
+    /// The servers to connect to (all at once).
+    pub servers: Vec<ServerSpec>,
+    /// Tools to call at start, each with its arguments (empty: the app starts with its tool
+    /// picker). A name may be given as `server/tool` when several servers have that tool.
     pub opens: Vec<(String, Map<String, Value>)>,
+    /// Directories offered to servers in `roots/list`.
+    pub roots: Vec<Root>,
+    /// Answers servers' elicitation and sampling instead of the in-app form.
+    pub requests: Option<RequestHandler>,
     /// Where to write the JSON Lines trace.
     pub trace: Option<PathBuf>,
     /// Exit on its own at this point.
@@ -94,9 +102,16 @@ impl RunOptions {
 
     /// Options for the interactive app: connect, then let the person pick tools.
     pub fn app(server: ServerSpec) -> Self {
+        Self::app_with(vec![server])
+    }
+
+    /// Options for the interactive app with several servers.
+    pub fn app_with(servers: Vec<ServerSpec>) -> Self {
         Self {
-            server,
+            servers,
             opens: Vec::new(),
+            roots: Vec::new(),
+            requests: None,
             trace: None,
             exit_after: None,
             timeout: Duration::from_secs(30),
@@ -130,6 +145,7 @@ const RESIZE_ECHO_PX: f64 = 2.0;
 
 struct ViewState {
     handle: ViewHandle,
+    server: String,
     tool: String,
     arguments: Map<String, Value>,
     result: Option<Value>,
@@ -151,7 +167,11 @@ pub(super) struct Controller {
     shell_ready: bool,
     shell_backlog: Vec<String>,
     views: HashMap<ViewId, ViewState>,
-    connection: Option<Arc<Connection>>,
+    servers: Arc<Registry>,
+    /// Open elicitation dialogs: their server and where the answer goes.
+    elicits: HashMap<u64, (String, oneshot::Sender<ElicitAnswer>)>,
+    /// Set once every server was tried at start.
+    servers_started: bool,
     exiting: Option<i32>,
     teardowns: mpsc::UnboundedSender<ViewId>,
     asks: mpsc::UnboundedSender<Ask>,
@@ -163,8 +183,8 @@ pub(super) struct Controller {
     finished_tx: mpsc::UnboundedSender<i32>,
     channels: Option<Channels>,
     next_view: u64,
-    /// Arguments of Views still being prepared, by id (they move into `ViewState` on mount).
-    pending_args: HashMap<ViewId, Map<String, Value>>,
+    /// Server and arguments of Views still being prepared, by id (they move into `ViewState`).
+    pending_args: HashMap<ViewId, (String, Map<String, Value>)>,
     /// Cached results handed to reloaded Views instead of calling the tool again.
     cached_results: HashMap<ViewId, Value>,
     /// Tool results that arrived before their View was mounted.
@@ -194,6 +214,12 @@ impl Controller {
         let (finished_tx, finished_rx) = mpsc::unbounded_channel();
         let (asks, asks_rx) = mpsc::unbounded_channel();
         let theme = options.theme.unwrap_or(system_theme);
+        let requests = options.requests.clone().unwrap_or_else(|| {
+            RequestHandler(Arc::new(DesktopRequests { asks: asks.clone(), consent: options.consent }))
+        });
+        let mut connect = ConnectOptions::default().roots(options.roots.clone());
+        connect.requests = requests;
+        let servers = Registry::new(options.servers.clone(), connect);
         let controller = Self {
             options,
             ui,
@@ -205,7 +231,9 @@ impl Controller {
             shell_ready: false,
             shell_backlog: Vec::new(),
             views: HashMap::new(),
-            connection: None,
+            servers,
+            elicits: HashMap::new(),
+            servers_started: false,
             exiting: None,
             teardowns,
             asks,
@@ -246,7 +274,7 @@ impl Controller {
         }
         self.exiting = Some(code);
         let handles: Vec<ViewHandle> = self.views.values().filter(|v| !v.closed).map(|v| v.handle.clone()).collect();
-        let conn = self.connection.take();
+        let servers = self.servers.clone();
         let ui = self.ui.clone();
         tokio::spawn(async move {
             let mut set = tokio::task::JoinSet::new();
@@ -258,9 +286,7 @@ impl Controller {
                     tracing::info!(view = %view, "teardown: {outcome:?}");
                 }
             }
-            if let Some(conn) = conn {
-                conn.shutdown().await;
-            }
+            servers.shutdown().await;
             let _ = ui.send_event(UserEvent::Exit(code));
         });
     }
@@ -319,32 +345,19 @@ impl Controller {
         let (result_tx, mut result_rx) = mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
         self.channels = Some(Channels { out: out_tx, setup: setup_tx, results: result_tx });
 
-        let server_name = self.options.server.name().to_owned();
-        self.status(&format!("Starting {server_name}…"), false);
+        // Every server starts at once; the picker shows each as it becomes ready (or fails).
+        let mut server_events = self.servers.events();
+        let (started_tx, mut started_rx) = oneshot::channel::<()>();
         if self.exiting.is_none() {
-            match Connection::connect(&self.options.server).await {
-                Ok(conn) => self.connection = Some(conn),
-                Err(e) => self.fail(&e.to_string()),
-            }
+            let names = self.servers.names();
+            self.status(&format!("Starting {}…", names.join(", ")), false);
+            self.show_servers();
+            let servers = self.servers.clone();
+            tokio::spawn(async move {
+                servers.start().await;
+                let _ = started_tx.send(());
+            });
         }
-        if let Some(conn) = self.connection.clone() {
-            tracing::info!(server = %conn.name(), tools = conn.tools().len(), "connected");
-            self.show_tools(&conn);
-            self.status(&format!("Connected to {server_name}"), false);
-            for (tool, arguments) in self.options.opens.clone() {
-                if let Err(e) = self.open(&tool, arguments, true) {
-                    // A tool named on the command line that cannot open is the run's failure.
-                    self.fail(&e.to_string());
-                }
-            }
-        }
-
-        // The server's announcements: list changes go to the Views, updated resources reload them.
-        let (refreshed_tx, mut refreshed_rx) = mpsc::unbounded_channel::<()>();
-        let mut changes = match &self.connection {
-            Some(conn) => conn.changes(),
-            None => tokio::sync::broadcast::channel(1).1,
-        };
         let deadline = tokio::time::sleep(self.options.timeout);
         tokio::pin!(deadline);
         loop {
@@ -371,12 +384,12 @@ impl Controller {
                 Some(ask) = asks_rx.recv() => self.on_ask(ask),
                 Some(record) = tap_rx.recv() => self.shell(json!({"op": "log", "record": shorten(record)})),
                 Some(()) = reload_rx.recv() => self.reload_all(),
-                Ok(change) = changes.recv() => self.on_server_change(change, &refreshed_tx),
-                Some(()) = refreshed_rx.recv() => {
-                    if let Some(conn) = self.connection.clone() {
-                        self.show_tools(&conn);
-                    }
+                event = server_events.recv() => match event {
+                    Ok(event) => self.on_server_event(event),
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => self.show_servers(),
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {}
                 },
+                Ok(()) = &mut started_rx, if !self.servers_started => self.on_started(),
                 Some(code) = finished_rx.recv() => self.begin_exit(code),
                 Some(view) = teardowns_rx.recv() => {
                     self.close_view(&view);
@@ -450,24 +463,15 @@ impl Controller {
     /// Starts the tool call and returns the future that fetches the UI and starts the session.
     fn prepare_view(
         &mut self,
-        conn: &Arc<Connection>,
+        entry: &ToolEntry,
         view_id: &str,
-        tool_name: &str,
         arguments: Map<String, Value>,
     ) -> Result<impl std::future::Future<Output = Result<(ViewHandle, String)>> + Send + 'static> {
         let channels = self.channels.clone().expect("channels exist while running");
         let (out, results) = (channels.out, channels.results);
-        let tool_name = tool_name.to_owned();
-        let tool = conn.tool(&tool_name).ok_or_else(|| Error::NoSuchTool {
-            server: conn.name().to_owned(),
-            tool: tool_name.clone(),
-            available: conn
-                .tools()
-                .iter()
-                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
+        let tool_name = entry.name().to_owned();
+        let server = entry.server.clone();
+        let tool = entry.tool.clone();
         let ui = tool_ui(&tool)?;
         if ui.legacy_key_only {
             tracing::warn!(tool = %tool_name, "tool uses only the deprecated _meta[\"ui/resourceUri\"] key");
@@ -477,7 +481,7 @@ impl Controller {
         let trace = self.trace.clone();
         let view_id: ViewId = view_id.to_owned();
         let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
-        self.pending_args.insert(view_id.clone(), arguments.clone());
+        self.pending_args.insert(view_id.clone(), (server.clone(), arguments.clone()));
 
         if let Some(cached) = self.cached_results.remove(&view_id) {
             // A reload: the View gets the last result again; the tool is not called again.
@@ -489,7 +493,7 @@ impl Controller {
             });
         } else {
             // The tool call: its outcome goes to the View once the session exists.
-            let conn = conn.clone();
+            let (servers, server) = (self.servers.clone(), server.clone());
             let trace = trace.clone();
             let view_id = view_id.clone();
             let arguments = arguments.clone();
@@ -500,7 +504,12 @@ impl Controller {
                     Direction::HostToServer,
                     &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": {"name": tool_name, "arguments": arguments}}),
                 );
-                let outcome = conn.call_tool(tool_name, Some(arguments), CallControl::default()).await;
+                let outcome = match servers.connection(&server).await {
+                    Ok(conn) => conn.call_tool(tool_name, Some(arguments), CallControl::default()).await,
+                    Err(e) => {
+                        Err(crate::protocol::RpcError::new(crate::protocol::jsonrpc::code::UNAVAILABLE, e.to_string()))
+                    }
+                };
                 trace.record(
                     Some(&view_id),
                     Direction::ServerToHost,
@@ -521,7 +530,7 @@ impl Controller {
         let preview = self.options.preview;
         let ui = self.ui.clone();
 
-        let conn = conn.clone();
+        let servers = self.servers.clone();
         let registry = self.registry.clone();
         let host_context = self.host_context(DisplayMode::Inline);
         let policy: Arc<dyn HostPolicy> = match &self.options.policy {
@@ -549,11 +558,13 @@ impl Controller {
                         .map_err(|e| Error::Desktop(format!("cannot read --html {}: {e}", path.display())))?;
                     json!({"contents": [{"uri": uri, "mimeType": crate::protocol::RESOURCE_MIME_TYPE, "text": html}]})
                 }
-                None => conn.read_resource(uri.clone()).await.map_err(|e| Error::Request {
-                    server: conn.name().to_owned(),
-                    method: format!("resources/read {uri}"),
-                    reason: e.to_string(),
-                })?,
+                None => {
+                    servers.connection(&server).await?.read_resource(uri.clone()).await.map_err(|e| Error::Request {
+                        server: server.clone(),
+                        method: format!("resources/read {uri}"),
+                        reason: e.to_string(),
+                    })?
+                }
             };
             if html_file.is_none() {
                 let items = read.get("contents").and_then(Value::as_array).map_or(0, Vec::len);
@@ -563,6 +574,7 @@ impl Controller {
                     &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "result": {"contents": items}}),
                 );
             }
+            let conn = servers.connection(&server).await?;
             let resource = ui_resource_from_read(&uri, &read, conn.listed_resource(&uri).as_ref())?;
             for w in &resource.meta.warnings {
                 tracing::warn!(resource = %uri, "{w}");
@@ -572,7 +584,7 @@ impl Controller {
                 tracing::warn!(resource = %uri, "CSP entry {:?} in {} rejected: {}", r.entry, r.field, r.reason);
             }
             tracing::info!(resource = %uri, "CSP: {}", csp.header);
-            let label = sandbox_label(conn.identity());
+            let label = sandbox_label(&servers.identity(&server).unwrap_or_default());
             registry.insert(&view_id, ProxyPolicy { label, csp: csp.header.clone() });
             if preview && html_file.is_none() {
                 // Hot reload on resources/updated needs the server to announce them.
@@ -587,7 +599,7 @@ impl Controller {
             }
 
             let mut config = ViewConfig::new(view_id.clone(), tool, resource.html);
-            config.server_name = conn.name().to_owned();
+            config.server_name = server.clone();
             // The controller relays the server's list_changed notifications (see `on_server_change`).
             config.forwards_list_changed = true;
             config.granted_csp = csp.granted;
@@ -595,7 +607,7 @@ impl Controller {
             config.host_context = host_context;
             config.policy = policy;
             let allow = allow_attribute(config.granted_permissions.as_ref());
-            let handle = ViewSession::spawn(config, conn.port(), out, trace);
+            let handle = ViewSession::spawn(config, servers.port(&server), out, trace);
             handle.tool_input(arguments);
             let _ = session_tx.send(handle.clone());
             Ok((handle, allow))
@@ -639,32 +651,32 @@ impl Controller {
     }
 
     /// Calls `tool` with `arguments`: a View for tools with a UI, a text card for the others.
+    /// `server` picks the server; without it the tool's name must be unique among the servers
+    /// (or given as `server/tool`).
     ///
     /// Tools named at start (`startup`) must have a UI: they are what the run is about.
-    fn open(&mut self, tool: &str, arguments: Map<String, Value>, startup: bool) -> Result<()> {
-        let conn = self.connection.clone().ok_or_else(|| Error::Desktop("not connected".into()))?;
-        let definition = conn.tool(tool).ok_or_else(|| Error::NoSuchTool {
-            server: conn.name().to_owned(),
-            tool: tool.to_owned(),
-            available: conn
-                .tools()
-                .iter()
-                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
+    fn open(&mut self, server: Option<&str>, tool: &str, arguments: Map<String, Value>, startup: bool) -> Result<()> {
+        let entry = match (server, self.servers.find_tool(server, tool)) {
+            (None, Err(e)) => match tool.split_once('/') {
+                Some((server, name)) if self.servers.names().iter().any(|n| n == server) => {
+                    self.servers.find_tool(Some(server), name)?
+                }
+                _ => return Err(e),
+            },
+            (_, found) => found?,
+        };
         let id: ViewId = format!("v{}", self.next_view);
         self.next_view += 1;
-        let has_ui = tool_ui(&definition).ok().and_then(|u| u.resource_uri).is_some();
+        let has_ui = tool_ui(&entry.tool).ok().and_then(|u| u.resource_uri).is_some();
         if !has_ui && !startup {
-            self.call_plain(&conn, &id, tool, arguments);
+            self.call_plain(&entry, &id, arguments);
             return Ok(());
         }
-        let fetch = self.prepare_view(&conn, &id, tool, arguments)?;
-        self.status(&format!("Calling {tool} on {}…", conn.name()), false);
-        self.shell(json!({"op": "pending", "view": id, "title": tool}));
+        let fetch = self.prepare_view(&entry, &id, arguments)?;
+        self.status(&format!("Calling {} on {}…", entry.name(), entry.server), false);
+        self.shell(json!({"op": "pending", "view": id, "title": entry.name()}));
         let setup = self.channels.clone().expect("running").setup;
-        let tool = tool.to_owned();
+        let tool = entry.name().to_owned();
         tokio::spawn(async move {
             let outcome = fetch.await;
             let _ = setup.send((id, tool, outcome));
@@ -673,13 +685,19 @@ impl Controller {
     }
 
     /// A tool without a UI: its result is shown as text.
-    fn call_plain(&mut self, conn: &Arc<Connection>, id: &str, tool: &str, arguments: Map<String, Value>) {
+    fn call_plain(&mut self, entry: &ToolEntry, id: &str, arguments: Map<String, Value>) {
+        let tool = entry.name().to_owned();
         self.shell(json!({"op": "pending", "view": id, "title": tool}));
-        let (conn, ui, trace, id, tool) =
-            (conn.clone(), self.ui.clone(), self.trace.clone(), id.to_owned(), tool.to_owned());
+        let (servers, server, ui, trace, id) =
+            (self.servers.clone(), entry.server.clone(), self.ui.clone(), self.trace.clone(), id.to_owned());
         tokio::spawn(async move {
             trace.record(Some(&id), Direction::HostToServer, &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": {"name": tool, "arguments": arguments}}));
-            let outcome = conn.call_tool(tool.clone(), Some(arguments), CallControl::default()).await;
+            let outcome = match servers.connection(&server).await {
+                Ok(conn) => conn.call_tool(tool.clone(), Some(arguments), CallControl::default()).await,
+                Err(e) => {
+                    Err(crate::protocol::RpcError::new(crate::protocol::jsonrpc::code::UNAVAILABLE, e.to_string()))
+                }
+            };
             let (text, error) = match &outcome {
                 Ok(r) => {
                     let blocks =
@@ -706,28 +724,72 @@ impl Controller {
         });
     }
 
-    fn on_server_change(
-        &mut self,
-        change: crate::server::connection::ServerChange,
-        refreshed: &mpsc::UnboundedSender<()>,
-    ) {
-        use crate::server::connection::ServerChange;
-        let Some(conn) = self.connection.clone() else { return };
+    /// Every server was tried: open the tools named at start, or fail when no server works.
+    fn on_started(&mut self) {
+        self.servers_started = true;
+        let servers = self.servers.servers();
+        let failed: Vec<String> = servers
+            .iter()
+            .filter_map(|s| match &s.status {
+                ServerStatus::Failed { reason, .. } => Some(reason.clone()),
+                _ => None,
+            })
+            .collect();
+        if !failed.is_empty() && failed.len() == servers.len() {
+            // Nothing works: say why, once per server, and stop.
+            self.fail(&failed.join("\nerror: "));
+            return;
+        }
+        for reason in &failed {
+            eprintln!("warning: {reason}");
+        }
+        let ready: Vec<&str> =
+            servers.iter().filter(|s| s.status == ServerStatus::Ready).map(|s| s.name.as_str()).collect();
+        self.status(&format!("Connected to {}", ready.join(", ")), !failed.is_empty());
+        for (tool, arguments) in self.options.opens.clone() {
+            if let Err(e) = self.open(None, &tool, arguments, true) {
+                // A tool named on the command line that cannot open is the run's failure.
+                self.fail(&e.to_string());
+            }
+        }
+    }
+
+    /// A server changed status or announced a change.
+    fn on_server_event(&mut self, event: ServerEvent) {
+        let ServerEvent { server, kind } = event;
+        match kind {
+            ServerEventKind::Status(status) => {
+                if let ServerStatus::Failed { reason, .. } = &status {
+                    if self.servers_started && self.exiting.is_none() {
+                        self.status(&format!("{server} failed: {reason}"), true);
+                    }
+                    // Nobody waits for this server's questions any more.
+                    let orphaned: Vec<u64> =
+                        self.elicits.iter().filter(|(_, (s, _))| *s == server).map(|(d, _)| *d).collect();
+                    for dialog in orphaned {
+                        self.elicits.remove(&dialog);
+                        self.shell(json!({"op": "dismiss", "dialog": dialog}));
+                    }
+                }
+                self.show_servers();
+            }
+            ServerEventKind::Change(change) => self.on_server_change(&server, change),
+        }
+    }
+
+    /// A server's announcement reaches its own Views (the registry re-read its lists already).
+    fn on_server_change(&mut self, server: &str, change: ServerChange) {
+        let Some(conn) = self.servers.current(server) else { return };
+        let open = |v: &&ViewState| !v.closed && v.server == server;
         match change {
             ServerChange::Tools => {
-                for v in self.views.values().filter(|v| !v.closed) {
+                for v in self.views.values().filter(open) {
                     v.handle.server_tools_changed();
                 }
-                let done = refreshed.clone();
-                tokio::spawn(async move {
-                    if let Err(e) = conn.refresh().await {
-                        tracing::warn!("tools/list after list_changed failed: {e}");
-                    }
-                    let _ = done.send(());
-                });
+                self.show_servers();
             }
             ServerChange::Resources => {
-                for v in self.views.values().filter(|v| !v.closed) {
+                for v in self.views.values().filter(open) {
                     v.handle.server_resources_changed();
                 }
             }
@@ -736,7 +798,7 @@ impl Controller {
                     conn.tool(tool).and_then(|t| tool_ui(&t).ok()).and_then(|u| u.resource_uri).as_deref()
                         == Some(uri.as_str())
                 };
-                if self.views.values().any(|v| !v.closed && shows_it(&v.tool)) {
+                if self.views.values().any(|v| open(&v) && shows_it(&v.tool)) {
                     tracing::info!("{uri} was updated; reloading its Views");
                     self.reload_all();
                 }
@@ -751,7 +813,8 @@ impl Controller {
         let open: Vec<ViewId> = self.views.iter().filter(|(_, v)| !v.closed).map(|(id, _)| id.clone()).collect();
         for old in open {
             let Some(v) = self.views.get(&old) else { continue };
-            let (tool, arguments, result) = (v.tool.clone(), v.arguments.clone(), v.result.clone());
+            let (server, tool, arguments, result) =
+                (v.server.clone(), v.tool.clone(), v.arguments.clone(), v.result.clone());
             tracing::info!(view = %old, "reloading {tool}");
             if let Some(v) = self.views.get(&old) {
                 self.spawn_teardown(v.handle.clone());
@@ -760,7 +823,7 @@ impl Controller {
             if let Some(result) = result {
                 self.cached_results.insert(id.clone(), result);
             }
-            if let Err(e) = self.open(&tool, arguments, true) {
+            if let Err(e) = self.open(Some(&server), &tool, arguments, true) {
                 self.shell(json!({"op": "text", "title": tool, "text": format!("reload failed: {e}"), "error": true}));
             }
         }
@@ -771,30 +834,48 @@ impl Controller {
         view.strip_prefix('v').and_then(|n| n.parse::<usize>().ok()).is_some_and(|n| n <= self.options.opens.len())
     }
 
-    /// The tool picker: tools a person may call (visibility includes `model`), UI tools first.
-    fn show_tools(&mut self, conn: &Arc<Connection>) {
-        let mut tools: Vec<Value> = conn
-            .tools()
+    /// The tool picker: every server with its status, and the tools a person may call
+    /// (visibility includes `model`), UI tools first. A failed server keeps its last known tools:
+    /// calling one restarts it on demand.
+    fn show_servers(&mut self) {
+        let index = self.servers.tools();
+        let servers: Vec<Value> = self
+            .servers
+            .servers()
             .into_iter()
-            .filter_map(|t| {
-                let ui = tool_ui(&t).ok()?;
-                ui.visibility.model.then(|| {
-                    json!({
-                        "name": t["name"], "title": t.get("title").or_else(|| t.get("annotations").and_then(|a| a.get("title"))),
-                        "description": t.get("description"), "hasUi": ui.resource_uri.is_some(),
-                        "inputSchema": t.get("inputSchema"),
+            .map(|info| {
+                let mut tools: Vec<Value> = index
+                    .iter()
+                    .filter(|t| t.server == info.name)
+                    .filter_map(|entry| {
+                        let t = &entry.tool;
+                        let ui = tool_ui(t).ok()?;
+                        ui.visibility.model.then(|| {
+                            json!({
+                                "name": t["name"], "title": t.get("title").or_else(|| t.get("annotations").and_then(|a| a.get("title"))),
+                                "description": t.get("description"), "hasUi": ui.resource_uri.is_some(),
+                                "inputSchema": t.get("inputSchema"),
+                            })
+                        })
                     })
-                })
+                    .collect();
+                tools.sort_by_key(|t| t["hasUi"] != true);
+                let (reason, retry_in) = match &info.status {
+                    ServerStatus::Failed { reason, retry_at } => {
+                        (Some(reason.clone()), Some(retry_at.saturating_duration_since(Instant::now()).as_secs_f64().ceil()))
+                    }
+                    _ => (None, None),
+                };
+                json!({"name": info.name, "status": info.status.label(), "reason": reason, "retryIn": retry_in, "tools": tools})
             })
             .collect();
-        tools.sort_by_key(|t| t["hasUi"] != true);
-        self.shell(json!({"op": "tools", "server": conn.name(), "tools": tools}));
+        self.shell(json!({"op": "servers", "servers": servers}));
     }
 
     fn mount(&mut self, handle: ViewHandle, tool: &str, allow: &str) {
-        let conn = self.connection.clone().expect("connected before mounting");
-        let label = sandbox_label(conn.identity());
         let id = handle.id().to_owned();
+        let (server, arguments) = self.pending_args.remove(&id).unwrap_or_default();
+        let label = sandbox_label(&self.servers.identity(&server).unwrap_or_default());
         self.shell(json!({
             "op": "mount",
             "view": id,
@@ -804,15 +885,15 @@ impl Controller {
             // Permission delegation must be granted on both frames; the proxy sets the inner one.
             "allow": allow,
             "title": tool,
-            "server": conn.name(),
+            "server": server,
         }));
-        self.status(&format!("{tool} from {}", conn.name()), false);
-        let arguments = self.pending_args.remove(&id).unwrap_or_default();
+        self.status(&format!("{tool} from {server}"), false);
         let result = self.early_results.remove(&id);
         self.views.insert(
             id,
             ViewState {
                 handle,
+                server,
                 tool: tool.to_owned(),
                 arguments,
                 result,
@@ -881,10 +962,28 @@ impl Controller {
                 }
             }
             ShellMessage::Reload => self.reload_all(),
-            ShellMessage::CallTool { tool, arguments } => {
-                if let Err(e) = self.open(&tool, arguments, false) {
+            ShellMessage::CallTool { server, tool, arguments } => {
+                if let Err(e) = self.open(server.as_deref(), &tool, arguments, false) {
                     self.shell(json!({"op": "text", "title": tool, "text": e.to_string(), "error": true}));
                 }
+            }
+            ShellMessage::ElicitAnswer { dialog, action, content } => {
+                let Some((server, reply)) = self.elicits.remove(&dialog) else { return };
+                let answer = match action.as_str() {
+                    "accept" => ElicitAnswer::Accept(content),
+                    "decline" => ElicitAnswer::Decline,
+                    _ => ElicitAnswer::Cancel,
+                };
+                tracing::info!(server = %server, dialog, action = answer.action(), "elicitation answered in the app");
+                let _ = reply.send(answer);
+            }
+            ShellMessage::Restart { server } => {
+                let servers = self.servers.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = servers.restart(&server).await {
+                        tracing::warn!(server = %server, "restart failed: {e}");
+                    }
+                });
             }
             ShellMessage::Close { view } => {
                 if let Some(v) = self.views.get(&view).filter(|v| !v.closed) {
@@ -960,6 +1059,53 @@ impl Controller {
                     }
                 });
                 self.shell(json!({"op": "context", "view": view.view, "from": format!("{} · {}", view.tool, view.server), "text": text}));
+            }
+            Ask::Elicit { request, reply, gone } => {
+                let dialog = self.next_dialog;
+                self.next_dialog += 1;
+                let mut cmd =
+                    json!({"op": "elicit", "dialog": dialog, "server": request.server, "message": request.message});
+                let url = match &request.kind {
+                    ElicitationKind::Form { schema } => {
+                        cmd["schema"] = schema.clone();
+                        None
+                    }
+                    ElicitationKind::Url { url, .. } => {
+                        cmd["url"] = json!(url);
+                        Some(url.clone())
+                    }
+                };
+                // URL elicitation: the URL opens only once the person accepts; then the server hears.
+                let reply = match url {
+                    Some(url) => {
+                        let (tx, rx) = oneshot::channel::<ElicitAnswer>();
+                        let opener = self.options.opener.clone();
+                        tokio::spawn(async move {
+                            let answer = rx.await.unwrap_or(ElicitAnswer::Cancel);
+                            if matches!(answer, ElicitAnswer::Accept(_)) {
+                                if let Err(e) = open_url(opener.as_deref(), &url) {
+                                    tracing::warn!("could not open {url}: {e}");
+                                }
+                            }
+                            let _ = reply.send(answer);
+                        });
+                        tx
+                    }
+                    None => reply,
+                };
+                self.elicits.insert(dialog, (request.server.clone(), reply));
+                let asks = self.asks.clone();
+                tokio::spawn(async move {
+                    let _ = gone.await;
+                    let _ = asks.send(Ask::DismissElicit { dialog });
+                });
+                self.shell(cmd);
+            }
+            Ask::DismissElicit { dialog } => {
+                if self.elicits.remove(&dialog).is_some() {
+                    tracing::info!(dialog, "elicitation withdrawn before it was answered");
+                }
+                self.shell(json!({"op": "dismiss", "dialog": dialog}));
             }
         }
     }

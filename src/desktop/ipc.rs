@@ -84,11 +84,29 @@ pub enum ShellMessage {
     },
     /// The person called a tool from the picker.
     CallTool {
+        /// The tool's server (`None`: the one server that has a tool of that name).
+        #[serde(default)]
+        server: Option<String>,
         /// The tool.
         tool: String,
         /// Its arguments (checked against the schema by the shell; the server checks again).
         #[serde(default)]
         arguments: serde_json::Map<String, serde_json::Value>,
+    },
+    /// The person answered a server's elicitation.
+    ElicitAnswer {
+        /// The dialog.
+        dialog: u64,
+        /// `accept`, `decline` or `cancel`.
+        action: String,
+        /// The form's values (for `accept`).
+        #[serde(default)]
+        content: serde_json::Map<String, serde_json::Value>,
+    },
+    /// The person asked to restart a server now.
+    Restart {
+        /// The server.
+        server: String,
     },
     /// The developer panel sends a notification to a View as given.
     DevSend {

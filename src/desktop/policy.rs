@@ -8,6 +8,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::bridge::{safe_file_name, BoxFuture, Decision, HostPolicy, PolicyCapabilities, ViewInfo};
 use crate::protocol::DisplayMode;
+use crate::server::requests::{form_defaults, ElicitAnswer, Elicitation, ElicitationKind, ServerRequests};
 
 /// How consent prompts are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,6 +33,53 @@ pub(super) enum Ask {
     Message { view: ViewInfo, content: Vec<Value> },
     /// Show a View's latest model context.
     ModelContext { view: ViewInfo, context: Option<Value> },
+    /// A server's elicitation: show the form (or URL) and reply with the answer. `gone` closes
+    /// when the server stops waiting (answered, timed out, cancelled), so the dialog can go.
+    Elicit { request: Elicitation, reply: oneshot::Sender<ElicitAnswer>, gone: oneshot::Receiver<()> },
+    /// Remove an elicitation dialog nobody waits for any more.
+    DismissElicit { dialog: u64 },
+}
+
+/// The desktop app's answers to servers' requests: elicitation in an in-app form; sampling
+/// only through the embedder's handler (the desktop app has no model).
+pub(super) struct DesktopRequests {
+    pub asks: mpsc::UnboundedSender<Ask>,
+    pub consent: Consent,
+}
+
+impl ServerRequests for DesktopRequests {
+    fn elicit(&self, request: Elicitation) -> BoxFuture<ElicitAnswer> {
+        match self.consent {
+            Consent::Ask => {}
+            Consent::Deny => {
+                tracing::info!(server = %request.server, "elicitation declined (--consent deny): {}", request.message);
+                return Box::pin(std::future::ready(ElicitAnswer::Decline));
+            }
+            Consent::Allow => {
+                let answer = match &request.kind {
+                    ElicitationKind::Form { schema } => match form_defaults(schema) {
+                        Ok(values) => ElicitAnswer::Accept(values),
+                        Err(missing) => {
+                            tracing::info!(server = %request.server, "elicitation declined (--consent allow answers only with defaults; none for {missing})");
+                            ElicitAnswer::Decline
+                        }
+                    },
+                    // Opening a server's URL unasked is not something "allow" should do.
+                    ElicitationKind::Url { .. } => ElicitAnswer::Decline,
+                };
+                return Box::pin(std::future::ready(answer));
+            }
+        }
+        let (reply, rx) = oneshot::channel();
+        let (gone_tx, gone) = oneshot::channel();
+        if self.asks.send(Ask::Elicit { request, reply, gone }).is_err() {
+            return Box::pin(std::future::ready(ElicitAnswer::Cancel));
+        }
+        Box::pin(async move {
+            let _gone = gone_tx;
+            rx.await.unwrap_or(ElicitAnswer::Cancel)
+        })
+    }
 }
 
 pub(super) struct DesktopPolicy {
@@ -69,7 +117,7 @@ impl DesktopPolicy {
 }
 
 /// Opens `url` in the system browser, or with `opener` (a command line; the URL is appended).
-fn open_url(opener: Option<&str>, url: &str) -> std::io::Result<()> {
+pub(super) fn open_url(opener: Option<&str>, url: &str) -> std::io::Result<()> {
     match opener {
         Some(cmd) => {
             let mut words = shell_words::split(cmd).map_err(std::io::Error::other)?;
