@@ -11,24 +11,6 @@ use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// Shell-side helpers for automation scripts.
-const HELPERS: &str = r##"
-const wait = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(f, ms) { const t = Date.now(); while (Date.now() - t < (ms || 20000)) { const v = f(); if (v) return v; await wait(50); } throw new Error("timed out"); }
-async function call(tool, fields) {
-  const button = await until(() => document.querySelector('#tools button[data-tool="' + tool + '"]'));
-  button.click();
-  for (const [name, value] of Object.entries(fields || {})) document.getElementById("arg-" + name).value = value;
-  document.getElementById("form-call").click();
-}
-"##;
-
-fn automation(dir: &tempfile::TempDir, body: &str) -> String {
-    let path = dir.path().join("automation.js");
-    std::fs::write(&path, format!("{HELPERS}\n(async function () {{ {body} }})();")).unwrap();
-    path.to_string_lossy().into_owned()
-}
-
 fn initialized(trace: &[Value]) -> Vec<String> {
     trace
         .iter()

@@ -247,3 +247,24 @@ pub fn run_host_until(args: &[&str], done: impl Fn(&[Value]) -> bool, limit: Dur
     let _ = child.wait();
     Run { code: None, stderr: reader.join().unwrap(), trace: read(), elapsed: started.elapsed() }
 }
+
+/// Helpers for automation scripts: `wait(ms)`, `until(f)`, and `call(tool, fields, server)`
+/// (picks the tool in the picker, fills its form, presses Call).
+pub const AUTOMATION_HELPERS: &str = r##"
+const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+async function until(f, ms) { const t = Date.now(); while (Date.now() - t < (ms || 20000)) { const v = f(); if (v) return v; await wait(50); } throw new Error("timed out"); }
+async function call(tool, fields, server) {
+  const pick = '#tools button[data-tool="' + tool + '"]' + (server ? '[data-server="' + server + '"]' : "");
+  const button = await until(() => document.querySelector(pick));
+  button.click();
+  for (const [name, value] of Object.entries(fields || {})) document.getElementById("arg-" + name).value = value;
+  document.getElementById("form-call").click();
+}
+"##;
+
+/// Writes an automation script (helpers plus `body`, run as an async function) into `dir`.
+pub fn automation(dir: &tempfile::TempDir, body: &str) -> String {
+    let path = dir.path().join("automation.js");
+    std::fs::write(&path, format!("{AUTOMATION_HELPERS}\n(async function () {{ {body} }})();")).unwrap();
+    path.to_string_lossy().into_owned()
+}

@@ -1,0 +1,137 @@
+//! Several servers in one window, a server that cannot start beside one that works, and a
+//! server's elicitation answered in the app's form: real WebKitGTK, real npm servers.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn everything() -> String {
+    node_server("node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio")
+}
+
+/// The text of the result of the `n`th call of `tool` (as the trace recorded it).
+fn result_text(run: &Run, tool: &str, n: usize) -> Option<String> {
+    let mut calls = 0;
+    let mut pending = false;
+    for r in &run.trace {
+        let msg = &r["msg"];
+        if r["dir"] == "host->server" && msg["params"]["name"] == tool {
+            pending = calls == n;
+            calls += 1;
+        } else if pending && r["dir"] == "server->host" && msg["method"] == "tools/call" {
+            let blocks = msg["result"]["content"].as_array()?;
+            return Some(blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"));
+        }
+    }
+    None
+}
+
+#[test]
+fn two_servers_share_the_window_and_the_picker_tells_same_named_tools_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    // Both servers have `echo`; the picker lists each under its server.
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => document.querySelectorAll("#tools .server.ready").length === 2);
+        const servers = Array.from(document.querySelectorAll("#tools .server")).map((s) => s.dataset.server);
+        const echoes = Array.from(document.querySelectorAll('#tools button[data-tool="echo"]')).map((b) => b.dataset.server);
+        await call("echo", { message: "picked " + JSON.stringify({ servers, echoes }) }, servers[0]);
+        "##,
+    );
+    let (everything, fixture) = (everything(), node_server("fault-server-stdio.mjs", "ok fixture"));
+    let run = run_host_until(
+        &["run", "--stdio", &everything, "--stdio", &fixture, "--automation", &script],
+        |t| t.iter().any(|r| r["dir"] == "server->host" && r["msg"]["method"] == "tools/call"),
+        LIMIT,
+    );
+    let text = result_text(&run, "echo", 0).unwrap_or_else(|| panic!("no echo result; stderr:\n{}", run.stderr));
+    // server-everything answered ("Echo: ..."), not the fixture ("fixture: ..."): the call went
+    // to the server whose button was pressed.
+    assert!(text.starts_with("Echo: picked "), "{text}");
+    let seen: Value = serde_json::from_str(text.trim_start_matches("Echo: picked ")).unwrap();
+    assert_eq!(seen["servers"].as_array().unwrap().len(), 2, "{seen}");
+    assert_eq!(seen["echoes"], seen["servers"], "one `echo` per server, in server order: {seen}");
+}
+
+#[test]
+fn a_server_that_cannot_start_does_not_stop_the_others() {
+    let run = run_host(
+        &[
+            "run",
+            "--stdio",
+            "/nonexistent/mcp-server --stdio",
+            "--stdio",
+            &basic_vanillajs(),
+            "--tool",
+            "get-time",
+            "--exit-after",
+            "initialized",
+        ],
+        LIMIT,
+    );
+    assert_eq!(run.code, Some(0), "the working server's View opened; stderr:\n{}", run.stderr);
+    assert!(
+        run.stderr.contains("warning: could not start MCP server `/nonexistent/mcp-server --stdio`"),
+        "{}",
+        run.stderr
+    );
+    // When no server works at all, the run fails with each reason.
+    let none = run_host(&["run", "--stdio", "/nonexistent/a", "--stdio", "/nonexistent/b"], LIMIT);
+    assert_eq!(none.code, Some(1), "{}", none.stderr);
+    assert!(none.stderr.contains("/nonexistent/a") && none.stderr.contains("/nonexistent/b"), "{}", none.stderr);
+}
+
+#[test]
+fn an_elicitation_is_answered_in_the_form_and_escape_cancels_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        const box = document.getElementById("elicit");
+        await call("trigger-elicitation-request");
+        await until(() => !box.hidden);
+        // The form is built from the requested schema: defaults shown, required checked first.
+        const defaults = { integer: document.getElementById("elicit-integer").value, pets: document.getElementById("elicit-legacyTitledEnum").selectedOptions[0].textContent };
+        document.getElementById("elicit-accept").click();
+        const required = document.getElementById("elicit-error").textContent;
+        document.getElementById("elicit-name").value = "Grace Hopper";
+        document.getElementById("elicit-integer").value = "7";
+        document.getElementById("elicit-accept").click();
+        await until(() => box.hidden);
+        await wait(500);
+        await call("trigger-elicitation-request");
+        await until(() => !box.hidden);
+        document.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+        await until(() => box.hidden);
+        await wait(500);
+        await call("echo", { message: JSON.stringify({ defaults, required }) });
+        "##,
+    );
+    let server = everything();
+    let run = run_host_until(
+        &["run", "--stdio", &server, "--automation", &script],
+        |t| t.iter().any(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "echo"),
+        LIMIT,
+    );
+    let accepted = result_text(&run, "trigger-elicitation-request", 0)
+        .unwrap_or_else(|| panic!("no first result; stderr:\n{}", run.stderr));
+    assert!(accepted.contains("Name: Grace Hopper") && accepted.contains("Favorite Integer: 7"), "{accepted}");
+    let cancelled = result_text(&run, "trigger-elicitation-request", 1)
+        .unwrap_or_else(|| panic!("no second result; stderr:\n{}", run.stderr));
+    assert!(cancelled.to_lowercase().contains("cancel"), "{cancelled}");
+    let echo = run
+        .dir("host->server")
+        .find(|m| m["params"]["name"] == "echo")
+        .and_then(|m| m["params"]["arguments"]["message"].as_str())
+        .map(|t| serde_json::from_str::<Value>(t).unwrap())
+        .unwrap();
+    assert_eq!(echo["defaults"]["integer"], "42", "{echo}");
+    assert_eq!(echo["defaults"]["pets"], "Cats", "enumNames label the choices: {echo}");
+    assert!(echo["required"].as_str().unwrap().contains("is required"), "{echo}");
+}
