@@ -74,6 +74,70 @@ impl Host {
     pub fn run(self) -> Result<i32> {
         crate::desktop::run(self.options)
     }
+
+    /// Mounts the host in a window the embedder owns, driven by the embedder's event loop.
+    ///
+    /// The host's webview fills `window`. Whatever the host needs done on the UI thread arrives
+    /// in the embedder's loop as `wrap(HostEvent)` through `proxy`; pass it to
+    /// [`MountedHost::handle`]. Window events go to [`MountedHost::window_event`]. Call from the
+    /// thread that runs the event loop (the main thread).
+    pub fn mount<T: Send + 'static>(
+        self,
+        window: &tao::window::Window,
+        proxy: tao::event_loop::EventLoopProxy<T>,
+        wrap: impl Fn(HostEvent) -> T + Send + Sync + 'static,
+    ) -> Result<MountedHost> {
+        let ui = crate::desktop::Ui::new(proxy, move |event| wrap(HostEvent(event)));
+        let running = crate::desktop::Running::start(self.options, window, ui, true)?;
+        Ok(MountedHost { running })
+    }
+}
+
+/// Work the host needs done on the UI thread, delivered through the embedder's event loop.
+/// Opaque: hand it to [`MountedHost::handle`].
+pub struct HostEvent(crate::desktop::UserEvent);
+
+impl std::fmt::Debug for HostEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HostEvent(..)")
+    }
+}
+
+/// A host mounted in an embedder's window (see [`Host::mount`]). Dropping it stops the host:
+/// the webview goes, the servers are shut down.
+pub struct MountedHost {
+    running: crate::desktop::Running,
+}
+
+impl std::fmt::Debug for MountedHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MountedHost").finish_non_exhaustive()
+    }
+}
+
+impl MountedHost {
+    /// Carries out one [`HostEvent`]. Returns the exit code once the host has finished: after
+    /// [`close`](Self::close), or when the `exit_after` point was reached.
+    pub fn handle(&mut self, window: &tao::window::Window, event: HostEvent) -> Option<i32> {
+        self.running.handle(window, event.0)
+    }
+
+    /// Tells the host about its window: size and theme changes. A close request is the
+    /// embedder's to decide; call [`close`](Self::close) to close the host.
+    pub fn window_event(&self, window: &tao::window::Window, event: &tao::event::WindowEvent<'_>) {
+        self.running.window_event(window, event);
+    }
+
+    /// Starts closing: every View gets its `ui/resource-teardown`, the servers stop, then
+    /// [`handle`](Self::handle) returns the exit code.
+    pub fn close(&self) {
+        self.running.close();
+    }
+
+    /// The webview showing the host (for sizing it, or focusing it).
+    pub fn webview(&self) -> &wry::WebView {
+        self.running.webview()
+    }
 }
 
 impl HostBuilder {

@@ -16,6 +16,7 @@ pub const LARGE_HTML_BYTES: usize = 2 * 1024 * 1024;
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Severity {
     /// The App will not work (or not as its author meant) in a conforming host.
     Error,

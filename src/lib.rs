@@ -14,7 +14,7 @@
 //! | [`demo`] | the embedded demo MCP server | no |
 //! | [`inspect`] | lints a server's tools and UI resources | no |
 //! | `desktop` | tao window, wry webview, custom protocols, IPC, the app | yes |
-//! | `host` | the embedding API: `Host::builder()` | yes |
+//! | `host` | the embedding API: `Host::builder()`, `run()` or `mount()` in your window | yes |
 //!
 //! ## Features
 //! | feature | default | what |
@@ -38,3 +38,11 @@ pub mod desktop;
 pub mod host;
 
 pub use error::{Error, Result};
+
+/// The windowing crate the host is built on (re-exported so an embedder's window and event
+/// loop are of the same version as the host's).
+#[cfg(feature = "desktop")]
+pub use tao;
+/// The webview crate the host is built on.
+#[cfg(feature = "desktop")]
+pub use wry;

@@ -10,6 +10,7 @@ use crate::protocol::{ResourceCsp, ResourcePermissions, LEGACY_RESOURCE_URI_META
 
 /// Who may call a tool (`_meta.ui.visibility`; default both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Visibility {
     /// The model (and the user's tool picker) may call it.
     pub model: bool,
@@ -25,6 +26,7 @@ impl Default for Visibility {
 
 /// What a tool definition says about its UI.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ToolUi {
     /// The `ui://` resource that renders this tool's results, if any.
     pub resource_uri: Option<String>,
@@ -126,6 +128,7 @@ pub fn tool_ui(tool: &Value) -> Result<ToolUi, UiLinkError> {
 
 /// `_meta.ui` of a UI resource, resolved from the read content or the listing entry.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ResourceMeta {
     /// Declared origins.
     pub csp: Option<ResourceCsp>,
@@ -143,6 +146,7 @@ pub struct ResourceMeta {
 
 /// Which object `_meta.ui` was taken from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MetaSource {
     /// The `resources/read` content item (takes precedence).
     Content,
@@ -155,6 +159,7 @@ pub enum MetaSource {
 
 /// A fetched, checked UI resource.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct UiResource {
     /// The `ui://` URI.
     pub uri: String,

@@ -325,6 +325,33 @@ fn the_embedding_example_shows_a_view_and_reports_events() {
 }
 
 #[test]
+fn the_host_mounts_in_a_window_and_event_loop_the_embedder_owns() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let out = std::process::Command::new(example("embed_window"))
+        .args([&basic_vanillajs(), "get-time", trace.to_str().unwrap()])
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("the host finished with 0"), "the embedder's loop got the host's exit: {stdout}");
+    let records: Vec<Value> =
+        std::fs::read_to_string(&trace).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let delivered =
+        records.iter().any(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/notifications/tool-result");
+    assert!(delivered, "the View in the embedder's window got its result");
+    // An embedded host offers no picture-in-picture: the window is not the host's to move.
+    let init = records
+        .iter()
+        .find(|r| r["dir"] == "host->view" && r["msg"]["result"]["hostContext"].is_object())
+        .expect("the View was initialized");
+    assert_eq!(
+        init["msg"]["result"]["hostContext"]["availableDisplayModes"],
+        serde_json::json!(["inline", "fullscreen"])
+    );
+}
+
+#[test]
 fn a_custom_policy_refuses_app_tool_calls_when_nobody_says_yes() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace.jsonl");

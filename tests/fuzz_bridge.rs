@@ -110,6 +110,7 @@ fn drive(inputs: &[String]) -> Outcome {
                     posts.push(v);
                 }
                 Ok(Some((_, ViewOutput::Event(e)))) => events.push(e),
+                Ok(Some(_)) => {}
                 Ok(None) | Err(_) => break,
             }
         }

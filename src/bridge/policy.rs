@@ -27,6 +27,7 @@ impl ViewInfo {
 
 /// A policy's answer to a request that needs consent.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Decision {
     /// Done as asked.
     Allowed,

@@ -86,6 +86,7 @@ impl ViewConfig {
 
 /// What a session produces.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ViewOutput {
     /// JSON text to post into the View's proxy frame.
     Post(String),
@@ -158,6 +159,7 @@ pub enum ViewEvent {
 
 /// How a teardown ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TeardownOutcome {
     /// The View answered `ui/resource-teardown`.
     Answered,

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 /// Which boundary a message crossed, and which way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Direction {
     /// From a View (through its proxy) to the host.
     ViewToHost,

@@ -75,6 +75,7 @@ fn print_human(server: &str, report: &Report) {
             Severity::Error => "error  ",
             Severity::Warning => "warning",
             Severity::Info => "info   ",
+            _ => "note   ",
         };
         println!("  {sev} {:24} {}: {}", f.code, f.subject, f.message);
     }

@@ -7,13 +7,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
-use tao::event_loop::EventLoopProxy;
 use tokio::sync::{mpsc, oneshot};
 
 use super::ipc::ShellMessage;
 use super::policy::{content_text, open_url, Ask, Consent, DesktopPolicy, DesktopRequests};
 use super::schemes::{ProxyPolicy, ProxyRegistry};
-use super::{HostInput, UserEvent, WindowOp};
+use super::{HostInput, Ui, UserEvent, WindowOp};
 use crate::bridge::{
     CallControl, Direction, HostPolicy, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
 };
@@ -29,6 +28,7 @@ use crate::ui_resource::{tool_ui, ui_resource_from_read};
 
 /// When `run` should exit on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ExitAfter {
     /// Every View completed the handshake.
     Initialized,
@@ -80,6 +80,8 @@ pub struct RunOptions {
     pub policy: Option<SharedPolicy>,
     /// Receives every View's events (lifecycle, messages, model context, logs).
     pub events: Option<mpsc::UnboundedSender<(ViewId, ViewEvent)>>,
+    /// Mounted in an embedder's window (no picture-in-picture: the window is not ours to move).
+    pub(crate) embedded: bool,
 }
 
 /// A [`HostPolicy`] shared with the host (a newtype so options stay `Debug`).
@@ -126,6 +128,7 @@ impl RunOptions {
             html: None,
             policy: None,
             events: None,
+            embedded: false,
         }
     }
 }
@@ -158,7 +161,7 @@ struct ViewState {
 
 pub(super) struct Controller {
     options: RunOptions,
-    ui: EventLoopProxy<UserEvent>,
+    ui: Ui,
     registry: ProxyRegistry,
     theme: Theme,
     window: (f64, f64),
@@ -205,7 +208,7 @@ struct Channels {
 impl Controller {
     pub(super) fn new(
         options: RunOptions,
-        ui: EventLoopProxy<UserEvent>,
+        ui: Ui,
         registry: ProxyRegistry,
         system_theme: Theme,
         started: Instant,
@@ -540,6 +543,7 @@ impl Controller {
                 consent: self.options.consent,
                 opener: self.options.opener.clone(),
                 downloads: self.options.downloads.clone().unwrap_or_else(default_downloads),
+                display_modes: self.display_modes(),
             }),
         };
         Ok(async move {
@@ -634,12 +638,21 @@ impl Controller {
         }
     }
 
+    /// The display modes this host offers: picture-in-picture needs a window of the host's own.
+    fn display_modes(&self) -> Vec<DisplayMode> {
+        if self.options.embedded {
+            vec![DisplayMode::Inline, DisplayMode::Fullscreen]
+        } else {
+            vec![DisplayMode::Inline, DisplayMode::Fullscreen, DisplayMode::Pip]
+        }
+    }
+
     fn host_context(&self, mode: DisplayMode) -> HostContext {
         HostContext {
             theme: Some(self.theme),
             styles: Some(host_styles(self.theme)),
             display_mode: Some(mode),
-            available_display_modes: Some(vec![DisplayMode::Inline, DisplayMode::Fullscreen, DisplayMode::Pip]),
+            available_display_modes: Some(self.display_modes()),
             container_dimensions: Some(self.container(mode)),
             locale: Some(sys_locale::get_locale().unwrap_or_else(|| "en-US".into()).replace('_', "-")),
             time_zone: Some(iana_time_zone::get_timezone().unwrap_or_else(|_| "UTC".into())),
@@ -1299,7 +1312,7 @@ pub(super) struct Receivers {
 }
 
 /// Asks the UI thread for a screenshot; returns the exit code it implies (1 when it failed).
-async fn take_screenshot(ui: &EventLoopProxy<UserEvent>, path: PathBuf) -> i32 {
+async fn take_screenshot(ui: &Ui, path: PathBuf) -> i32 {
     let (tx, rx) = oneshot::channel();
     if ui.send_event(UserEvent::Screenshot(path, tx)).is_err() {
         return 1;

@@ -14,6 +14,7 @@ mod snapshot;
 pub use controller::{ExitAfter, RunOptions, SharedPolicy};
 pub use policy::Consent;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use tao::event::{Event, WindowEvent};
@@ -102,33 +103,151 @@ fn build_webview(builder: WebViewBuilder<'_>, window: &tao::window::Window) -> R
     builder.build(window).map_err(|e| Error::Desktop(format!("cannot create the webview: {e}")))
 }
 
-/// Opens the window and runs `run` until the controller exits; returns the exit code.
-pub fn run(options: RunOptions) -> Result<i32> {
-    let started = Instant::now();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .thread_name("mcp-apps-host")
-        .build()
-        .map_err(|e| Error::Desktop(format!("cannot start the async runtime: {e}")))?;
+/// Where the tokio side sends work for the UI thread: the host's own event loop, or an
+/// embedder's (through their `EventLoopProxy`, wrapped in their event type).
+#[derive(Clone)]
+pub(crate) struct Ui(Arc<dyn Fn(UserEvent) -> bool + Send + Sync>);
 
-    let mut event_loop = EventLoopBuilder::<UserEvent>::with_user_event().build();
-    let window = WindowBuilder::new()
-        .with_title("mcp-apps-host")
-        .with_inner_size(tao::dpi::LogicalSize::new(1200.0, 820.0))
-        .build(&event_loop)
-        .map_err(|e| Error::Desktop(format!("cannot open a window: {e}")))?;
-    let theme = theme_of(window.theme());
+impl Ui {
+    /// A sender into an event loop of any user-event type `T`.
+    pub(crate) fn new<T: Send + 'static>(
+        proxy: EventLoopProxy<T>,
+        wrap: impl Fn(UserEvent) -> T + Send + Sync + 'static,
+    ) -> Self {
+        let proxy = std::sync::Mutex::new(proxy);
+        Self(Arc::new(move |event| proxy.lock().unwrap_or_else(|e| e.into_inner()).send_event(wrap(event)).is_ok()))
+    }
 
-    let secret = IpcSecret::generate();
-    let registry = ProxyRegistry::default();
-    let (to_controller, from_ui) = mpsc::unbounded_channel::<HostInput>();
+    /// Sends; `Err` once the event loop is gone.
+    pub(crate) fn send_event(&self, event: UserEvent) -> std::result::Result<(), ()> {
+        if (self.0)(event) {
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+}
 
-    let ipc_tx = to_controller.clone();
+/// A running host on the UI thread: the webview, the async runtime with the controller, and the
+/// line to the controller. Shared by [`run`] (the host's own window) and embedders' windows.
+pub(crate) struct Running {
+    webview: wry::WebView,
+    runtime: Option<tokio::runtime::Runtime>,
+    to_controller: mpsc::UnboundedSender<HostInput>,
+    /// The embedder owns the window: the host does not resize it or keep it on top.
+    embedded: bool,
+    saved_size: Option<tao::dpi::PhysicalSize<u32>>,
+}
+
+fn logical(size: tao::dpi::PhysicalSize<u32>, scale: f64) -> (f64, f64) {
+    let l: tao::dpi::LogicalSize<f64> = size.to_logical(scale);
+    (l.width, l.height)
+}
+
+impl Running {
+    /// Builds the webview in `window` and starts the controller on a new runtime.
+    pub(crate) fn start(options: RunOptions, window: &tao::window::Window, ui: Ui, embedded: bool) -> Result<Self> {
+        let started = Instant::now();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .thread_name("mcp-apps-host")
+            .build()
+            .map_err(|e| Error::Desktop(format!("cannot start the async runtime: {e}")))?;
+        let theme = theme_of(window.theme());
+        let mut options = options;
+        options.embedded = embedded;
+        let secret = IpcSecret::generate();
+        let registry = ProxyRegistry::default();
+        let (to_controller, from_ui) = mpsc::unbounded_channel::<HostInput>();
+        let webview = build_webview(host_webview(&secret, &registry, to_controller.clone()), window)?;
+        let (controller, receivers) = controller::Controller::new(options, ui, registry, theme, started);
+        runtime.spawn(controller.run(from_ui, receivers));
+        let (width, height) = logical(window.inner_size(), window.scale_factor());
+        let _ = to_controller.send(HostInput::Resized { width, height });
+        Ok(Self { webview, runtime: Some(runtime), to_controller, embedded, saved_size: None })
+    }
+
+    /// Carries out one event from the controller; returns the exit code when the host is done.
+    pub(crate) fn handle(&mut self, window: &tao::window::Window, event: UserEvent) -> Option<i32> {
+        match event {
+            UserEvent::Shell(command) => {
+                let script = format!("window.__mcpShell && window.__mcpShell.dispatch({command});");
+                if let Err(e) = self.webview.evaluate_script(&script) {
+                    tracing::warn!("shell command failed: {e}");
+                }
+            }
+            UserEvent::Eval(script) => {
+                if let Err(e) = self.webview.evaluate_script(&script) {
+                    tracing::warn!("automation script failed: {e}");
+                }
+            }
+            UserEvent::Screenshot(path, done) => snapshot::capture(&self.webview, path, done),
+            UserEvent::Window(_) if self.embedded => {}
+            UserEvent::Window(WindowOp::Pip) => {
+                if self.saved_size.is_none() {
+                    self.saved_size = Some(window.inner_size());
+                }
+                window.set_always_on_top(true);
+                window.set_inner_size(tao::dpi::LogicalSize::new(controller::PIP_SIZE.0, controller::PIP_SIZE.1));
+            }
+            UserEvent::Window(WindowOp::Restore) => {
+                window.set_always_on_top(false);
+                if let Some(size) = self.saved_size.take() {
+                    window.set_inner_size(size);
+                }
+            }
+            UserEvent::Exit(code) => return Some(code),
+        }
+        None
+    }
+
+    /// Tells the controller what happened to the window (size, theme, close).
+    pub(crate) fn window_event(&self, window: &tao::window::Window, event: &WindowEvent) {
+        let input = match event {
+            WindowEvent::Resized(size) => {
+                let (width, height) = logical(*size, window.scale_factor());
+                HostInput::Resized { width, height }
+            }
+            WindowEvent::ThemeChanged(theme) => HostInput::SystemTheme(theme_of(*theme)),
+            WindowEvent::CloseRequested if !self.embedded => HostInput::CloseRequested,
+            _ => return,
+        };
+        let _ = self.to_controller.send(input);
+    }
+
+    /// Starts closing: every View gets its teardown, the servers stop, then `Exit` comes.
+    pub(crate) fn close(&self) {
+        let _ = self.to_controller.send(HostInput::CloseRequested);
+    }
+
+    /// The webview (the shell page with the Views).
+    pub(crate) fn webview(&self) -> &wry::WebView {
+        &self.webview
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Servers shut down inside the runtime (rmcp's child-process drop needs it).
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+        }
+    }
+}
+
+/// The webview: shell on `mcp-host://`, proxies on `mcp-sandbox://` with their CSP headers, the
+/// shell's secret IPC line, and everything else a page might try (navigating away, new windows,
+/// downloads) refused.
+fn host_webview<'a>(
+    secret: &IpcSecret,
+    registry: &ProxyRegistry,
+    to_controller: mpsc::UnboundedSender<HostInput>,
+) -> WebViewBuilder<'a> {
     let ipc_secret = secret.clone();
     let sandbox_registry = registry.clone();
     let nav_registry = registry.clone();
-    let webview = WebViewBuilder::new()
+    WebViewBuilder::new()
         .with_initialization_script(secret.init_script())
         .with_custom_protocol(HOST_SCHEME.into(), move |_id, request| schemes::serve_host(&request))
         .with_asynchronous_custom_protocol(SANDBOX_SCHEME.into(), move |_id, request, responder| {
@@ -143,7 +262,7 @@ pub fn run(options: RunOptions) -> Result<i32> {
             };
             match serde_json::from_str::<ShellMessage>(json) {
                 Ok(msg) => {
-                    let _ = ipc_tx.send(HostInput::Shell(msg));
+                    let _ = to_controller.send(HostInput::Shell(msg));
                 }
                 Err(e) => tracing::warn!("malformed shell message: {e}"),
             }
@@ -163,70 +282,35 @@ pub fn run(options: RunOptions) -> Result<i32> {
             tracing::warn!("blocked download of {url}");
             false
         })
-        .with_url(format!("{HOST_ORIGIN}/"));
-    let webview = build_webview(webview, &window)?;
+        .with_url(format!("{HOST_ORIGIN}/"))
+}
 
-    let proxy: EventLoopProxy<UserEvent> = event_loop.create_proxy();
-    let (controller, receivers) = controller::Controller::new(options, proxy, registry, theme, started);
-    runtime.spawn(controller.run(from_ui, receivers));
-    let logical = |size: tao::dpi::PhysicalSize<u32>, scale: f64| {
-        let l: tao::dpi::LogicalSize<f64> = size.to_logical(scale);
-        (l.width, l.height)
-    };
-    let (width, height) = logical(window.inner_size(), window.scale_factor());
-    let _ = to_controller.send(HostInput::Resized { width, height });
-    let mut saved_size: Option<tao::dpi::PhysicalSize<u32>> = None;
-
+/// Opens the window and runs the host until the controller exits; returns the exit code.
+pub fn run(options: RunOptions) -> Result<i32> {
+    let mut event_loop = EventLoopBuilder::<UserEvent>::with_user_event().build();
+    let window = WindowBuilder::new()
+        .with_title("mcp-apps-host")
+        .with_inner_size(tao::dpi::LogicalSize::new(1200.0, 820.0))
+        .build(&event_loop)
+        .map_err(|e| Error::Desktop(format!("cannot open a window: {e}")))?;
+    let ui = Ui::new(event_loop.create_proxy(), |event| event);
+    let mut running = Running::start(options, &window, ui, false)?;
     let mut exit_code = 0;
     event_loop.run_return(|event, _, control_flow| {
         *control_flow = ControlFlow::Wait;
         match event {
-            Event::UserEvent(UserEvent::Shell(command)) => {
-                let script = format!("window.__mcpShell && window.__mcpShell.dispatch({command});");
-                if let Err(e) = webview.evaluate_script(&script) {
-                    tracing::warn!("shell command failed: {e}");
+            Event::UserEvent(event) => {
+                if let Some(code) = running.handle(&window, event) {
+                    exit_code = code;
+                    *control_flow = ControlFlow::ExitWithCode(code);
                 }
             }
-            Event::UserEvent(UserEvent::Eval(script)) => {
-                if let Err(e) = webview.evaluate_script(&script) {
-                    tracing::warn!("automation script failed: {e}");
-                }
-            }
-            Event::UserEvent(UserEvent::Screenshot(path, done)) => snapshot::capture(&webview, path, done),
-            Event::UserEvent(UserEvent::Window(WindowOp::Pip)) => {
-                if saved_size.is_none() {
-                    saved_size = Some(window.inner_size());
-                }
-                window.set_always_on_top(true);
-                window.set_inner_size(tao::dpi::LogicalSize::new(controller::PIP_SIZE.0, controller::PIP_SIZE.1));
-            }
-            Event::UserEvent(UserEvent::Window(WindowOp::Restore)) => {
-                window.set_always_on_top(false);
-                if let Some(size) = saved_size.take() {
-                    window.set_inner_size(size);
-                }
-            }
-            Event::WindowEvent { event: WindowEvent::Resized(size), .. } => {
-                let (width, height) = logical(size, window.scale_factor());
-                let _ = to_controller.send(HostInput::Resized { width, height });
-            }
-            Event::WindowEvent { event: WindowEvent::ThemeChanged(theme), .. } => {
-                let _ = to_controller.send(HostInput::SystemTheme(theme_of(theme)));
-            }
-            Event::UserEvent(UserEvent::Exit(code)) => {
-                exit_code = code;
-                *control_flow = ControlFlow::ExitWithCode(code);
-            }
-            Event::WindowEvent { event: WindowEvent::CloseRequested, .. } => {
-                let _ = to_controller.send(HostInput::CloseRequested);
-            }
+            Event::WindowEvent { event, .. } => running.window_event(&window, &event),
             _ => {}
         }
     });
-    drop(webview);
+    drop(running);
     drop(window);
-    // Servers shut down inside the runtime (rmcp's child-process drop needs it).
-    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     Ok(exit_code)
 }
 

@@ -12,6 +12,7 @@ use crate::server::requests::{form_defaults, ElicitAnswer, Elicitation, Elicitat
 
 /// How consent prompts are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Consent {
     /// Ask the person in an in-app dialog.
     #[default]
@@ -88,6 +89,7 @@ pub(super) struct DesktopPolicy {
     /// A command that opens links instead of the system browser (tests, kiosks).
     pub opener: Option<String>,
     pub downloads: PathBuf,
+    pub display_modes: Vec<DisplayMode>,
 }
 
 /// Plain text of content blocks, for a person to read (never rendered as HTML).
@@ -170,7 +172,7 @@ impl HostPolicy for DesktopPolicy {
             message: true,
             update_model_context: true,
             download_file: true,
-            display_modes: vec![DisplayMode::Inline, DisplayMode::Fullscreen, DisplayMode::Pip],
+            display_modes: self.display_modes.clone(),
         }
     }
 

@@ -67,6 +67,7 @@ impl std::fmt::Display for RequestId {
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RpcError {
     /// The error code (see [`code`]).
     pub code: i64,
@@ -126,6 +127,7 @@ impl std::error::Error for RpcError {}
 
 /// One JSON-RPC 2.0 message.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Message {
     /// A request: expects a response with the same id.
     Request {
@@ -161,6 +163,7 @@ pub enum Message {
 
 /// Why a value is not a JSON-RPC 2.0 message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ParseError {
     /// Not JSON at all.
     #[error("not JSON: {0}")]

@@ -78,6 +78,7 @@ impl ResourcePermissions {
 /// Light or dark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Theme {
     /// Light theme.
     #[default]
@@ -89,6 +90,7 @@ pub enum Theme {
 /// Where and how a View is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum DisplayMode {
     /// In the flow of the conversation.
     #[default]

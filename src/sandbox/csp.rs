@@ -12,6 +12,7 @@ use crate::protocol::ResourceCsp;
 
 /// A CSP entry that was dropped, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RejectedSource {
     /// The `ResourceCsp` field it came from, e.g. `connectDomains`.
     pub field: &'static str,
@@ -23,6 +24,7 @@ pub struct RejectedSource {
 
 /// The policy of one View: the header and what it really grants.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct CspPolicy {
     /// The `Content-Security-Policy` header value.
     pub header: String,

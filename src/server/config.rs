@@ -344,6 +344,7 @@ pub enum ConfigFormat {
 /// What a config file resolved to: the servers that passed every rule, and one error per entry
 /// that did not.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConfigLoad {
     /// The format the file was read as.
     pub format: ConfigFormat,
@@ -356,6 +357,7 @@ pub struct ConfigLoad {
 /// A server entry that was skipped, with the rule it broke.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("server {entry:?} in {}: {rule}", path.display())]
+#[non_exhaustive]
 pub struct EntryError {
     /// The config file.
     pub path: PathBuf,

@@ -51,6 +51,7 @@ pub enum ElicitationKind {
 
 /// A person's (or an embedder's) answer to an [`Elicitation`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ElicitAnswer {
     /// Submitted, with the form's values (empty for URL elicitation).
     Accept(Map<String, Value>),
