@@ -440,11 +440,17 @@ impl Registry {
         let matching: Vec<ToolEntry> = all.iter().filter(|t| t.name() == tool).cloned().collect();
         match matching.as_slice() {
             [one] => Ok(one.clone()),
-            [] => Err(Error::NoSuchTool {
-                server: self.names().join(", "),
-                tool: tool.to_owned(),
-                available: all.iter().map(|t| format!("{}/{}", t.server, t.name())).collect::<Vec<_>>().join(", "),
-            }),
+            [] => {
+                // With one server, its tool names; with several, `server/tool`.
+                let single = self.names().len() == 1;
+                let name =
+                    |t: &ToolEntry| if single { t.name().to_owned() } else { format!("{}/{}", t.server, t.name()) };
+                Err(Error::NoSuchTool {
+                    server: self.names().join(", "),
+                    tool: tool.to_owned(),
+                    available: all.iter().map(name).collect::<Vec<_>>().join(", "),
+                })
+            }
             several => Err(Error::Request {
                 server: several.iter().map(|t| t.server.clone()).collect::<Vec<_>>().join(", "),
                 method: format!("tool `{tool}`"),
