@@ -135,3 +135,37 @@ fn an_elicitation_is_answered_in_the_form_and_escape_cancels_the_next() {
     assert_eq!(echo["defaults"]["pets"], "Cats", "enumNames label the choices: {echo}");
     assert!(echo["required"].as_str().unwrap().contains("is required"), "{echo}");
 }
+
+#[test]
+fn a_view_outlives_its_servers_crash_and_calls_again_after_the_restart() {
+    // The View asks its server to crash, then keeps calling: errors (never a hang) until the
+    // host restarts the server on demand, then an answer from the new process.
+    let server = node_server("fault-server.mjs", "dies-while-open");
+    let answered_by_new = |t: &[Value]| {
+        t.iter().any(|r| {
+            r["dir"] == "host->view"
+                && r["msg"]["result"]["content"][0]["text"].as_str().is_some_and(|s| s.contains("ran in"))
+        })
+    };
+    let run = run_host_until(&["run", "--stdio", &server, "--tool", "fault"], answered_by_new, LIMIT);
+    assert!(answered_by_new(&run.trace), "the View never got an answer after the restart; stderr:\n{}", run.stderr);
+    // Every request the View made got an answer: errors while the server was down, no hang.
+    let asked: Vec<&Value> = run.dir("view->host").filter(|m| m["method"] == "tools/call").map(|m| &m["id"]).collect();
+    let answers: Vec<&Value> = run
+        .dir("host->view")
+        .filter(|m| m.get("id").is_some() && (m.get("result").is_some() || m.get("error").is_some()))
+        .collect();
+    for id in &asked {
+        assert!(answers.iter().any(|a| &&a["id"] == id), "request {id} got no answer");
+    }
+    let errors: Vec<String> =
+        answers.iter().filter_map(|a| a["error"]["message"].as_str().map(str::to_owned)).collect();
+    assert!(errors.iter().any(|e| e.contains("asked me to crash")), "the crash is explained: {errors:?}");
+    assert!(errors.iter().any(|e| e.contains("next restart in")), "calls during the backoff fail fast: {errors:?}");
+    // The host's own call ran in the first process; the View's last answer came from another.
+    let pid = |text: &str| text.rsplit(' ').next().map(str::to_owned);
+    let first = result_text(&run, "fault", 0).and_then(|t| pid(&t)).expect("the host's call was answered");
+    let last = answers.iter().rev().find_map(|a| a["result"]["content"][0]["text"].as_str()).and_then(pid).unwrap();
+    assert_ne!(first, last, "a new server process answered");
+    assert!(run.stderr.contains("server failed"), "the failure is logged:\n{}", run.stderr);
+}

@@ -98,6 +98,9 @@ async fn a_crashed_server_fails_alone_and_is_restarted_on_demand_after_its_backo
     let detected = started.elapsed();
     let Some(ServerStatus::Failed { reason, retry_at }) = registry.status(&name) else { unreachable!() };
     assert!(reason.contains("process ended"), "{reason}");
+    // Its tools stay known while it is down: calling one is what restarts it.
+    assert!(registry.find_tool(Some(&name), "echo").is_ok(), "{:?}", registry.tools());
+    assert!(port.tool("echo").is_some());
     assert_eq!(registry.status("demo"), Some(ServerStatus::Ready));
     let greet = json!({"name": "Ada"}).as_object().cloned();
     let demo = registry.port("demo").call_tool("greet".into(), greet, CallControl::default()).await;

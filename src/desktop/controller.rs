@@ -143,6 +143,10 @@ const INLINE_MAX_HEIGHT: f64 = 4000.0;
 const MIN_FRAME_HEIGHT: f64 = 40.0;
 /// The picture-in-picture window.
 pub(super) const PIP_SIZE: (f64, f64) = (420.0, 320.0);
+/// The web process is recycled once this many Views were opened since the last time...
+const RECYCLE_AFTER_VIEWS: usize = 8;
+/// ...and none has been open for this long.
+const RECYCLE_IDLE: Duration = Duration::from_secs(5);
 /// Size reports within this many px of what the host set are echoes, not changes.
 const RESIZE_ECHO_PX: f64 = 2.0;
 
@@ -192,6 +196,14 @@ pub(super) struct Controller {
     cached_results: HashMap<ViewId, Value>,
     /// Tool results that arrived before their View was mounted.
     early_results: HashMap<ViewId, Value>,
+    /// Views mounted since the web process was last recycled.
+    opened_since_recycle: usize,
+    /// Set while the shell reloads in a fresh web process; its state is sent again on `ready`.
+    recycling: bool,
+    /// Shell commands that are the conversation's record (messages, model context): sent again
+    /// to a reloaded shell.
+    history: Vec<Value>,
+    recycle_tx: mpsc::UnboundedSender<u64>,
 }
 
 /// A View's session and its frame's `allow` attribute, or why it could not start.
@@ -216,6 +228,7 @@ impl Controller {
         let (teardowns, teardowns_rx) = mpsc::unbounded_channel();
         let (finished_tx, finished_rx) = mpsc::unbounded_channel();
         let (asks, asks_rx) = mpsc::unbounded_channel();
+        let (recycle_tx, recycle_rx) = mpsc::unbounded_channel();
         let theme = options.theme.unwrap_or(system_theme);
         let requests = options.requests.clone().unwrap_or_else(|| {
             RequestHandler(Arc::new(DesktopRequests { asks: asks.clone(), consent: options.consent }))
@@ -249,8 +262,12 @@ impl Controller {
             pending_args: HashMap::new(),
             cached_results: HashMap::new(),
             early_results: HashMap::new(),
+            opened_since_recycle: 0,
+            recycling: false,
+            history: Vec::new(),
+            recycle_tx,
         };
-        (controller, Receivers { teardowns: teardowns_rx, asks: asks_rx, finished: finished_rx })
+        (controller, Receivers { teardowns: teardowns_rx, asks: asks_rx, finished: finished_rx, recycle: recycle_rx })
     }
 
     fn shell(&mut self, command: Value) {
@@ -323,7 +340,12 @@ impl Controller {
     }
 
     pub(super) async fn run(mut self, mut from_ui: mpsc::UnboundedReceiver<HostInput>, receivers: Receivers) {
-        let Receivers { teardowns: mut teardowns_rx, asks: mut asks_rx, finished: mut finished_rx } = receivers;
+        let Receivers {
+            teardowns: mut teardowns_rx,
+            asks: mut asks_rx,
+            finished: mut finished_rx,
+            recycle: mut recycle_rx,
+        } = receivers;
         if let Some(path) = &self.options.trace {
             match Trace::create(path, self.started) {
                 Ok(t) => self.trace = t,
@@ -394,6 +416,7 @@ impl Controller {
                 },
                 Ok(()) = &mut started_rx, if !self.servers_started => self.on_started(),
                 Some(code) = finished_rx.recv() => self.begin_exit(code),
+                Some(generation) = recycle_rx.recv() => self.recycle(generation),
                 Some(view) = teardowns_rx.recv() => {
                     self.close_view(&view);
                     if self.options.exit_after == Some(ExitAfter::Teardown) && self.views.values().all(|v| v.closed) {
@@ -886,6 +909,7 @@ impl Controller {
     }
 
     fn mount(&mut self, handle: ViewHandle, tool: &str, allow: &str) {
+        self.opened_since_recycle += 1;
         let id = handle.id().to_owned();
         let (server, arguments) = self.pending_args.remove(&id).unwrap_or_default();
         let label = sandbox_label(&self.servers.identity(&server).unwrap_or_default());
@@ -921,6 +945,20 @@ impl Controller {
 
     fn on_shell(&mut self, msg: ShellMessage) {
         match msg {
+            ShellMessage::Ready if self.recycling => {
+                // A fresh shell after a recycle: give it the state the old one had.
+                self.recycling = false;
+                self.shell_ready = true;
+                self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycled"}));
+                self.shell(json!({"op": "theme", "theme": self.theme}));
+                self.show_servers();
+                for cmd in self.history.clone() {
+                    self.shell(cmd);
+                }
+                for text in std::mem::take(&mut self.shell_backlog) {
+                    let _ = self.ui.send_event(UserEvent::Shell(text));
+                }
+            }
             ShellMessage::Ready => {
                 self.shell_ready = true;
                 for text in std::mem::take(&mut self.shell_backlog) {
@@ -1057,10 +1095,12 @@ impl Controller {
             }
             Ask::Message { view, content } => {
                 tracing::info!(view = %view.view, "message from the View: {:?}", content_text(&content));
-                self.shell(json!({
+                let cmd = json!({
                     "op": "message", "view": view.view, "from": format!("{} · {}", view.tool, view.server),
                     "role": "user", "text": content_text(&content),
-                }));
+                });
+                self.remember(cmd.clone());
+                self.shell(cmd);
             }
             Ask::ModelContext { view, context } => {
                 let text = context.as_ref().map(|c| {
@@ -1071,7 +1111,11 @@ impl Controller {
                         None => blocks,
                     }
                 });
-                self.shell(json!({"op": "context", "view": view.view, "from": format!("{} · {}", view.tool, view.server), "text": text}));
+                let cmd = json!({"op": "context", "view": view.view, "from": format!("{} · {}", view.tool, view.server), "text": text});
+                // Only a View's latest model context matters.
+                self.history.retain(|c| !(c["op"] == "context" && c["view"] == cmd["view"]));
+                self.remember(cmd.clone());
+                self.shell(cmd);
             }
             Ask::Elicit { request, reply, gone } => {
                 let dialog = self.next_dialog;
@@ -1271,6 +1315,46 @@ impl Controller {
                 self.shell(json!({"op": "unmount", "view": view}));
             }
         }
+        self.schedule_recycle();
+    }
+
+    /// Keeps a shell command of the conversation's record for a reloaded shell (bounded).
+    fn remember(&mut self, cmd: Value) {
+        if self.history.len() >= 1000 {
+            self.history.remove(0);
+        }
+        self.history.push(cmd);
+    }
+
+    /// WebKit keeps much of the memory of closed Views in its web process. When many Views
+    /// were opened and none is open any more, the process is replaced after a quiet moment (not
+    /// in preview, whose log lives in the page).
+    fn schedule_recycle(&mut self) {
+        let idle = self.views.values().all(|v| v.closed) && self.pending_args.is_empty();
+        if !idle || self.options.preview || self.opened_since_recycle < RECYCLE_AFTER_VIEWS || self.exiting.is_some() {
+            return;
+        }
+        let (tx, generation) = (self.recycle_tx.clone(), self.next_view);
+        tokio::spawn(async move {
+            tokio::time::sleep(RECYCLE_IDLE).await;
+            let _ = tx.send(generation);
+        });
+    }
+
+    fn recycle(&mut self, generation: u64) {
+        // Anything opened or asked since it was scheduled keeps the page.
+        let idle = self.views.values().all(|v| v.closed) && self.pending_args.is_empty();
+        let quiet = self.dialogs.is_empty() && self.elicits.is_empty() && !self.recycling;
+        if generation != self.next_view || !idle || !quiet || self.exiting.is_some() {
+            return;
+        }
+        self.opened_since_recycle = 0;
+        self.recycling = true;
+        self.shell_ready = false;
+        // Closed Views' records are not needed by a fresh page.
+        self.views.clear();
+        self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycle"}));
+        let _ = self.ui.send_event(UserEvent::Recycle);
     }
 }
 
@@ -1306,6 +1390,7 @@ async fn watch_file(path: PathBuf, changed: mpsc::UnboundedSender<()>) {
 
 /// The controller's receiving ends, handed to [`Controller::run`].
 pub(super) struct Receivers {
+    recycle: mpsc::UnboundedReceiver<u64>,
     teardowns: mpsc::UnboundedReceiver<ViewId>,
     asks: mpsc::UnboundedReceiver<Ask>,
     finished: mpsc::UnboundedReceiver<i32>,

@@ -40,6 +40,9 @@ pub(crate) enum UserEvent {
     Window(WindowOp),
     /// Write a screenshot of the webview to this PNG file.
     Screenshot(std::path::PathBuf, tokio::sync::oneshot::Sender<std::result::Result<std::path::PathBuf, String>>),
+    /// Replace the web process with a fresh one and reload the shell (no View is open): the
+    /// only way to hand back the memory WebKit keeps after many Views closed.
+    Recycle,
     /// Leave the event loop with this exit code.
     Exit(i32),
 }
@@ -161,6 +164,7 @@ impl Running {
         let registry = ProxyRegistry::default();
         let (to_controller, from_ui) = mpsc::unbounded_channel::<HostInput>();
         let webview = build_webview(host_webview(&secret, &registry, to_controller.clone()), window)?;
+        lean_cache(&webview);
         let (controller, receivers) = controller::Controller::new(options, ui, registry, theme, started);
         runtime.spawn(controller.run(from_ui, receivers));
         let (width, height) = logical(window.inner_size(), window.scale_factor());
@@ -197,6 +201,7 @@ impl Running {
                     window.set_inner_size(size);
                 }
             }
+            UserEvent::Recycle => recycle(&self.webview),
             UserEvent::Exit(code) => return Some(code),
         }
         None
@@ -233,6 +238,39 @@ impl Drop for Running {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_timeout(std::time::Duration::from_secs(2));
         }
+    }
+}
+
+/// Everything the host loads is in memory already (custom schemes): WebKit's page and memory
+/// caches only keep closed Views' resources alive.
+#[cfg(target_os = "linux")]
+fn lean_cache(webview: &wry::WebView) {
+    use webkit2gtk::{WebContextExt, WebViewExt};
+    use wry::WebViewExtUnix;
+    if let Some(context) = webview.webview().context() {
+        context.set_cache_model(webkit2gtk::CacheModel::DocumentViewer);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lean_cache(_webview: &wry::WebView) {}
+
+/// Ends the web process and loads the shell again, in a new one.
+#[cfg(target_os = "linux")]
+fn recycle(webview: &wry::WebView) {
+    use webkit2gtk::WebViewExt;
+    use wry::WebViewExtUnix;
+    tracing::info!("no View is open: recycling the web process to return its memory");
+    webview.webview().terminate_web_process();
+    if let Err(e) = webview.load_url(&format!("{HOST_ORIGIN}/")) {
+        tracing::warn!("reloading the shell failed: {e}");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn recycle(webview: &wry::WebView) {
+    if let Err(e) = webview.load_url(&format!("{HOST_ORIGIN}/")) {
+        tracing::warn!("reloading the shell failed: {e}");
     }
 }
 

@@ -119,6 +119,9 @@ struct Entry {
     spec: ServerSpec,
     status: ServerStatus,
     connection: Option<Arc<Connection>>,
+    /// The last connection that worked, kept after a failure for its tool list: a failed
+    /// server's tools stay known (and callable, which restarts it).
+    last: Option<Arc<Connection>>,
     failures: u32,
     /// Held while connecting, so concurrent demands share one attempt.
     connecting: Arc<tokio::sync::Mutex<()>>,
@@ -158,6 +161,7 @@ impl Registry {
                 spec,
                 status: ServerStatus::Starting,
                 connection: None,
+                last: None,
                 failures: 0,
                 connecting: Arc::default(),
                 generation: 0,
@@ -199,7 +203,7 @@ impl Registry {
                 name: e.name.clone(),
                 identity: e.spec.identity(),
                 status: e.status.clone(),
-                tools: e.connection.as_ref().filter(|_| e.status == ServerStatus::Ready).map_or(0, |c| c.tools().len()),
+                tools: e.connection.as_ref().or(e.last.as_ref()).map_or(0, |c| c.tools().len()),
             })
             .collect()
     }
@@ -264,6 +268,7 @@ impl Registry {
                 let generation = self
                     .with_entry(name, |e| {
                         e.connection = Some(conn.clone());
+                        e.last = None;
                         e.failures = 0;
                         e.generation += 1;
                         e.generation
@@ -296,7 +301,9 @@ impl Registry {
     fn failed(&self, name: &str, reason: &str) {
         let failures = self
             .with_entry(name, |e| {
-                e.connection = None;
+                if let Some(dead) = e.connection.take() {
+                    e.last = Some(dead);
+                }
                 e.failures += 1;
                 e.failures
             })
@@ -375,7 +382,11 @@ impl Registry {
         let old = self
             .with_entry(name, |e| {
                 e.status = ServerStatus::Failed { reason: "restarting".into(), retry_at: Instant::now() };
-                e.connection.take()
+                let old = e.connection.take();
+                if let Some(c) = &old {
+                    e.last = Some(c.clone());
+                }
+                old
             })
             .ok_or_else(|| self.unknown(name))?;
         if let Some(old) = old {
@@ -410,12 +421,14 @@ impl Registry {
         }
     }
 
-    /// The tool index: every tool of every ready server, in server order.
+    /// The tool index: every tool of every server, in server order. A failed server keeps its
+    /// last known tools: calling one restarts it on demand.
     pub fn tools(&self) -> Vec<ToolEntry> {
         let entries = self.lock();
         entries
             .iter()
-            .filter_map(|e| e.connection.as_ref().map(|c| (e.name.clone(), c.tools())))
+            .filter(|e| e.status != ServerStatus::Stopped)
+            .filter_map(|e| e.connection.as_ref().or(e.last.as_ref()).map(|c| (e.name.clone(), c.tools())))
             .flat_map(|(server, tools)| tools.into_iter().map(move |tool| ToolEntry { server: server.clone(), tool }))
             .collect()
     }
@@ -517,7 +530,9 @@ impl ServerPort for RegistryPort {
     }
 
     fn tool(&self, name: &str) -> Option<Value> {
-        self.registry.current(&self.server).and_then(|c| c.tool(name))
+        // A failed server's last known tools: the call itself restarts it.
+        let known = self.registry.with_entry(&self.server, |e| e.connection.clone().or_else(|| e.last.clone()));
+        known.flatten().and_then(|c| c.tool(name))
     }
 }
 
