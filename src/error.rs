@@ -56,6 +56,14 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A remote server needs sign-in (it answered 401).
+    #[error("MCP server `{server}` needs sign-in")]
+    AuthRequired {
+        /// The server.
+        server: String,
+        /// Its `WWW-Authenticate` challenge (where to sign in, which scopes).
+        challenge: String,
+    },
     /// A request to a server failed.
     #[error("MCP server `{server}`: {method} failed: {reason}")]
     Request {

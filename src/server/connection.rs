@@ -29,6 +29,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncBufReadExt;
 
+use super::auth::{Authorizer, ClientRegistration, SharedAuthorizer, TokenFile, SIGN_IN_TIMEOUT};
 use super::config::ServerSpec;
 use super::requests::{
     parse_elicitation, validate_content, ElicitAnswer, ElicitationKind, Root, ServerRequests, SharedRequests,
@@ -39,6 +40,7 @@ use crate::bridge::{BoxFuture, CallControl, ServerPort};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::code;
 use crate::protocol::{RpcError, EXTENSION_ID, RESOURCE_MIME_TYPE};
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 
 /// How long a request may take before it is cancelled (the View gets an error, never a hang).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -101,6 +103,13 @@ pub struct ConnectOptions {
     pub roots: Vec<Root>,
     /// How long an elicitation may wait for its answer before it is cancelled.
     pub elicitation_timeout: Duration,
+    /// Where sign-in tokens of remote servers are kept (default: the user's data directory).
+    pub token_dir: Option<std::path::PathBuf>,
+    /// Who takes a person through sign-in (none: a server that needs it fails with
+    /// [`Error::AuthRequired`]).
+    pub authorizer: Option<SharedAuthorizer>,
+    /// How the host registers with authorization servers (default: dynamic registration).
+    pub client_registration: ClientRegistration,
 }
 
 /// A shared [`ServerRequests`] (a newtype so that [`ConnectOptions`] stays `Debug`).
@@ -129,6 +138,9 @@ impl Default for ConnectOptions {
             requests: RequestHandler::default(),
             roots: Vec::new(),
             elicitation_timeout: ELICITATION_TIMEOUT,
+            token_dir: None,
+            authorizer: None,
+            client_registration: ClientRegistration::default(),
         }
     }
 }
@@ -162,6 +174,24 @@ impl ConnectOptions {
     /// Sets the roots offered in `roots/list`.
     pub fn roots(mut self, roots: Vec<Root>) -> Self {
         self.roots = roots;
+        self
+    }
+
+    /// Sets where sign-in tokens are kept.
+    pub fn token_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.token_dir = Some(dir.into());
+        self
+    }
+
+    /// Sets who takes a person through sign-in.
+    pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = Some(SharedAuthorizer(authorizer));
+        self
+    }
+
+    /// Sets how the host registers with authorization servers.
+    pub fn client_registration(mut self, registration: ClientRegistration) -> Self {
+        self.client_registration = registration;
         self
     }
 
@@ -409,8 +439,41 @@ impl Connection {
         Self::connect_with(spec, ConnectOptions::default()).await
     }
 
-    /// [`Connection::connect`] with explicit timeouts.
+    /// [`Connection::connect`] with explicit options. A remote server that answers 401 is
+    /// [`Error::AuthRequired`] (see [`Connection::sign_in`]); stored tokens are used and refreshed.
     pub async fn connect_with(spec: &ServerSpec, options: ConnectOptions) -> Result<Arc<Self>> {
+        Self::connect_inner(spec, options, None).await
+    }
+
+    /// Signs in to a remote server (see [`super::auth::sign_in`]) through the options'
+    /// authorizer, then connects with the new tokens. `challenge` is the `WWW-Authenticate` of the
+    /// 401 that asked for it.
+    pub async fn sign_in(spec: &ServerSpec, options: ConnectOptions, challenge: Option<&str>) -> Result<Arc<Self>> {
+        let (ServerSpec::StreamableHttp { url, .. } | ServerSpec::Sse { url, .. }) = spec else {
+            return Err(Error::Request {
+                server: spec.name().to_owned(),
+                method: "sign-in".into(),
+                reason: "only remote servers sign in".into(),
+            });
+        };
+        let failed =
+            |reason: String| Error::Request { server: spec.name().to_owned(), method: "sign-in".into(), reason };
+        let authorizer =
+            options.authorizer.clone().ok_or_else(|| failed("this host cannot ask anyone to sign in".into()))?;
+        let store = TokenFile::for_server(&spec.identity(), options.token_dir.as_deref())
+            .ok_or_else(|| failed("no data directory for the sign-in tokens".into()))?;
+        let registration = &options.client_registration;
+        let manager = super::auth::sign_in(url, challenge, store, registration, authorizer.0.as_ref(), SIGN_IN_TIMEOUT)
+            .await
+            .map_err(failed)?;
+        Self::connect_inner(spec, options, Some(manager)).await
+    }
+
+    async fn connect_inner(
+        spec: &ServerSpec,
+        options: ConnectOptions,
+        signed_in: Option<AuthorizationManager>,
+    ) -> Result<Arc<Self>> {
         let name = spec.name().to_owned();
         let progress = ProgressRoutes::default();
         let (changes, _) = tokio::sync::broadcast::channel(64);
@@ -441,12 +504,39 @@ impl Connection {
                 let headers = request_headers(headers)?;
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
-                let transport = StreamableHttpClientTransport::<reqwest::Client>::from_config(config);
-                let service =
-                    handshake(client, transport, deadline, options.handshake_timeout).await.map_err(|reason| {
+                // Every remote connection can carry a sign-in: stored tokens are sent (and
+                // refreshed); without any, the request goes out plain and a 401 asks for one.
+                let manager = match signed_in {
+                    Some(m) => Some(m),
+                    None => match TokenFile::for_server(&spec.identity(), options.token_dir.as_deref()) {
+                        Some(store) => super::auth::manager(url, store).await.ok(),
+                        None => None,
+                    },
+                };
+                let outcome = match manager {
+                    Some(manager) => {
+                        let http = AuthClient::new(reqwest::Client::default(), manager);
+                        let transport = StreamableHttpClientTransport::with_client(http, config);
+                        handshake_raw(client, transport, deadline, options.handshake_timeout).await
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::<reqwest::Client>::from_config(config);
+                        handshake_raw(client, transport, deadline, options.handshake_timeout).await
+                    }
+                };
+                let service = match outcome {
+                    Ok(service) => service,
+                    Err((_, Some(challenge))) => {
+                        return Err(Error::AuthRequired { server: name.clone(), challenge });
+                    }
+                    Err((reason, None)) => {
                         let hint = http_hint(&reason);
-                        handshake_failed(format!("{reason} (Streamable HTTP, POST {}){hint}", display_url(url)))
-                    })?;
+                        return Err(handshake_failed(format!(
+                            "{reason} (Streamable HTTP, POST {}){hint}",
+                            display_url(url)
+                        )));
+                    }
+                };
                 (service, None)
             }
             ServerSpec::Builtin { name: builtin } => {
@@ -507,6 +597,26 @@ impl Connection {
         Ok(conn)
     }
 
+    /// Lists after the handshake; a server that wants sign-in only now says so here.
+    async fn list_all(&self) -> std::result::Result<(Vec<Value>, Vec<Value>), (String, ServiceError)> {
+        let tools = self.peer.list_all_tools().await.map_err(|e| ("tools/list".to_owned(), e))?;
+        let tools: Vec<Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
+        let has_resources = self.peer.peer_info().is_some_and(|i| i.capabilities.resources.is_some());
+        let resources = if has_resources {
+            match self.peer.list_all_resources().await {
+                Ok(r) => r.iter().filter_map(|r| serde_json::to_value(r).ok()).collect(),
+                Err(e) => {
+                    // UI resources need not be listed; reading them still works.
+                    tracing::warn!(server = %self.name, "resources/list failed: {e}");
+                    Vec::new()
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        Ok((tools, resources))
+    }
+
     /// Changes the server announces (tool and resource lists, updated resources). After
     /// [`ServerChange::Tools`], call [`Connection::refresh`] to re-read the tools.
     pub fn changes(&self) -> tokio::sync::broadcast::Receiver<ServerChange> {
@@ -539,29 +649,22 @@ impl Connection {
 
     /// Re-reads the server's tools and resources (all pages).
     pub async fn refresh(&self) -> Result<()> {
-        let request = |method: &str, e: ServiceError| Error::Request {
-            server: self.name.clone(),
-            method: method.to_owned(),
-            reason: with_tail(&e.to_string(), &self.stderr_tail),
-        };
-        let tools = self.peer.list_all_tools().await.map_err(|e| request("tools/list", e))?;
-        let tools: Vec<Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
-        let has_resources = self.peer.peer_info().is_some_and(|i| i.capabilities.resources.is_some());
-        let resources = if has_resources {
-            match self.peer.list_all_resources().await {
-                Ok(r) => r.iter().filter_map(|r| serde_json::to_value(r).ok()).collect(),
-                Err(e) => {
-                    // UI resources need not be listed; reading them still works.
-                    tracing::warn!(server = %self.name, "resources/list failed: {e}");
-                    Vec::new()
-                }
+        match self.list_all().await {
+            Ok((tools, resources)) => {
+                *self.tools.write().unwrap_or_else(|e| e.into_inner()) = tools;
+                *self.resources.write().unwrap_or_else(|e| e.into_inner()) = resources;
+                Ok(())
             }
-        } else {
-            Vec::new()
-        };
-        *self.tools.write().unwrap_or_else(|e| e.into_inner()) = tools;
-        *self.resources.write().unwrap_or_else(|e| e.into_inner()) = resources;
-        Ok(())
+            Err((_, e)) if service_challenge(&e).is_some() => Err(Error::AuthRequired {
+                server: self.name.clone(),
+                challenge: service_challenge(&e).unwrap_or_default(),
+            }),
+            Err((method, e)) => Err(Error::Request {
+                server: self.name.clone(),
+                method,
+                reason: with_tail(&e.to_string(), &self.stderr_tail),
+            }),
+        }
     }
 
     /// The server's display name.
@@ -672,6 +775,14 @@ impl Connection {
 
     /// When the connection itself failed, the server's last words usually say why.
     async fn explain(&self, error: ServiceError) -> RpcError {
+        if let Some(challenge) = service_challenge(&error) {
+            // 401 (the token expired and could not be refreshed) or 403 insufficient_scope.
+            return RpcError {
+                code: code::UNAVAILABLE,
+                message: format!("MCP server `{}` needs sign-in for this request", self.name),
+                data: Some(json!({ AUTH_CHALLENGE_KEY: challenge })),
+            };
+        }
         let closed = matches!(error, ServiceError::TransportClosed);
         let mut error = rpc_error(error);
         if closed && self.pid.is_none() && self.is_alive() {
@@ -744,6 +855,56 @@ fn spawn_stdio(
         });
     }
     Ok((transport, pid))
+}
+
+/// [`handshake`], with the 401 challenge (`WWW-Authenticate`) when the server asked for sign-in.
+async fn handshake_raw<T, E, A>(
+    client: HostClient,
+    transport: T,
+    deadline: tokio::time::Instant,
+    limit: Duration,
+) -> std::result::Result<RunningService<RoleClient, HostClient>, (String, Option<String>)>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match tokio::time::timeout_at(deadline, client.serve(transport)).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(e)) => Err((describe_init_error(&e), auth_challenge(&e))),
+        Err(_) => Err((format!("no answer to initialize within {} s", limit.as_secs_f32()), None)),
+    }
+}
+
+/// The `WWW-Authenticate` challenge of a 401 (or 403 insufficient_scope) in a handshake error.
+fn auth_challenge(error: &ClientInitializeError) -> Option<String> {
+    let ClientInitializeError::TransportError { error, .. } = error else { return None };
+    challenge_in(error.error.as_ref())
+}
+
+/// The same in a request's error.
+fn service_challenge(error: &ServiceError) -> Option<String> {
+    let ServiceError::TransportSend(error) = error else { return None };
+    challenge_in(error.error.as_ref())
+}
+
+/// Where a sign-in challenge rides in an error's `data` ([`auth_challenge_of`]).
+const AUTH_CHALLENGE_KEY: &str = "wwwAuthenticate";
+
+/// The `WWW-Authenticate` challenge of a request that failed because the server wants (more)
+/// sign-in: sign in with it ([`Connection::sign_in`]) and try again.
+pub fn auth_challenge_of(error: &RpcError) -> Option<&str> {
+    error.data.as_ref()?.get(AUTH_CHALLENGE_KEY)?.as_str()
+}
+
+fn challenge_in(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if let Some(http) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            return http.auth_challenge().map(str::to_owned);
+        }
+        source = e.source();
+    }
+    None
 }
 
 /// The MCP handshake on any transport, bounded by `deadline`; the error is a sentence.

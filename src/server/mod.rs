@@ -1,5 +1,6 @@
 //! The MCP client side: server configuration and connections.
 
+pub mod auth;
 pub mod config;
 pub mod connection;
 pub mod registry;
