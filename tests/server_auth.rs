@@ -1,0 +1,100 @@
+//! Sign-in for remote servers against tests/fixtures/oauth-server.mjs (PRM, authorization-server
+//! metadata, dynamic registration, PKCE, short-lived tokens with refresh): the flow, where the
+//! tokens are kept, refresh on expiry, logout, and that no token reaches the logs.
+
+#[allow(dead_code)]
+mod server_support;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_apps_host::bridge::CallControl;
+use mcp_apps_host::server::auth::{FollowRedirect, TokenFile};
+use mcp_apps_host::server::connection::{ConnectOptions, Connection};
+use mcp_apps_host::server::ServerSpec;
+use mcp_apps_host::Error;
+use server_support::{first_text, Server};
+
+/// Everything logged at debug level and above, by the host and by rmcp.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn capture_logs() -> Captured {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    tracing_subscriber::fmt().with_env_filter("debug").with_writer(move || writer.clone()).with_ansi(false).init();
+    captured
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sign_in_stores_owner_only_tokens_refreshes_them_and_never_logs_them() {
+    let logs = capture_logs();
+    let server = Server::fixture("oauth-server.mjs", &["--expires", "2"]);
+    let spec = ServerSpec::from_url(&server.url("/mcp"), &[]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let options = ConnectOptions::default().token_dir(dir.path()).authorizer(Arc::new(FollowRedirect));
+
+    // No tokens: the server's 401 is a sign-in request with its challenge, not a failure.
+    let challenge = match Connection::connect_with(&spec, options.clone()).await {
+        Err(Error::AuthRequired { challenge, .. }) => challenge,
+        other => panic!("expected AuthRequired, got {other:?}"),
+    };
+    assert!(challenge.contains("resource_metadata="), "{challenge}");
+
+    // Sign in: discovery, registration, PKCE, the redirect to the loopback listener, the code.
+    let conn = Connection::sign_in(&spec, options.clone(), Some(&challenge)).await.unwrap();
+    let first = conn.call_tool("whoami".into(), None, CallControl::default()).await.unwrap();
+    assert_eq!(first_text(&first), "called with token #1");
+    let issued = server.wait_for_lines("TOKEN authorization_code", 1, Duration::from_secs(2)).await;
+    let token = issued[0].rsplit(' ').next().unwrap().to_owned();
+
+    // The tokens are on disk, for the owner only.
+    let file = TokenFile::for_server(&spec.identity(), Some(dir.path())).unwrap();
+    let stored = std::fs::read_to_string(file.path()).unwrap();
+    assert!(stored.contains(&token), "the access token is stored");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(file.path()).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(dir.path()).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+
+    // The token expires (2 s): the next call refreshes it and goes through.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let second = conn.call_tool("whoami".into(), None, CallControl::default()).await.unwrap();
+    assert_eq!(first_text(&second), "called with token #2", "a refreshed token was used");
+    assert_eq!(server.wait_for_lines("TOKEN refresh_token", 1, Duration::from_secs(2)).await.len(), 1);
+    conn.shutdown().await;
+
+    // A new connection uses the stored tokens: no sign-in.
+    let again = Connection::connect_with(&spec, ConnectOptions::default().token_dir(dir.path())).await.unwrap();
+    assert!(again.tool("whoami").is_some());
+    again.shutdown().await;
+
+    // Logout forgets them: sign-in is needed again.
+    assert!(file.forget().unwrap());
+    let after = Connection::connect_with(&spec, ConnectOptions::default().token_dir(dir.path())).await;
+    assert!(matches!(after, Err(Error::AuthRequired { .. })), "{after:?}");
+
+    // No access or refresh token ever reached the logs.
+    let logs = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    assert!(logs.contains("signed in"), "the sign-in is logged:\n{logs}");
+    for line in server.lines_starting("TOKEN ") {
+        let token = line.rsplit(' ').next().unwrap();
+        assert!(!logs.contains(token), "token {token} leaked into the logs");
+    }
+    for refresh in stored.split('"').filter(|s| s.starts_with("rt-")) {
+        assert!(!logs.contains(refresh), "refresh token leaked into the logs");
+    }
+}
