@@ -136,7 +136,7 @@
     toolsByKey.clear();
     cmd.servers.forEach(function (s) {
       if (several || s.status !== "ready") {
-        var head = el("li", "server " + s.status);
+        var head = el("li", "server " + s.status.replace(/ /g, "-"));
         head.dataset.server = s.name;
         var line = el("div", "server-line");
         line.append(el("span", "server-name", s.name), el("span", "state", s.status));
@@ -145,6 +145,13 @@
           var why = el("p", "server-reason", s.reason);
           if (typeof s.retryIn === "number" && s.retryIn > 0) why.textContent += " (restarts when needed, after " + s.retryIn + " s)";
           head.append(why);
+        }
+        if (s.status === "sign-in required") {
+          var signIn = el("button", "restart primary", "Sign in");
+          signIn.type = "button";
+          signIn.dataset.signIn = s.name;
+          signIn.addEventListener("click", function () { send({ kind: "sign-in", server: s.name }); });
+          head.append(signIn);
         }
         if (s.status === "failed") {
           var restart = el("button", "restart", "Restart now");

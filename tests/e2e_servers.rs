@@ -2,6 +2,8 @@
 //! server's elicitation answered in the app's form: real WebKitGTK, real npm servers.
 
 mod common;
+#[allow(dead_code)]
+mod server_support;
 
 use std::time::Duration;
 
@@ -168,4 +170,57 @@ fn a_view_outlives_its_servers_crash_and_calls_again_after_the_restart() {
     let last = answers.iter().rev().find_map(|a| a["result"]["content"][0]["text"].as_str()).and_then(pid).unwrap();
     assert_ne!(first, last, "a new server process answered");
     assert!(run.stderr.contains("server failed"), "the failure is logged:\n{}", run.stderr);
+}
+
+#[test]
+fn a_server_behind_sign_in_shows_a_button_and_works_after_the_browser_step() {
+    let oauth = server_support::Server::fixture("oauth-server.mjs", &[]);
+    let url = oauth.url("/mcp");
+    let data = tempfile::tempdir().unwrap();
+    let data_home = data.path().to_str().unwrap();
+    let opener = node_server("follow-redirect.mjs", "");
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        const button = await until(() => document.querySelector("#tools button[data-sign-in]"));
+        button.click();
+        await call("whoami", { }, undefined);
+        "##,
+    );
+    let called = |t: &[Value]| t.iter().any(|r| r["dir"] == "server->host" && r["msg"]["method"] == "tools/call");
+    let run = run_host_until_env(
+        &["run", "--url", &url, "--open-with", &opener, "--automation", &script],
+        &[("XDG_DATA_HOME", data_home)],
+        called,
+        LIMIT,
+    );
+    let text = result_text(&run, "whoami", 0).unwrap_or_else(|| panic!("no result; stderr:\n{}", run.stderr));
+    assert_eq!(text, "called with token #1", "the call went out signed in");
+    assert!(run.stderr.contains("sign-in required") && run.stderr.contains("signed in"), "{}", run.stderr);
+    // The token is kept for the owner only, and it is in neither the trace nor the log.
+    let tokens: Vec<std::path::PathBuf> = std::fs::read_dir(data.path().join("mcp-apps-host/tokens"))
+        .expect("a token directory")
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(tokens.len(), 1, "{tokens:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&tokens[0]).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    let trace_text = serde_json::to_string(&run.trace).unwrap();
+    for line in oauth.lines_starting("TOKEN ") {
+        let token = line.rsplit(' ').next().unwrap();
+        assert!(!trace_text.contains(token) && !run.stderr.contains(token), "token {token} leaked");
+    }
+    // `logout` forgets it.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["logout", "--url", &url])
+        .env("XDG_DATA_HOME", data_home)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains("signed out of"), "{said}");
+    assert!(!tokens[0].exists(), "the token file is gone");
 }

@@ -33,6 +33,8 @@ enum Command {
     /// run with a developer panel: live message log, host-context controls, a notification
     /// editor, the granted CSP and its violations, hot reload (`--html FILE` for a local View).
     Preview(RunArgs),
+    /// Forget the stored sign-in of remote servers (their tokens are deleted).
+    Logout(LogoutArgs),
     /// The built-in probe server of `check --self` (stdio MCP).
     #[command(name = "__probe-server", hide = true)]
     ProbeServer,
@@ -91,6 +93,35 @@ struct RunArgs {
     html: Option<PathBuf>,
     #[arg(skip)]
     preview: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct LogoutArgs {
+    #[command(flatten)]
+    server: server_args::ServerArgs,
+}
+
+/// `logout`: deletes the token file of every remote server the flags name.
+fn logout(args: LogoutArgs) -> anyhow::Result<i32> {
+    use mcp_apps_host::server::auth::TokenFile;
+    use mcp_apps_host::server::ServerSpec;
+    let mut remote = 0;
+    for spec in args.server.resolve_all()? {
+        if !matches!(spec, ServerSpec::StreamableHttp { .. } | ServerSpec::Sse { .. }) {
+            continue;
+        }
+        remote += 1;
+        let file = TokenFile::for_server(&spec.identity(), None).context("no data directory for sign-in tokens")?;
+        match file.forget() {
+            Ok(true) => println!("signed out of {} (deleted {})", spec.name(), file.path().display()),
+            Ok(false) => println!("{} had no stored sign-in", spec.name()),
+            Err(e) => bail!("cannot delete {}: {e}", file.path().display()),
+        }
+    }
+    if remote == 0 {
+        bail!("none of these servers is remote; only remote servers sign in");
+    }
+    Ok(0)
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -216,6 +247,7 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => inspect::inspect(args),
         Command::Check(args) => check::check(args),
         Command::ProbeServer => probe_server::serve(),
+        Command::Logout(args) => logout(args),
         Command::Demo(args) => demo(args),
         Command::Preview(mut args) => {
             args.preview = true;

@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::protocol::styles::host_styles;
 use crate::protocol::{methods, ContainerDimensions, DisplayMode, HostContext, Theme};
 use crate::sandbox::{allow_attribute, build_csp, origin::sandbox_origin, sandbox_label, FRAME_SANDBOX};
+use crate::server::auth::SystemBrowser;
 use crate::server::connection::{ConnectOptions, RequestHandler, ServerChange};
 use crate::server::registry::{Registry, ServerEvent, ServerEventKind, ServerStatus, ToolEntry};
 use crate::server::requests::{ElicitAnswer, ElicitationKind, Root};
@@ -233,7 +234,9 @@ impl Controller {
         let requests = options.requests.clone().unwrap_or_else(|| {
             RequestHandler(Arc::new(DesktopRequests { asks: asks.clone(), consent: options.consent }))
         });
-        let mut connect = ConnectOptions::default().roots(options.roots.clone());
+        // Sign-in pages open in the system browser (or with --open-with, like links).
+        let browser = SystemBrowser { opener: options.opener.clone() };
+        let mut connect = ConnectOptions::default().roots(options.roots.clone()).authorizer(Arc::new(browser));
         connect.requests = requests;
         let servers = Registry::new(options.servers.clone(), connect);
         let controller = Self {
@@ -378,8 +381,14 @@ impl Controller {
             self.status(&format!("Starting {}…", names.join(", ")), false);
             self.show_servers();
             let servers = self.servers.clone();
+            // Tools named at start are the person's request: their servers may sign in at once.
+            let sign_in_now = !self.options.opens.is_empty();
             tokio::spawn(async move {
-                servers.start().await;
+                if sign_in_now {
+                    servers.start_signing_in().await;
+                } else {
+                    servers.start().await;
+                }
                 let _ = started_tx.send(());
             });
         }
@@ -900,6 +909,10 @@ impl Controller {
                     ServerStatus::Failed { reason, retry_at } => {
                         (Some(reason.clone()), Some(retry_at.saturating_duration_since(Instant::now()).as_secs_f64().ceil()))
                     }
+                    ServerStatus::SignInRequired { .. } => {
+                        (Some("This server needs you to sign in; your browser will open.".to_owned()), None)
+                    }
+                    ServerStatus::SigningIn => (Some("Finish signing in in your browser.".to_owned()), None),
                     _ => (None, None),
                 };
                 json!({"name": info.name, "status": info.status.label(), "reason": reason, "retryIn": retry_in, "tools": tools})
@@ -1027,6 +1040,14 @@ impl Controller {
                 };
                 tracing::info!(server = %server, dialog, action = answer.action(), "elicitation answered in the app");
                 let _ = reply.send(answer);
+            }
+            ShellMessage::SignIn { server } => {
+                let servers = self.servers.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = servers.sign_in(&server).await {
+                        tracing::warn!(server = %server, "sign-in failed: {e}");
+                    }
+                });
             }
             ShellMessage::Restart { server } => {
                 let servers = self.servers.clone();

@@ -103,6 +103,11 @@ pub enum ShellMessage {
         #[serde(default)]
         content: serde_json::Map<String, serde_json::Value>,
     },
+    /// The person asked to sign in to a server.
+    SignIn {
+        /// The server.
+        server: String,
+    },
     /// The person asked to restart a server now.
     Restart {
         /// The server.

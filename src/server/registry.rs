@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use super::config::ServerSpec;
-use super::connection::{ConnectOptions, Connection, ServerChange};
+use super::connection::{auth_challenge_of, ConnectOptions, Connection, ServerChange};
 use crate::bridge::{BoxFuture, CallControl, ServerPort};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::code;
@@ -46,6 +46,14 @@ pub enum ServerStatus {
         /// Which restart this is (1 for the first).
         attempt: u32,
     },
+    /// A remote server that wants sign-in first: [`Registry::sign_in`] (or any call to one of
+    /// its tools) starts it.
+    SignInRequired {
+        /// The server's `WWW-Authenticate` challenge.
+        challenge: String,
+    },
+    /// A person is signing in (the browser is open).
+    SigningIn,
     /// Shut down by the host.
     Stopped,
 }
@@ -58,6 +66,8 @@ impl ServerStatus {
             Self::Ready => "ready",
             Self::Failed { .. } => "failed",
             Self::Reconnecting { .. } => "reconnecting",
+            Self::SignInRequired { .. } => "sign-in required",
+            Self::SigningIn => "signing in",
             Self::Stopped => "stopped",
         }
     }
@@ -218,12 +228,28 @@ impl Registry {
         self.with_entry(name, |e| e.spec.identity())
     }
 
-    /// Connects every server, all at once; returns when each is ready or failed.
+    /// Connects every server, all at once; returns when each is ready, failed, or waits for
+    /// sign-in (which is not started: see [`Registry::start_signing_in`]).
     pub async fn start(self: &Arc<Self>) {
+        self.start_with(false).await;
+    }
+
+    /// [`Registry::start`], and servers that want sign-in get it right away (the person asked
+    /// for something on them, such as a tool named on the command line).
+    pub async fn start_signing_in(self: &Arc<Self>) {
+        self.start_with(true).await;
+    }
+
+    async fn start_with(self: &Arc<Self>, sign_in: bool) {
         let mut set = tokio::task::JoinSet::new();
         for name in self.names() {
             let me = self.clone();
-            set.spawn(async move { me.connection(&name).await });
+            set.spawn(async move {
+                let first = me.connect(&name, false).await;
+                if sign_in && matches!(first, Err(Error::AuthRequired { .. })) {
+                    let _ = me.connect(&name, true).await;
+                }
+            });
         }
         while set.join_next().await.is_some() {}
     }
@@ -232,6 +258,18 @@ impl Registry {
     /// its backoff has passed (concurrent callers share one attempt). A server still in backoff
     /// answers with its failure and when it may be tried again.
     pub async fn connection(self: &Arc<Self>, name: &str) -> Result<Arc<Connection>> {
+        self.connect(name, true).await
+    }
+
+    /// Signs in to a server that asked for it (the options' authorizer takes the person through
+    /// it), then connects.
+    pub async fn sign_in(self: &Arc<Self>, name: &str) -> Result<Arc<Connection>> {
+        self.connect(name, true).await
+    }
+
+    /// Connects a server; one that wants sign-in gets it only when `sign_in` (on demand, never
+    /// at start: a browser should not pop up unasked).
+    async fn connect(self: &Arc<Self>, name: &str, sign_in: bool) -> Result<Arc<Connection>> {
         let lock = self.with_entry(name, |e| e.connecting.clone()).ok_or_else(|| self.unknown(name))?;
         if let Some(conn) = self.live(name) {
             return Ok(conn);
@@ -260,10 +298,24 @@ impl Registry {
                     reason: format!("{reason} (next restart in {wait} s, or restart it now)"),
                 });
             }
+            ServerStatus::SignInRequired { challenge } => {
+                if !sign_in || self.options.authorizer.is_none() {
+                    return Err(Error::AuthRequired { server: name.to_owned(), challenge });
+                }
+                self.set_status(name, ServerStatus::SigningIn);
+                let signed_in = Connection::sign_in(&spec, self.options.clone(), Some(&challenge)).await;
+                return self.connected(name, signed_in);
+            }
             ServerStatus::Starting => {}
             _ => self.set_status(name, ServerStatus::Reconnecting { attempt: failures.max(1) }),
         }
-        match Connection::connect_with(&spec, self.options.clone()).await {
+        let connected = Connection::connect_with(&spec, self.options.clone()).await;
+        self.connected(name, connected)
+    }
+
+    /// Records the outcome of connecting `name`.
+    fn connected(self: &Arc<Self>, name: &str, outcome: Result<Arc<Connection>>) -> Result<Arc<Connection>> {
+        match outcome {
             Ok(conn) => {
                 let generation = self
                     .with_entry(name, |e| {
@@ -279,11 +331,32 @@ impl Registry {
                 self.watch(name.to_owned(), conn.clone(), generation);
                 Ok(conn)
             }
+            Err(Error::AuthRequired { server, challenge }) => {
+                tracing::info!(server = %name, "sign-in required");
+                self.set_status(name, ServerStatus::SignInRequired { challenge: challenge.clone() });
+                Err(Error::AuthRequired { server, challenge })
+            }
             Err(e) => {
                 let reason = e.to_string();
                 self.failed(name, &reason);
                 Err(e)
             }
+        }
+    }
+
+    /// A live connection's request was refused for want of (more) sign-in: the server goes back
+    /// to "sign-in required" with the new challenge (for step-up, the wider scope).
+    pub async fn needs_sign_in(&self, name: &str, challenge: &str) {
+        let old = self.with_entry(name, |e| {
+            let old = e.connection.take();
+            if let Some(c) = &old {
+                e.last = Some(c.clone());
+            }
+            old
+        });
+        self.set_status(name, ServerStatus::SignInRequired { challenge: challenge.to_owned() });
+        if let Some(old) = old.flatten() {
+            old.shutdown().await;
         }
     }
 
@@ -517,7 +590,17 @@ impl ServerPort for RegistryPort {
         let (registry, server) = (self.registry.clone(), self.server.clone());
         Box::pin(async move {
             let conn = registry.connection(&server).await.map_err(unavailable)?;
-            conn.call_tool(name, arguments, control).await
+            let CallControl { progress, cancelled } = control;
+            let first = conn
+                .call_tool(name.clone(), arguments.clone(), CallControl { progress: progress.clone(), cancelled })
+                .await;
+            // Refused for want of sign-in (an expired session, step-up): sign in, then once more.
+            let Some(challenge) = first.as_ref().err().and_then(auth_challenge_of).map(str::to_owned) else {
+                return first;
+            };
+            registry.needs_sign_in(&server, &challenge).await;
+            let conn = registry.connection(&server).await.map_err(unavailable)?;
+            conn.call_tool(name, arguments, CallControl { progress, cancelled: None }).await
         })
     }
 

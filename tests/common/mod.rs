@@ -162,9 +162,11 @@ fn spawn_host(
     args: &[&str],
     trace_path: &std::path::Path,
     log: Option<&str>,
+    envs: &[(&str, &str)],
 ) -> (std::process::Child, std::thread::JoinHandle<String>) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"));
     cmd.args(args).arg("--trace").arg(trace_path).current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd.envs(envs.iter().copied());
     if let Some(log) = log {
         cmd.env("MCP_APPS_HOST_LOG", log);
     }
@@ -187,7 +189,7 @@ pub fn run_host(args: &[&str], limit: Duration) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let trace_path = dir.path().join("trace.jsonl");
     let started = Instant::now();
-    let (mut child, reader) = spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"));
+    let (mut child, reader) = spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"), &[]);
     let code = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status.code();
@@ -225,11 +227,21 @@ pub fn basic_vanillajs() -> String {
 /// Runs `mcp-apps-host` (with `--trace`) until `done(trace)` holds or `limit` passes, then stops
 /// it; for the interactive app, which has no exit point of its own.
 pub fn run_host_until(args: &[&str], done: impl Fn(&[Value]) -> bool, limit: Duration) -> Run {
+    run_host_until_env(args, &[], done, limit)
+}
+
+/// [`run_host_until`] with extra environment variables (e.g. `XDG_DATA_HOME` for sign-in tokens).
+pub fn run_host_until_env(
+    args: &[&str],
+    envs: &[(&str, &str)],
+    done: impl Fn(&[Value]) -> bool,
+    limit: Duration,
+) -> Run {
     assert!(std::env::var_os("DISPLAY").is_some(), "these tests open windows: run them under a display");
     let dir = tempfile::tempdir().unwrap();
     let trace_path = dir.path().join("trace.jsonl");
     let started = Instant::now();
-    let (mut child, reader) = spawn_host(args, &trace_path, None);
+    let (mut child, reader) = spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"), envs);
     let read = || -> Vec<Value> {
         std::fs::read_to_string(&trace_path)
             .unwrap_or_default()
