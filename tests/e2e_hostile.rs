@@ -409,6 +409,25 @@ fn a_view_cannot_navigate_open_windows_post_forms_or_download() {
     run.assert_honest_kept_working("v2", run.report_time("navigation"));
 }
 
+/// The View navigates its own frame away (`location.href`, `location.assign`): the iframe
+/// sandbox allows self-navigation and no CSP directive governs it. WebKit refuses the
+/// navigation from the sandbox scheme to http before the host's native navigation handler is
+/// consulted (which would refuse it too); either way the View's document stays and nothing
+/// reaches the canary.
+#[test]
+fn a_view_cannot_navigate_its_own_frame_away() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-self-navigation", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["self-navigation"], "v2", 5),
+        LIMIT,
+    );
+    let r = run.report("self-navigation");
+    assert_eq!(r["stillHere"], r["before"], "the View's document is still the one the host gave it: {r}");
+    assert!(r["before"].as_str().unwrap().contains("/proxy.html?view=v1"), "{r}");
+    assert_no_hits(&run);
+    run.assert_honest_kept_working("v2", run.report_time("self-navigation"));
+}
+
 /// Every kind of request a page can make to an undeclared origin (the canary listener): fetch,
 /// XHR, WebSocket, EventSource, beacon, script, img, srcset, SVG image, stylesheet, @import,
 /// background, fonts, media, object/embed, iframe, workers (http and blob:, shared too), dynamic
