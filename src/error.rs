@@ -57,7 +57,7 @@ pub enum Error {
         reason: String,
     },
     /// A remote server needs sign-in (it answered 401).
-    #[error("MCP server `{server}` needs sign-in")]
+    #[error("MCP server `{server}` needs sign-in (`mcp-apps-host run` signs in through your browser)")]
     AuthRequired {
         /// The server.
         server: String,
