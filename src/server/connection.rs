@@ -515,7 +515,7 @@ impl Connection {
                 };
                 let outcome = match manager {
                     Some(manager) => {
-                        let http = AuthClient::new(reqwest::Client::default(), manager);
+                        let http = AuthClient::new(remote_http_client()?, manager);
                         let transport = StreamableHttpClientTransport::with_client(http, config);
                         handshake_raw(client, transport, deadline, options.handshake_timeout).await
                     }
@@ -855,6 +855,28 @@ fn spawn_stdio(
         });
     }
     Ok((transport, pid))
+}
+
+/// The HTTP client of a signed-in remote connection, with rmcp's own defaults: no idle pooling,
+/// and only same-origin 307/308 redirects followed (a configured header or a token must never
+/// reach another origin, and a POST must not turn into a GET).
+fn remote_http_client() -> Result<reqwest::Client> {
+    let policy = reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
+        let keeps_method = matches!(attempt.status().as_u16(), 307 | 308);
+        if attempt.previous().len() > 10 {
+            attempt.error("too many redirects")
+        } else if same_origin && keeps_method {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    });
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(policy)
+        .build()
+        .map_err(|e| Error::Desktop(format!("cannot build the HTTP client: {e}")))
 }
 
 /// [`handshake`], with the 401 challenge (`WWW-Authenticate`) when the server asked for sign-in.
