@@ -224,3 +224,34 @@ fn a_server_behind_sign_in_shows_a_button_and_works_after_the_browser_step() {
     assert!(out.status.success() && said.contains("signed out of"), "{said}");
     assert!(!tokens[0].exists(), "the token file is gone");
 }
+
+#[test]
+fn a_views_call_on_an_expired_session_signs_in_again_and_completes() {
+    // Tokens live 2 s and cannot be refreshed: the View's call 3 s after it opened hits a 401,
+    // the host signs in again (the browser stand-in approves), and the call completes.
+    let oauth = server_support::Server::fixture("oauth-server.mjs", &["--expires", "2", "--no-refresh"]);
+    let url = oauth.url("/mcp");
+    let data = tempfile::tempdir().unwrap();
+    let opener = node_server("follow-redirect.mjs", "");
+    let answered = |t: &[Value]| {
+        t.iter().any(|r| {
+            r["dir"] == "host->view"
+                && r["msg"]["result"]["content"][0]["text"].as_str().is_some_and(|s| s.starts_with("called with token"))
+        })
+    };
+    let run = run_host_until_env(
+        &["run", "--url", &url, "--open-with", &opener, "--tool", "signed-in-view"],
+        &[("XDG_DATA_HOME", data.path().to_str().unwrap())],
+        answered,
+        LIMIT,
+    );
+    assert!(answered(&run.trace), "the View's call never completed; stderr:\n{}", run.stderr);
+    let text = run
+        .dir("host->view")
+        .find_map(|m| m["result"]["content"][0]["text"].as_str().filter(|s| s.starts_with("called with")))
+        .unwrap();
+    assert_eq!(text, "called with token #2", "the call went out with the new sign-in's token");
+    assert_eq!(oauth.lines_starting("TOKEN authorization_code").len(), 2, "{:?}", oauth.output());
+    // The View got no error on the way: it only waited.
+    assert!(run.dir("host->view").all(|m| m.get("error").is_none()), "{:?}", run.trace);
+}
