@@ -98,3 +98,25 @@ async fn sign_in_stores_owner_only_tokens_refreshes_them_and_never_logs_them() {
         assert!(!logs.contains(refresh), "refresh token leaked into the logs");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_id_from_the_config_is_used_instead_of_registering() {
+    let server = Server::fixture("oauth-server.mjs", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.json");
+    let entry = serde_json::json!({"mcpServers": {"remote": {"url": server.url("/mcp"), "oauth": {"clientId": "from-config"}}}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let load = mcp_apps_host::server::config::load_config(&config, &Default::default()).unwrap();
+    let spec = load.servers[0].clone();
+    let options = ConnectOptions::default().token_dir(dir.path()).authorizer(Arc::new(FollowRedirect));
+    let challenge = match Connection::connect_with(&spec, options.clone()).await {
+        Err(Error::AuthRequired { challenge, .. }) => challenge,
+        other => panic!("expected AuthRequired, got {other:?}"),
+    };
+    let conn = Connection::sign_in(&spec, options, Some(&challenge)).await.unwrap();
+    assert!(conn.tool("whoami").is_some());
+    let authorize = server.wait_for_lines("AUTHORIZE", 1, Duration::from_secs(2)).await;
+    assert_eq!(authorize, ["AUTHORIZE client_id=from-config"]);
+    assert!(server.lines_starting("REGISTER").is_empty(), "no dynamic registration with a configured client");
+    conn.shutdown().await;
+}

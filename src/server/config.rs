@@ -50,6 +50,8 @@ pub enum ServerSpec {
         url: url::Url,
         /// Extra request headers, names unique ignoring case.
         headers: Vec<(String, String)>,
+        /// A client pre-registered with its authorization server (the config's `oauth`).
+        oauth: Option<OAuthClient>,
     },
     /// A remote server speaking the legacy (2024-11-05) HTTP+SSE transport.
     Sse {
@@ -59,12 +61,34 @@ pub enum ServerSpec {
         url: url::Url,
         /// Extra request headers, names unique ignoring case.
         headers: Vec<(String, String)>,
+        /// A client pre-registered with its authorization server (the config's `oauth`).
+        oauth: Option<OAuthClient>,
     },
     /// A server compiled into this host, run in-process (e.g. `demo`).
     Builtin {
         /// Its name (see [`crate::demo::builtin`]).
         name: String,
     },
+}
+
+/// A client registered beforehand with a remote server's authorization server: the config
+/// entry's `"oauth": {"clientId": "...", "clientSecret": "..."}` (secret optional).
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OAuthClient {
+    /// The client id.
+    pub client_id: String,
+    /// The client secret, for confidential clients.
+    pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "[REDACTED]"))
+            .finish()
+    }
 }
 
 impl ServerSpec {
@@ -97,9 +121,9 @@ impl ServerSpec {
         let headers = parse_header_lines(headers)?;
         let name = url_display_name(&parsed);
         Ok(if url_looks_like_sse(&parsed) {
-            Self::Sse { name, url: parsed, headers }
+            Self::Sse { name, url: parsed, headers, oauth: None }
         } else {
-            Self::StreamableHttp { name, url: parsed, headers }
+            Self::StreamableHttp { name, url: parsed, headers, oauth: None }
         })
     }
 
@@ -547,9 +571,9 @@ impl AgentPlugin {
             let headers = header_map(fields)?;
             let name = name.to_owned();
             Ok(Some(if kind == "sse" {
-                ServerSpec::Sse { name, url, headers }
+                ServerSpec::Sse { name, url, headers, oauth: None }
             } else {
-                ServerSpec::StreamableHttp { name, url, headers }
+                ServerSpec::StreamableHttp { name, url, headers, oauth: None }
             }))
         }
     }
@@ -805,12 +829,29 @@ fn remote_server(name: &str, fields: &[(String, Json)], sse: Option<bool>) -> Re
     let raw = required_string(fields, "url")?;
     let url = parse_remote_url(raw).map_err(|reason| format!("url {}: {reason}", redact_url(raw)))?;
     let headers = header_map(fields)?;
+    let oauth = oauth_client(fields)?;
     let name = name.to_owned();
     Ok(if sse.unwrap_or_else(|| url_looks_like_sse(&url)) {
-        ServerSpec::Sse { name, url, headers }
+        ServerSpec::Sse { name, url, headers, oauth }
     } else {
-        ServerSpec::StreamableHttp { name, url, headers }
+        ServerSpec::StreamableHttp { name, url, headers, oauth }
     })
+}
+
+/// `"oauth": {"clientId": "...", "clientSecret"?: "..."}`: a pre-registered client.
+fn oauth_client(fields: &[(String, Json)]) -> Result<Option<OAuthClient>, String> {
+    let inner = match field(fields, "oauth") {
+        None => return Ok(None),
+        Some(Json::Object(inner)) => inner,
+        Some(other) => return Err(format!("\"oauth\" must be an object, found {}", other.describe())),
+    };
+    if let Some((key, _)) = inner.iter().find(|(k, _)| k != "clientId" && k != "clientSecret") {
+        return Err(format!("\"oauth\" has unknown field {key:?} (expected \"clientId\", \"clientSecret\")"));
+    }
+    let client_id = required_string(inner, "clientId").map_err(|e| format!("\"oauth\": {e}"))?.to_owned();
+    let client_secret =
+        optional_string(inner, "clientSecret").map_err(|e| format!("\"oauth\": {e}"))?.map(str::to_owned);
+    Ok(Some(OAuthClient { client_id, client_secret }))
 }
 
 fn reject_fields(fields: &[(String, Json)], keys: &[&str], what: &str) -> Result<(), String> {

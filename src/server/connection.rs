@@ -462,7 +462,14 @@ impl Connection {
             options.authorizer.clone().ok_or_else(|| failed("this host cannot ask anyone to sign in".into()))?;
         let store = TokenFile::for_server(&spec.identity(), options.token_dir.as_deref())
             .ok_or_else(|| failed("no data directory for the sign-in tokens".into()))?;
-        let registration = &options.client_registration;
+        // A client id from the server's config entry wins over the host-wide registration.
+        let configured = match spec {
+            ServerSpec::StreamableHttp { oauth: Some(c), .. } | ServerSpec::Sse { oauth: Some(c), .. } => {
+                Some(ClientRegistration::preregistered(c.client_id.clone(), c.client_secret.clone()))
+            }
+            _ => None,
+        };
+        let registration = configured.as_ref().unwrap_or(&options.client_registration);
         let manager = super::auth::sign_in(url, challenge, store, registration, authorizer.0.as_ref(), SIGN_IN_TIMEOUT)
             .await
             .map_err(failed)?;

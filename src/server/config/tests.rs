@@ -51,6 +51,7 @@ fn from_url_builds_remote_specs_with_stable_identities() {
             name: "api.example.com:8443".into(),
             url: url::Url::parse("https://api.example.com:8443/mcp").unwrap(),
             headers: vec![("Authorization".into(), "Bearer abc".into()), ("X-Trace".into(), "on".into()),],
+            oauth: None,
         }
     );
     assert_eq!(spec.identity(), "http:https://api.example.com:8443/mcp");
@@ -266,6 +267,7 @@ fn agent_plugin_example_resolves_against_root_and_data() {
             name: "forecast".into(),
             url: url::Url::parse("https://forecast.example.com/mcp").unwrap(),
             headers: vec![("X-Client".into(), "weather-tools".into())],
+            oauth: None,
         }
     );
     assert_eq!(load.servers[1].identity(), "http:https://forecast.example.com/mcp");
@@ -841,4 +843,30 @@ fn default_config_path_is_in_the_user_config_dir() {
     let path = default_config_path().expect("a user config directory");
     assert!(path.ends_with("mcp-apps-host/mcp.json"), "{path:?}");
     assert!(path.is_absolute());
+}
+
+#[test]
+fn remote_entries_may_name_a_preregistered_oauth_client() {
+    let (_tmp, load) = load_file(
+        "mcp.json",
+        r#"{"mcpServers": {
+            "public": {"url": "https://a.example.com/mcp", "oauth": {"clientId": "host-app"}},
+            "confidential": {"url": "https://b.example.com/mcp", "oauth": {"clientId": "c", "clientSecret": "s3cret"}},
+            "no-id": {"url": "https://c.example.com/mcp", "oauth": {"clientSecret": "s"}},
+            "typo": {"url": "https://d.example.com/mcp", "oauth": {"clientID": "x"}},
+            "not-object": {"url": "https://e.example.com/mcp", "oauth": "x"}
+        }}"#,
+    );
+    let load = load.unwrap();
+    let oauth = |name: &str| match server(&load, name) {
+        ServerSpec::StreamableHttp { oauth, .. } => oauth.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(oauth("public").map(|c| (c.client_id, c.client_secret)), Some(("host-app".into(), None)));
+    let confidential = oauth("confidential").unwrap();
+    assert_eq!(confidential.client_secret.as_deref(), Some("s3cret"));
+    assert!(!format!("{confidential:?}").contains("s3cret"), "the secret never shows in Debug");
+    assert_rule(&load, "no-id", "\"clientId\" is required");
+    assert_rule(&load, "typo", "unknown field \"clientID\"");
+    assert_rule(&load, "not-object", "\"oauth\" must be an object");
 }
