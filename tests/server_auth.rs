@@ -120,3 +120,28 @@ async fn a_client_id_from_the_config_is_used_instead_of_registering() {
     assert!(server.lines_starting("REGISTER").is_empty(), "no dynamic registration with a configured client");
     conn.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_legacy_sse_server_signs_in_the_same_way() {
+    let server = Server::fixture("oauth-server.mjs", &[]);
+    let spec = ServerSpec::from_url(&server.url("/sse"), &[]).unwrap();
+    assert!(matches!(spec, ServerSpec::Sse { .. }));
+    let dir = tempfile::tempdir().unwrap();
+    let options = ConnectOptions::default().token_dir(dir.path()).authorizer(Arc::new(FollowRedirect));
+    let challenge = match Connection::connect_with(&spec, options.clone()).await {
+        Err(Error::AuthRequired { challenge, .. }) => challenge,
+        other => panic!("expected AuthRequired, got {other:?}"),
+    };
+    assert!(challenge.contains("oauth-protected-resource/sse"), "{challenge}");
+    let conn = Connection::sign_in(&spec, options, Some(&challenge)).await.unwrap();
+    let result = conn.call_tool("whoami".into(), None, CallControl::default()).await.unwrap();
+    assert_eq!(first_text(&result), "called with token #1");
+    // The stream and every POST carried the token.
+    let posts = server.wait_for_lines("SSE tools/call", 1, Duration::from_secs(2)).await;
+    assert!(posts[0].ends_with(&server.lines_starting("TOKEN ")[0].rsplit(' ').next().unwrap().to_owned()));
+    conn.shutdown().await;
+    // Stored tokens are used next time.
+    let again = Connection::connect_with(&spec, ConnectOptions::default().token_dir(dir.path())).await.unwrap();
+    assert!(again.tool("whoami").is_some());
+    again.shutdown().await;
+}

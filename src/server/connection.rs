@@ -35,7 +35,7 @@ use super::requests::{
     parse_elicitation, validate_content, ElicitAnswer, ElicitationKind, Root, ServerRequests, SharedRequests,
     Unattended, ELICITATION_TIMEOUT, SAMPLING_TIMEOUT,
 };
-use super::sse::{display_url, SseOptions, SseTransport};
+use super::sse::{display_url, SseError, SseOptions, SseTransport};
 use crate::bridge::{BoxFuture, CallControl, ServerPort};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::code;
@@ -558,9 +558,22 @@ impl Connection {
             }
             ServerSpec::Sse { url, headers, .. } => {
                 let headers = request_headers(headers)?;
-                let sse = SseOptions::default().headers(headers).connect_timeout(options.handshake_timeout);
+                let mut sse = SseOptions::default().headers(headers).connect_timeout(options.handshake_timeout);
+                let manager = match signed_in {
+                    Some(m) => Some(m),
+                    None => match TokenFile::for_server(&spec.identity(), options.token_dir.as_deref()) {
+                        Some(store) => super::auth::manager(url, store).await.ok(),
+                        None => None,
+                    },
+                };
+                if let Some(manager) = manager {
+                    sse = sse.auth(manager);
+                }
                 let transport = match tokio::time::timeout_at(deadline, SseTransport::connect(url.clone(), sse)).await {
                     Ok(Ok(transport)) => transport,
+                    Ok(Err(SseError::AuthRequired { challenge, .. })) => {
+                        return Err(Error::AuthRequired { server: name.clone(), challenge });
+                    }
                     Ok(Err(e)) => {
                         let reason = e.to_string();
                         let hint = http_hint(&reason);
@@ -928,6 +941,9 @@ pub fn auth_challenge_of(error: &RpcError) -> Option<&str> {
 fn challenge_in(error: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {
+        if let Some(SseError::AuthRequired { challenge, .. }) = e.downcast_ref::<SseError>() {
+            return Some(challenge.clone());
+        }
         if let Some(http) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
             return http.auth_challenge().map(str::to_owned);
         }

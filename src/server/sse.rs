@@ -89,6 +89,16 @@ pub enum SseError {
         /// The start of the body, or why a redirect was not followed.
         detail: String,
     },
+    /// The server wants sign-in (401, or 403 with `insufficient_scope`).
+    #[error("{method} {url} needs sign-in")]
+    AuthRequired {
+        /// `GET` or `POST`.
+        method: &'static str,
+        /// The URL, without its query.
+        url: String,
+        /// The `WWW-Authenticate` challenge.
+        challenge: String,
+    },
     /// The SSE URL did not answer with an event stream.
     #[error(
         "GET {url} answered with content type {content_type:?}, not text/event-stream: is this a legacy SSE \
@@ -166,6 +176,18 @@ pub struct SseOptions {
     pub default_retry: Duration,
     /// The largest event accepted, in bytes of field lines.
     pub max_event_size: usize,
+    /// Signs every request with the server's token (refreshed when it expires).
+    pub auth: Option<SseAuth>,
+}
+
+/// The sign-in of a legacy SSE connection (a newtype so options stay `Debug`).
+#[derive(Clone)]
+pub struct SseAuth(pub std::sync::Arc<rmcp::transport::auth::AuthorizationManager>);
+
+impl std::fmt::Debug for SseAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SseAuth(..)")
+    }
 }
 
 impl Default for SseOptions {
@@ -177,11 +199,18 @@ impl Default for SseOptions {
             reconnect_attempts: 5,
             default_retry: DEFAULT_RETRY,
             max_event_size: DEFAULT_MAX_EVENT_SIZE,
+            auth: None,
         }
     }
 }
 
 impl SseOptions {
+    /// Signs every request with the tokens of this authorization manager.
+    pub fn auth(mut self, manager: rmcp::transport::auth::AuthorizationManager) -> Self {
+        self.auth = Some(SseAuth(std::sync::Arc::new(manager)));
+        self
+    }
+
     /// Sets the configured headers.
     pub fn headers(mut self, headers: HeaderMap) -> Self {
         self.headers = headers;
@@ -345,8 +374,22 @@ struct Shared {
 }
 
 impl Shared {
-    fn headers(&self) -> HeaderMap {
-        self.options.headers.clone()
+    /// The configured headers, plus the bearer token when signed in (no token yet: none, and the
+    /// server's 401 asks for sign-in).
+    async fn headers(&self) -> HeaderMap {
+        let mut headers = self.options.headers.clone();
+        if let Some(auth) = &self.options.auth {
+            match auth.0.get_access_token().await {
+                Ok(token) => {
+                    if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {token}")) {
+                        value.set_sensitive(true);
+                        headers.insert(reqwest::header::AUTHORIZATION, value);
+                    }
+                }
+                Err(e) => tracing::debug!(sse = %display_url(&self.sse_url), "no token to send: {e}"),
+            }
+        }
+        headers
     }
 
     /// Waits until there is an endpoint to POST to.
@@ -370,7 +413,7 @@ impl Shared {
             url: display_url(endpoint),
             reason: format!("cannot serialize the message: {e}"),
         })?;
-        let mut headers = self.headers();
+        let mut headers = self.headers().await;
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let request = self.http.post(endpoint.clone()).headers(headers).body(body).send();
         let timeout = self.options.post_timeout;
@@ -389,7 +432,7 @@ impl Shared {
         &self,
         memory: &StreamMemory,
     ) -> Result<(Url, impl futures_util::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>>), SseError> {
-        let mut headers = self.headers();
+        let mut headers = self.headers().await;
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         headers.remove("last-event-id");
@@ -442,6 +485,13 @@ fn http_error(method: &'static str, url: &Url, error: &reqwest::Error) -> SseErr
 
 async fn status_error(method: &'static str, url: &Url, response: reqwest::Response) -> SseError {
     let status = response.status();
+    let challenge = response.headers().get(reqwest::header::WWW_AUTHENTICATE).and_then(|v| v.to_str().ok());
+    if let Some(challenge) = challenge {
+        let wants_scope = status.as_u16() == 403 && challenge.contains("insufficient_scope");
+        if status.as_u16() == 401 || wants_scope {
+            return SseError::AuthRequired { method, url: display_url(url), challenge: challenge.to_owned() };
+        }
+    }
     let detail = if status.is_redirection() {
         let target = response.headers().get("location").and_then(|l| l.to_str().ok()).unwrap_or("?");
         let target = url.join(target).map(|t| t.origin().ascii_serialization()).unwrap_or_else(|_| target.to_owned());
