@@ -153,6 +153,13 @@
           signIn.addEventListener("click", function () { send({ kind: "sign-in", server: s.name }); });
           head.append(signIn);
         }
+        if (s.status === "signing in") {
+          var cancel = el("button", "restart", "Cancel sign-in");
+          cancel.type = "button";
+          cancel.dataset.cancelSignIn = s.name;
+          cancel.addEventListener("click", function () { send({ kind: "cancel-sign-in", server: s.name }); });
+          head.append(cancel);
+        }
         if (s.status === "failed") {
           var restart = el("button", "restart", "Restart now");
           restart.type = "button";

@@ -145,3 +145,40 @@ async fn a_legacy_sse_server_signs_in_the_same_way() {
     assert!(again.tool("whoami").is_some());
     again.shutdown().await;
 }
+
+/// A browser the person never finishes signing in with.
+struct Abandoned;
+
+impl mcp_apps_host::server::auth::Authorizer for Abandoned {
+    fn open(&self, _url: &str) -> mcp_apps_host::bridge::BoxFuture<Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sign_in_in_progress_can_be_cancelled_and_tried_again() {
+    use mcp_apps_host::server::registry::{Registry, ServerStatus};
+    let server = Server::fixture("oauth-server.mjs", &[]);
+    let spec = ServerSpec::from_url(&server.url("/mcp"), &[]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let options = ConnectOptions::default().token_dir(dir.path()).authorizer(Arc::new(Abandoned));
+    let registry = Registry::new(vec![spec], options);
+    registry.start().await;
+    let name = registry.names()[0].clone();
+    assert!(matches!(registry.status(&name), Some(ServerStatus::SignInRequired { .. })), "{:?}", registry.servers());
+    // Nobody finishes in the browser: the sign-in waits until it is cancelled.
+    let waiting = {
+        let (registry, name) = (registry.clone(), name.clone());
+        tokio::spawn(async move { registry.sign_in(&name).await })
+    };
+    let started = std::time::Instant::now();
+    while registry.status(&name) != Some(ServerStatus::SigningIn) {
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", registry.servers());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    registry.cancel_sign_in(&name);
+    let outcome = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("cancel ends the wait").unwrap();
+    assert!(outcome.unwrap_err().to_string().contains("cancelled"));
+    assert!(matches!(registry.status(&name), Some(ServerStatus::SignInRequired { .. })), "the Sign in button is back");
+    registry.shutdown().await;
+}

@@ -1049,6 +1049,7 @@ impl Controller {
                     }
                 });
             }
+            ShellMessage::CancelSignIn { server } => self.servers.cancel_sign_in(&server),
             ShellMessage::Restart { server } => {
                 let servers = self.servers.clone();
                 tokio::spawn(async move {

@@ -108,6 +108,11 @@ pub enum ShellMessage {
         /// The server.
         server: String,
     },
+    /// The person cancelled a sign-in in progress.
+    CancelSignIn {
+        /// The server.
+        server: String,
+    },
     /// The person asked to restart a server now.
     Restart {
         /// The server.

@@ -137,6 +137,8 @@ struct Entry {
     connecting: Arc<tokio::sync::Mutex<()>>,
     /// Bumped on each new connection, so a watcher of an old one stops.
     generation: u64,
+    /// Wakes a sign-in in progress to give it up (the person cancelled).
+    cancel_sign_in: Arc<tokio::sync::Notify>,
 }
 
 /// The servers of one host.
@@ -175,6 +177,7 @@ impl Registry {
                 failures: 0,
                 connecting: Arc::default(),
                 generation: 0,
+                cancel_sign_in: Arc::default(),
             });
         }
         let (events, _) = broadcast::channel(256);
@@ -302,8 +305,25 @@ impl Registry {
                 if !sign_in || self.options.authorizer.is_none() {
                     return Err(Error::AuthRequired { server: name.to_owned(), challenge });
                 }
+                let cancel = self.with_entry(name, |e| e.cancel_sign_in.clone()).ok_or_else(|| self.unknown(name))?;
+                // Registered before the status says "signing in", so no cancel can slip past.
+                let cancelled = cancel.notified();
+                tokio::pin!(cancelled);
+                cancelled.as_mut().enable();
                 self.set_status(name, ServerStatus::SigningIn);
-                let signed_in = Connection::sign_in(&spec, self.options.clone(), Some(&challenge)).await;
+                let signed_in = tokio::select! {
+                    r = Connection::sign_in(&spec, self.options.clone(), Some(&challenge)) => r,
+                    () = &mut cancelled => {
+                        // Back to where it was: the person may sign in later.
+                        tracing::info!(server = %name, "sign-in cancelled");
+                        self.set_status(name, ServerStatus::SignInRequired { challenge: challenge.clone() });
+                        return Err(Error::Request {
+                            server: name.to_owned(),
+                            method: "sign-in".into(),
+                            reason: "sign-in was cancelled".into(),
+                        });
+                    }
+                };
                 return self.connected(name, signed_in);
             }
             ServerStatus::Starting => {}
@@ -341,6 +361,15 @@ impl Registry {
                 self.failed(name, &reason);
                 Err(e)
             }
+        }
+    }
+
+    /// Gives up a sign-in in progress (the person closed the browser tab, or changed their mind):
+    /// the server goes back to "sign-in required", and whoever waited gets an error.
+    pub fn cancel_sign_in(&self, name: &str) {
+        let signing_in = self.with_entry(name, |e| (e.status == ServerStatus::SigningIn, e.cancel_sign_in.clone()));
+        if let Some((true, cancel)) = signing_in {
+            cancel.notify_waiters();
         }
     }
 
