@@ -162,12 +162,11 @@ impl HostBuilder {
     }
 
     /// A directory servers may work in, offered in `roots/list` (repeatable).
-    pub fn root(self, dir: impl AsRef<std::path::Path>) -> Self {
+    pub fn root(mut self, dir: impl AsRef<std::path::Path>) -> Self {
         match Root::directory(dir.as_ref()) {
             Ok(root) => {
-                let mut me = self;
-                me.roots.push(root);
-                me
+                self.roots.push(root);
+                self
             }
             Err(e) => self.keep(e),
         }

@@ -539,12 +539,8 @@ impl Controller {
                     Direction::HostToServer,
                     &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": {"name": tool_name, "arguments": arguments}}),
                 );
-                let outcome = match servers.connection(&server).await {
-                    Ok(conn) => conn.call_tool(tool_name, Some(arguments), CallControl::default()).await,
-                    Err(e) => {
-                        Err(crate::protocol::RpcError::new(crate::protocol::jsonrpc::code::UNAVAILABLE, e.to_string()))
-                    }
-                };
+                // Through the server's port, like the View's own calls: restart and sign-in on demand.
+                let outcome = servers.port(&server).call_tool(tool_name, Some(arguments), CallControl::default()).await;
                 trace.record(
                     Some(&view_id),
                     Direction::ServerToHost,
@@ -579,6 +575,7 @@ impl Controller {
             }),
         };
         Ok(async move {
+            let conn = servers.connection(&server).await?;
             if html_file.is_none() {
                 trace.record(
                     Some(&view_id),
@@ -594,13 +591,11 @@ impl Controller {
                         .map_err(|e| Error::Desktop(format!("cannot read --html {}: {e}", path.display())))?;
                     json!({"contents": [{"uri": uri, "mimeType": crate::protocol::RESOURCE_MIME_TYPE, "text": html}]})
                 }
-                None => {
-                    servers.connection(&server).await?.read_resource(uri.clone()).await.map_err(|e| Error::Request {
-                        server: server.clone(),
-                        method: format!("resources/read {uri}"),
-                        reason: e.to_string(),
-                    })?
-                }
+                None => conn.read_resource(uri.clone()).await.map_err(|e| Error::Request {
+                    server: server.clone(),
+                    method: format!("resources/read {uri}"),
+                    reason: e.to_string(),
+                })?,
             };
             if html_file.is_none() {
                 let items = read.get("contents").and_then(Value::as_array).map_or(0, Vec::len);
@@ -610,7 +605,6 @@ impl Controller {
                     &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "result": {"contents": items}}),
                 );
             }
-            let conn = servers.connection(&server).await?;
             let resource = ui_resource_from_read(&uri, &read, conn.listed_resource(&uri).as_ref())?;
             for w in &resource.meta.warnings {
                 tracing::warn!(resource = %uri, "{w}");
@@ -737,12 +731,7 @@ impl Controller {
             (self.servers.clone(), entry.server.clone(), self.ui.clone(), self.trace.clone(), id.to_owned());
         tokio::spawn(async move {
             trace.record(Some(&id), Direction::HostToServer, &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": {"name": tool, "arguments": arguments}}));
-            let outcome = match servers.connection(&server).await {
-                Ok(conn) => conn.call_tool(tool.clone(), Some(arguments), CallControl::default()).await,
-                Err(e) => {
-                    Err(crate::protocol::RpcError::new(crate::protocol::jsonrpc::code::UNAVAILABLE, e.to_string()))
-                }
-            };
+            let outcome = servers.port(&server).call_tool(tool.clone(), Some(arguments), CallControl::default()).await;
             let (text, error) = match &outcome {
                 Ok(r) => {
                     let blocks =

@@ -1,7 +1,6 @@
 //! One live MCP client connection (rmcp), with the server's tools and resources indexed.
 
 use std::collections::{HashMap, VecDeque};
-use std::error::Error as _;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -515,10 +514,7 @@ impl Connection {
                 // refreshed); without any, the request goes out plain and a 401 asks for one.
                 let manager = match signed_in {
                     Some(m) => Some(m),
-                    None => match TokenFile::for_server(&spec.identity(), options.token_dir.as_deref()) {
-                        Some(store) => super::auth::manager(url, store).await.ok(),
-                        None => None,
-                    },
+                    None => stored_sign_in(spec, url, &options).await,
                 };
                 let outcome = match manager {
                     Some(manager) => {
@@ -561,10 +557,7 @@ impl Connection {
                 let mut sse = SseOptions::default().headers(headers).connect_timeout(options.handshake_timeout);
                 let manager = match signed_in {
                     Some(m) => Some(m),
-                    None => match TokenFile::for_server(&spec.identity(), options.token_dir.as_deref()) {
-                        Some(store) => super::auth::manager(url, store).await.ok(),
-                        None => None,
-                    },
+                    None => stored_sign_in(spec, url, &options).await,
                 };
                 if let Some(manager) = manager {
                     sse = sse.auth(manager);
@@ -877,6 +870,13 @@ fn spawn_stdio(
     Ok((transport, pid))
 }
 
+/// The authorization manager of a remote server's stored sign-in (tokens are loaded if there are
+/// any; without them the first request goes out plain and a 401 asks for sign-in).
+async fn stored_sign_in(spec: &ServerSpec, url: &url::Url, options: &ConnectOptions) -> Option<AuthorizationManager> {
+    let store = TokenFile::for_server(&spec.identity(), options.token_dir.as_deref())?;
+    super::auth::manager(url, store).await.ok()
+}
+
 /// The HTTP client of a signed-in remote connection, with rmcp's own defaults: no idle pooling,
 /// and only same-origin 307/308 redirects followed (a configured header or a token must never
 /// reach another origin, and a POST must not turn into a GET).
@@ -1001,32 +1001,19 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
                 return format!("unexpected server response: {}", one_line(text, 300));
             }
             HttpError::AuthRequired(_) | HttpError::InsufficientScope(_) => {
-                return format!(
-                    "{http}: the server wants authorization (OAuth is not supported yet; a static \
-                                Authorization header can be configured)"
-                );
+                return format!("{http}: the server wants sign-in");
             }
             _ => {}
         }
     }
-    if let Some(http) = error.downcast_ref::<reqwest::Error>() {
+    let mut text = match error.downcast_ref::<reqwest::Error>() {
         // reqwest repeats the URL with its query (which may hold a token); callers name the URL.
-        let mut text = match http.url() {
+        Some(http) => match http.url() {
             Some(url) => http.to_string().replace(&format!(" for url ({url})"), ""),
             None => http.to_string(),
-        };
-        let mut source = http.source();
-        while let Some(cause) = source {
-            let cause_text = cause.to_string();
-            if !text.contains(&cause_text) {
-                text.push_str(": ");
-                text.push_str(&cause_text);
-            }
-            source = cause.source();
-        }
-        return text;
-    }
-    let mut text = error.to_string();
+        },
+        None => error.to_string(),
+    };
     let mut source = error.source();
     while let Some(cause) = source {
         let cause_text = cause.to_string();

@@ -141,6 +141,17 @@ struct Entry {
     cancel_sign_in: Arc<tokio::sync::Notify>,
 }
 
+impl Entry {
+    /// Takes the live connection out, keeping it as `last` for its tool list.
+    fn retire(&mut self) -> Option<Arc<Connection>> {
+        let old = self.connection.take();
+        if let Some(c) = &old {
+            self.last = Some(c.clone());
+        }
+        old
+    }
+}
+
 /// The servers of one host.
 pub struct Registry {
     entries: Mutex<Vec<Entry>>,
@@ -376,13 +387,7 @@ impl Registry {
     /// A live connection's request was refused for want of (more) sign-in: the server goes back
     /// to "sign-in required" with the new challenge (for step-up, the wider scope).
     pub async fn needs_sign_in(&self, name: &str, challenge: &str) {
-        let old = self.with_entry(name, |e| {
-            let old = e.connection.take();
-            if let Some(c) = &old {
-                e.last = Some(c.clone());
-            }
-            old
-        });
+        let old = self.with_entry(name, Entry::retire);
         self.set_status(name, ServerStatus::SignInRequired { challenge: challenge.to_owned() });
         if let Some(old) = old.flatten() {
             old.shutdown().await;
@@ -403,9 +408,7 @@ impl Registry {
     fn failed(&self, name: &str, reason: &str) {
         let failures = self
             .with_entry(name, |e| {
-                if let Some(dead) = e.connection.take() {
-                    e.last = Some(dead);
-                }
+                e.retire();
                 e.failures += 1;
                 e.failures
             })
@@ -484,11 +487,7 @@ impl Registry {
         let old = self
             .with_entry(name, |e| {
                 e.status = ServerStatus::Failed { reason: "restarting".into(), retry_at: Instant::now() };
-                let old = e.connection.take();
-                if let Some(c) = &old {
-                    e.last = Some(c.clone());
-                }
-                old
+                e.retire()
             })
             .ok_or_else(|| self.unknown(name))?;
         if let Some(old) = old {
