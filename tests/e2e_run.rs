@@ -200,3 +200,17 @@ fn a_view_that_never_initializes_fails_after_the_timeout() {
     assert_eq!(run.dir("host->view").count(), 0, "{}", dump(&run));
     assert!(run.elapsed < Duration::from_secs(30), "took {:?}", run.elapsed);
 }
+
+#[test]
+fn an_unreachable_display_is_a_clear_error_not_a_panic() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["demo", "--exit-after", "result"])
+        .env("DISPLAY", ":9999")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("error: desktop: cannot open the display"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

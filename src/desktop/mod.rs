@@ -323,8 +323,20 @@ fn host_webview<'a>(
         .with_url(format!("{HOST_ORIGIN}/"))
 }
 
+/// Connects to the display before tao does: tao panics when GTK cannot start.
+#[cfg(target_os = "linux")]
+fn open_display() -> Result<()> {
+    gtk::init().map_err(|e| Error::Desktop(format!("cannot open the display ({e}); is DISPLAY set and reachable?")))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_display() -> Result<()> {
+    Ok(())
+}
+
 /// Opens the window and runs the host until the controller exits; returns the exit code.
 pub fn run(options: RunOptions) -> Result<i32> {
+    open_display()?;
     let mut event_loop = EventLoopBuilder::<UserEvent>::with_user_event().build();
     let window = WindowBuilder::new()
         .with_title("mcp-apps-host")
