@@ -234,3 +234,54 @@ fn inspect_and_check_an_npm_app_that_declares_csp() {
         assert!(!t["reasons"].as_array().unwrap().is_empty());
     }
 }
+
+/// The self-check requirement about connections WebKit opens without asking the CSP.
+const NO_CONNECTION_AROUND_CSP: &str = "no connection outside the CSP (preconnect, DNS prefetch, WebRTC)";
+
+/// `check --self --json` with extra environment variables for the host; `(exit code, report)`.
+fn check_self_with(env: &[(&str, &str)]) -> (Option<i32>, Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["check", "--self", "--json"])
+        .envs(env.iter().copied())
+        .output()
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), report)
+}
+
+fn requirement<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["selfCheck"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["requirement"] == name)
+        .unwrap_or_else(|| panic!("no requirement {name:?}: {report:#}"))
+}
+
+#[test]
+fn check_self_sees_no_connection_around_the_csp() {
+    let (code, r) = check_self_with(&[]);
+    assert_eq!(code, Some(0), "{r:#}");
+    let q = requirement(&r, NO_CONNECTION_AROUND_CSP);
+    assert_eq!(q["ok"], true, "{q:#}");
+    assert_eq!(q["detail"]["tcpConnections"], 0, "{q:#}");
+    assert!(q["detail"]["ports"].as_array().is_some_and(|p| !p.is_empty()), "the canary did not listen: {q:#}");
+}
+
+#[test]
+fn check_self_fails_when_the_engine_keeps_its_preconnects() {
+    let (code, r) = check_self_with(&[("MCP_APPS_HOST_TEST_ALLOW_PRECONNECT", "1")]);
+    assert_eq!(code, Some(1), "{r:#}");
+    let failed: Vec<&str> = r["selfCheck"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["ok"] != true)
+        .filter_map(|q| q["requirement"].as_str())
+        .collect();
+    assert_eq!(failed, [NO_CONNECTION_AROUND_CSP], "{r:#}");
+    let q = requirement(&r, NO_CONNECTION_AROUND_CSP);
+    assert!(q["detail"]["tcpConnections"].as_u64().is_some_and(|n| n > 0), "{q:#}");
+}
