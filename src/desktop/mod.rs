@@ -6,6 +6,7 @@
 //! crosses into the page as a serialized argument, never spliced into code by hand.
 
 mod controller;
+mod engine;
 mod ipc;
 mod policy;
 mod schemes;
@@ -139,7 +140,13 @@ pub(crate) struct Running {
     to_controller: mpsc::UnboundedSender<HostInput>,
     /// The embedder owns the window: the host does not resize it or keep it on top.
     embedded: bool,
+    /// The window is the picture-in-picture window now.
+    in_pip: bool,
+    /// The window's size before picture-in-picture.
     saved_size: Option<tao::dpi::PhysicalSize<u32>>,
+    /// The last size a resize reported outside picture-in-picture (not the pip size itself,
+    /// which GTK may report late, after the window was restored).
+    normal_size: std::cell::Cell<Option<tao::dpi::PhysicalSize<u32>>>,
 }
 
 fn logical(size: tao::dpi::PhysicalSize<u32>, scale: f64) -> (f64, f64) {
@@ -165,18 +172,35 @@ impl Running {
         let (to_controller, from_ui) = mpsc::unbounded_channel::<HostInput>();
         let webview = build_webview(host_webview(&secret, &registry, to_controller.clone()), window)?;
         lean_cache(&webview);
+        // The webview was built without a URL: the shell loads only once the engine features
+        // that connect around the CSP are off.
+        engine::harden(&webview);
+        webview
+            .load_url(&format!("{HOST_ORIGIN}/"))
+            .map_err(|e| Error::Desktop(format!("cannot load the shell: {e}")))?;
         let (controller, receivers) = controller::Controller::new(options, ui, registry, theme, started);
         runtime.spawn(controller.run(from_ui, receivers));
         let (width, height) = logical(window.inner_size(), window.scale_factor());
         let _ = to_controller.send(HostInput::Resized { width, height });
-        Ok(Self { webview, runtime: Some(runtime), to_controller, embedded, saved_size: None })
+        Ok(Self {
+            webview,
+            runtime: Some(runtime),
+            to_controller,
+            embedded,
+            in_pip: false,
+            saved_size: None,
+            normal_size: std::cell::Cell::new(Some(window.inner_size())),
+        })
     }
 
     /// Carries out one event from the controller; returns the exit code when the host is done.
     pub(crate) fn handle(&mut self, window: &tao::window::Window, event: UserEvent) -> Option<i32> {
         match event {
             UserEvent::Shell(command) => {
-                let script = format!("window.__mcpShell && window.__mcpShell.dispatch({command});");
+                // The command goes in as a string literal of JSON text and is parsed in the page:
+                // an object literal would give a `"__proto__"` key its special meaning.
+                let literal = serde_json::to_string(&command).unwrap_or_else(|_| "\"{}\"".into());
+                let script = format!("window.__mcpShell && window.__mcpShell.dispatch(JSON.parse({literal}));");
                 if let Err(e) = self.webview.evaluate_script(&script) {
                     tracing::warn!("shell command failed: {e}");
                 }
@@ -188,17 +212,24 @@ impl Running {
             }
             UserEvent::Screenshot(path, done) => snapshot::capture(&self.webview, path, done),
             UserEvent::Window(_) if self.embedded => {}
+            // The window's size is not read while switching (GTK applies a new size later, so a
+            // quick pip -> restore -> pip would save the pip size as the normal one): the normal
+            // size is what the last resize outside pip reported.
             UserEvent::Window(WindowOp::Pip) => {
-                if self.saved_size.is_none() {
-                    self.saved_size = Some(window.inner_size());
+                if !self.in_pip {
+                    self.in_pip = true;
+                    self.saved_size = Some(self.normal_size.get().unwrap_or_else(|| window.inner_size()));
                 }
                 window.set_always_on_top(true);
                 window.set_inner_size(tao::dpi::LogicalSize::new(controller::PIP_SIZE.0, controller::PIP_SIZE.1));
             }
             UserEvent::Window(WindowOp::Restore) => {
-                window.set_always_on_top(false);
-                if let Some(size) = self.saved_size.take() {
-                    window.set_inner_size(size);
+                if self.in_pip {
+                    self.in_pip = false;
+                    window.set_always_on_top(false);
+                    if let Some(size) = self.saved_size {
+                        window.set_inner_size(size);
+                    }
                 }
             }
             UserEvent::Recycle => recycle(&self.webview),
@@ -212,6 +243,11 @@ impl Running {
         let input = match event {
             WindowEvent::Resized(size) => {
                 let (width, height) = logical(*size, window.scale_factor());
+                let pip_sized =
+                    (width - controller::PIP_SIZE.0).abs() < 2.0 && (height - controller::PIP_SIZE.1).abs() < 2.0;
+                if !self.in_pip && !pip_sized {
+                    self.normal_size.set(Some(*size));
+                }
                 HostInput::Resized { width, height }
             }
             WindowEvent::ThemeChanged(theme) => HostInput::SystemTheme(theme_of(*theme)),
@@ -276,7 +312,7 @@ fn recycle(webview: &wry::WebView) {
 
 /// The webview: shell on `mcp-host://`, proxies on `mcp-sandbox://` with their CSP headers, the
 /// shell's secret IPC line, and everything else a page might try (navigating away, new windows,
-/// downloads) refused.
+/// downloads) refused. It has no URL: [`Running::start`] loads the shell after [`engine::harden`].
 fn host_webview<'a>(
     secret: &IpcSecret,
     registry: &ProxyRegistry,
@@ -320,7 +356,6 @@ fn host_webview<'a>(
             tracing::warn!("blocked download of {url}");
             false
         })
-        .with_url(format!("{HOST_ORIGIN}/"))
 }
 
 /// Connects to the display before tao does: tao panics when GTK cannot start.
