@@ -1,6 +1,7 @@
 //! One live MCP client connection (rmcp), with the server's tools and resources indexed.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::future::Future;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -9,8 +10,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 #[allow(deprecated)]
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
-    CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, Implementation,
-    ProgressNotificationParam, ReadResourceRequestParams, Request,
+    CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ErrorCode,
+    Implementation, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams, Request,
 };
 use rmcp::service::{ClientInitializeError, PeerRequestOptions};
 // Sampling and roots are deprecated upstream (SEP-2577), but servers of the current spec use them.
@@ -31,8 +32,8 @@ use tokio::io::AsyncBufReadExt;
 use super::auth::{Authorizer, ClientRegistration, SharedAuthorizer, TokenFile, SIGN_IN_TIMEOUT};
 use super::config::ServerSpec;
 use super::requests::{
-    parse_elicitation, validate_content, ElicitAnswer, ElicitationKind, Root, ServerRequests, SharedRequests,
-    Unattended, ELICITATION_TIMEOUT, SAMPLING_TIMEOUT,
+    parse_elicitation, validate_content, ElicitAnswer, ElicitationGate, ElicitationKind, Root, ServerRequests,
+    SharedRequests, Unattended, ELICITATION_TIMEOUT, MAX_PENDING_ELICITATIONS, SAMPLING_TIMEOUT,
 };
 use super::sse::{display_url, SseError, SseOptions, SseTransport};
 use crate::bridge::{BoxFuture, CallControl, ServerPort};
@@ -57,6 +58,30 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(8);
 /// rmcp may write a cancel before the request it cancels (trap 1 in the rmcp notes): a cancel is
 /// held back until the request has been out at least this long.
 const CANCEL_GUARD: Duration = Duration::from_millis(100);
+/// How long handing a message to the transport may take (a server that stops reading its stdin
+/// fills the pipe, and a write into it would wait forever).
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long reading a server's tool and resource lists may take in all, every page included
+/// (the default of [`ConnectOptions::list_timeout`]). It starts after the handshake, whose own
+/// limit is [`HANDSHAKE_TIMEOUT`].
+pub const LIST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one page of a listing may take (never past the listing's own deadline).
+pub const LIST_PAGE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most pages one list (tools, resources) may have. Real servers list everything in one
+/// page or a handful; a hundred leaves room for small pages of a big catalogue.
+pub const MAX_LIST_PAGES: usize = 100;
+/// The most tools one server may list: far beyond anything a person or a model can use, low
+/// enough that the index and every tool lookup stay cheap.
+pub const MAX_LISTED_TOOLS: usize = 10_000;
+/// The most resources one server may list.
+pub const MAX_LISTED_RESOURCES: usize = 10_000;
+/// The most listed data one list may hold, measured as the JSON it serializes to (cursors
+/// included). A big real catalogue is well under 1 MiB, and [`MAX_LISTED_TOOLS`] tools of 800
+/// bytes each fit; what the host holds per server stays small and known whatever the server
+/// sends. (rmcp's transports also drop any single message over 16 MiB, so no one page can be
+/// larger than that.)
+pub const MAX_LIST_BYTES: usize = 8 * 1024 * 1024;
 
 /// Header names the client sets itself (HTTP framing, content negotiation, MCP session and
 /// protocol headers). A configured header with one of these names is dropped: the client's wins.
@@ -94,8 +119,11 @@ pub struct ConnectOptions {
     pub idle_timeout: Duration,
     /// How long a forwarded call may take in all, progress or not.
     pub max_call_duration: Duration,
-    /// How long `resources/read` may take.
+    /// How long `resources/read` (and `resources/subscribe`) may take.
     pub request_timeout: Duration,
+    /// How long reading the tool and resource lists may take in all (after the handshake, and
+    /// on every refresh); one page may take [`LIST_PAGE_TIMEOUT`] at most.
+    pub list_timeout: Duration,
     /// Who answers the server's `elicitation/create` and `sampling/createMessage`.
     pub requests: RequestHandler,
     /// The roots offered in `roots/list` (none by default).
@@ -134,6 +162,7 @@ impl Default for ConnectOptions {
             idle_timeout: IDLE_TIMEOUT,
             max_call_duration: MAX_CALL_DURATION,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            list_timeout: LIST_TIMEOUT,
             requests: RequestHandler::default(),
             roots: Vec::new(),
             elicitation_timeout: ELICITATION_TIMEOUT,
@@ -161,6 +190,12 @@ impl ConnectOptions {
     /// Sets how long `resources/read` may take.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets how long reading the tool and resource lists may take in all.
+    pub fn list_timeout(mut self, timeout: Duration) -> Self {
+        self.list_timeout = timeout;
         self
     }
 
@@ -216,6 +251,8 @@ struct HostClient {
     /// What `roots/list` answers.
     roots: Arc<Vec<Root>>,
     elicitation_timeout: Duration,
+    /// This server's elicitations that wait for an answer.
+    elicitations: ElicitationGate,
 }
 
 /// Something the server says changed.
@@ -283,6 +320,14 @@ impl ClientHandler for HostClient {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> std::result::Result<ElicitResult, McpError> {
+        // Refused before anything is parsed or shown: a flood costs the host next to nothing.
+        let _slot = match self.elicitations.enter() {
+            Ok(slot) => slot,
+            Err(reason) => {
+                tracing::warn!(server = %self.server, "elicitation refused: {reason}");
+                return Err(McpError::new(ErrorCode(code::DENIED as i32), reason, None));
+            }
+        };
         let params = serde_json::to_value(&request).unwrap_or_default();
         let elicitation = match parse_elicitation(&self.server, &params) {
             Ok(e) => e,
@@ -440,6 +485,10 @@ impl Connection {
 
     /// [`Connection::connect`] with explicit options. A remote server that answers 401 is
     /// [`Error::AuthRequired`] (see [`Connection::sign_in`]); stored tokens are used and refreshed.
+    /// A server whose tools cannot be read whole within the listing bounds
+    /// ([`ConnectOptions::list_timeout`], [`MAX_LIST_PAGES`], [`MAX_LISTED_TOOLS`],
+    /// [`MAX_LIST_BYTES`]) fails to connect with a reason naming the bound: a host shows all of a
+    /// server's tools or none, never a silently shortened list.
     pub async fn connect_with(spec: &ServerSpec, options: ConnectOptions) -> Result<Arc<Self>> {
         Self::connect_inner(spec, options, None).await
     }
@@ -490,6 +539,7 @@ impl Connection {
             requests: options.requests.0.clone(),
             roots: Arc::new(options.roots.clone()),
             elicitation_timeout: options.elicitation_timeout,
+            elicitations: ElicitationGate::new(MAX_PENDING_ELICITATIONS),
         };
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let deadline = tokio::time::Instant::now() + options.handshake_timeout;
@@ -514,7 +564,7 @@ impl Connection {
                 // refreshed); without any, the request goes out plain and a 401 asks for one.
                 let manager = match signed_in {
                     Some(m) => Some(m),
-                    None => stored_sign_in(spec, url, &options).await,
+                    None => tokio::time::timeout_at(deadline, stored_sign_in(spec, url, &options)).await.ok().flatten(),
                 };
                 let outcome = match manager {
                     Some(manager) => {
@@ -557,7 +607,7 @@ impl Connection {
                 let mut sse = SseOptions::default().headers(headers).connect_timeout(options.handshake_timeout);
                 let manager = match signed_in {
                     Some(m) => Some(m),
-                    None => stored_sign_in(spec, url, &options).await,
+                    None => tokio::time::timeout_at(deadline, stored_sign_in(spec, url, &options)).await.ok().flatten(),
                 };
                 if let Some(manager) = manager {
                     sse = sse.auth(manager);
@@ -610,24 +660,98 @@ impl Connection {
         Ok(conn)
     }
 
-    /// Lists after the handshake; a server that wants sign-in only now says so here.
-    async fn list_all(&self) -> std::result::Result<(Vec<Value>, Vec<Value>), (String, ServiceError)> {
-        let tools = self.peer.list_all_tools().await.map_err(|e| ("tools/list".to_owned(), e))?;
-        let tools: Vec<Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
-        let has_resources = self.peer.peer_info().is_some_and(|i| i.capabilities.resources.is_some());
-        let resources = if has_resources {
-            match self.peer.list_all_resources().await {
-                Ok(r) => r.iter().filter_map(|r| serde_json::to_value(r).ok()).collect(),
-                Err(e) => {
-                    // UI resources need not be listed; reading them still works.
-                    tracing::warn!(server = %self.name, "resources/list failed: {e}");
-                    Vec::new()
-                }
+    /// Reads the tool and resource lists, page by page, within the bounds ([`MAX_LIST_PAGES`],
+    /// [`MAX_LISTED_TOOLS`], [`MAX_LISTED_RESOURCES`], [`MAX_LIST_BYTES`], [`LIST_PAGE_TIMEOUT`]
+    /// and [`ConnectOptions::list_timeout`] for both lists together). A server that wants
+    /// sign-in only now may say so here.
+    ///
+    /// Tools past a bound are an error, not a shorter list: the host fails loudly rather than
+    /// show part of a server's tools as if it were all of them (a tool that silently is not
+    /// there looks like a server bug, and a model or View that needs it gets a confusing "no
+    /// such tool"); the reason names the bound and what was read. Resources past a bound keep
+    /// what was read, with a warning: UI resources need not be listed to be read, so the server
+    /// stays usable. A repeated cursor ends a listing (what it points to was read already).
+    async fn list_all(&self) -> std::result::Result<(Vec<Value>, Vec<Value>), ListError> {
+        let deadline = tokio::time::Instant::now() + self.options.list_timeout;
+        let tool_bounds = ListBounds { pages: MAX_LIST_PAGES, items: MAX_LISTED_TOOLS, bytes: MAX_LIST_BYTES };
+        let mut tools = Pager::new("tools", tool_bounds);
+        self.list_pages(&mut tools, deadline, |cursor| {
+            let peer = self.peer.clone();
+            async move {
+                let page = peer.list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor))).await?;
+                Ok((page.tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect(), page.next_cursor))
             }
-        } else {
-            Vec::new()
-        };
-        Ok((tools, resources))
+        })
+        .await?;
+        let has_resources = self.peer.peer_info().is_some_and(|i| i.capabilities.resources.is_some());
+        let resource_bounds = ListBounds { pages: MAX_LIST_PAGES, items: MAX_LISTED_RESOURCES, bytes: MAX_LIST_BYTES };
+        let mut resources = Pager::new("resources", resource_bounds);
+        if has_resources {
+            let listed = self
+                .list_pages(&mut resources, deadline, |cursor| {
+                    let peer = self.peer.clone();
+                    async move {
+                        let page =
+                            peer.list_resources(Some(PaginatedRequestParams::default().with_cursor(cursor))).await?;
+                        let items = page.resources.iter().filter_map(|r| serde_json::to_value(r).ok()).collect();
+                        Ok((items, page.next_cursor))
+                    }
+                })
+                .await;
+            if let Err(e) = listed {
+                // UI resources need not be listed; reading them still works.
+                let kept = resources.items.len();
+                tracing::warn!(server = %self.name, "resources/list stopped: {e}; keeping the {kept} resources read");
+            }
+        }
+        Ok((tools.items, resources.items))
+    }
+
+    /// Reads one list into `pager` until its last page, a bound, or `deadline`.
+    async fn list_pages<F, Fut>(
+        &self,
+        pager: &mut Pager,
+        deadline: tokio::time::Instant,
+        mut fetch: F,
+    ) -> std::result::Result<(), ListError>
+    where
+        F: FnMut(Option<String>) -> Fut,
+        Fut: Future<Output = std::result::Result<(Vec<Value>, Option<String>), ServiceError>>,
+    {
+        let mut cursor = None;
+        loop {
+            let page_deadline = (tokio::time::Instant::now() + LIST_PAGE_TIMEOUT).min(deadline);
+            // Dropping rmcp's request future on a timeout cancels the request at the server.
+            let (items, next) = match tokio::time::timeout_at(page_deadline, fetch(cursor.take())).await {
+                Ok(Ok(page)) => page,
+                Ok(Err(e)) => return Err(ListError::Service(e)),
+                Err(_) => {
+                    let (page, limit) = (pager.pages + 1, self.options.list_timeout.as_secs_f32());
+                    let reason = if page_deadline >= deadline {
+                        format!("the listing did not finish within {limit} s (no answer to page {page} yet)")
+                    } else {
+                        format!("no answer to page {page} within {} s", LIST_PAGE_TIMEOUT.as_secs_f32())
+                    };
+                    // rmcp's stdio transport drops a line over its limit without a word to the caller.
+                    let hint = if self.pid.is_some() {
+                        "; over stdio, an answer of more than 16 MiB is dropped and never arrives"
+                    } else {
+                        ""
+                    };
+                    let seen = if pager.pages > 0 { format!("; {}", pager.seen()) } else { String::new() };
+                    return Err(ListError::Stopped(format!("{reason}{hint}{seen}")));
+                }
+            };
+            match pager.take(items, next) {
+                Ok(Next::Page(next)) => cursor = Some(next),
+                Ok(Next::Done) => return Ok(()),
+                Ok(Next::RepeatedCursor) => {
+                    tracing::warn!(server = %self.name, "{} listing ended at a repeated cursor; {}", pager.what, pager.seen());
+                    return Ok(());
+                }
+                Err(reason) => return Err(ListError::Stopped(reason)),
+            }
+        }
     }
 
     /// Changes the server announces (tool and resource lists, updated resources). After
@@ -636,7 +760,8 @@ impl Connection {
         self.changes.subscribe()
     }
 
-    /// Asks the server to announce changes of `uri` (`resources/subscribe`), when it can.
+    /// Asks the server to announce changes of `uri` (`resources/subscribe`), when it can, within
+    /// the request timeout.
     pub async fn subscribe(&self, uri: &str) -> Result<(), RpcError> {
         let can = self
             .peer
@@ -645,7 +770,11 @@ impl Connection {
         if !can {
             return Err(RpcError::method_not_found("resources/subscribe (the server does not offer it)"));
         }
-        self.request("resources/subscribe", json!({"uri": uri})).await.map(drop)
+        let timeout = self.options.request_timeout;
+        match tokio::time::timeout(timeout, self.request("resources/subscribe", json!({"uri": uri}))).await {
+            Ok(answer) => answer.map(drop),
+            Err(_) => Err(rpc_error(ServiceError::Timeout { timeout })),
+        }
     }
 
     /// Whether the connection still works: false once the transport closed (the process exited,
@@ -660,7 +789,9 @@ impl Connection {
         self.pid
     }
 
-    /// Re-reads the server's tools and resources (all pages).
+    /// Re-reads the server's tools and resources (all pages, within the listing bounds: see
+    /// [`ConnectOptions::list_timeout`] and [`MAX_LIST_BYTES`]). When the tools cannot be read
+    /// whole, this is an error and the lists read before stay as they were.
     pub async fn refresh(&self) -> Result<()> {
         match self.list_all().await {
             Ok((tools, resources)) => {
@@ -668,15 +799,18 @@ impl Connection {
                 *self.resources.write().unwrap_or_else(|e| e.into_inner()) = resources;
                 Ok(())
             }
-            Err((_, e)) if service_challenge(&e).is_some() => Err(Error::AuthRequired {
+            Err(ListError::Service(e)) if service_challenge(&e).is_some() => Err(Error::AuthRequired {
                 server: self.name.clone(),
                 challenge: service_challenge(&e).unwrap_or_default(),
             }),
-            Err((method, e)) => Err(Error::Request {
+            Err(ListError::Service(e)) => Err(Error::Request {
                 server: self.name.clone(),
-                method,
+                method: "tools/list".into(),
                 reason: with_tail(&e.to_string(), &self.stderr_tail),
             }),
+            Err(ListError::Stopped(reason)) => {
+                Err(Error::Request { server: self.name.clone(), method: "tools/list".into(), reason })
+            }
         }
     }
 
@@ -742,10 +876,16 @@ impl Connection {
     async fn send(&self, request: ClientRequest, control: CallControl) -> Result<rmcp::model::ServerResult, RpcError> {
         let mut options = PeerRequestOptions::with_timeout(self.options.idle_timeout).reset_timeout_on_progress();
         options.max_total_timeout = Some(self.options.max_call_duration);
-        let handle = match self.peer.send_cancellable_request(request, options).await {
-            Ok(h) => h,
-            Err(e) => return Err(self.explain(e).await),
-        };
+        let handle =
+            match tokio::time::timeout(SEND_TIMEOUT, self.peer.send_cancellable_request(request, options)).await {
+                Ok(Ok(h)) => h,
+                Ok(Err(e)) => return Err(self.explain(e).await),
+                Err(_) => {
+                    let limit = SEND_TIMEOUT.as_secs();
+                    let message = format!("the request could not be handed to the transport within {limit} s");
+                    return Err(RpcError::new(code::UNAVAILABLE, message));
+                }
+            };
         let sent = tokio::time::Instant::now();
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
         let key = serde_json::to_string(&handle.progress_token).unwrap_or_default();
@@ -758,15 +898,19 @@ impl Connection {
                 None => std::future::pending().await,
             }
         };
+        // rmcp enforces both limits, but its own cancel on a timeout is a write without one.
+        let limit = self.options.max_call_duration + SEND_TIMEOUT;
         let outcome = tokio::select! {
-            r = handle.await_response() => match r {
-                Ok(result) => Ok(result),
-                Err(e) => Err(self.explain(e).await),
+            r = tokio::time::timeout(limit, handle.await_response()) => match r {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(e)) => Err(self.explain(e).await),
+                Err(_) => Err(rpc_error(ServiceError::Timeout { timeout: self.options.max_call_duration })),
             },
             reason = cancelled => {
                 tokio::time::sleep_until(sent + CANCEL_GUARD).await;
                 let reason = reason.flatten();
-                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason.clone())).await;
+                let cancel = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason.clone()));
+                let _ = tokio::time::timeout(SEND_TIMEOUT, cancel).await;
                 Err(RpcError::new(code::UNAVAILABLE, format!("cancelled: {}", reason.unwrap_or_else(|| "by the View".into()))))
             }
         };
@@ -1079,6 +1223,131 @@ fn with_tail(reason: &str, tail: &Mutex<VecDeque<String>>) -> String {
     }
 }
 
+/// Why a listing ended early.
+#[derive(Debug)]
+enum ListError {
+    /// The request failed (the error may carry a sign-in challenge).
+    Service(ServiceError),
+    /// A bound or a deadline was passed: the sentence says which, and what was read.
+    Stopped(String),
+}
+
+impl std::fmt::Display for ListError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Service(e) => e.fmt(f),
+            Self::Stopped(reason) => f.write_str(reason),
+        }
+    }
+}
+
+/// The bounds of one list.
+#[derive(Debug, Clone, Copy)]
+struct ListBounds {
+    pages: usize,
+    items: usize,
+    bytes: usize,
+}
+
+/// What to do after a page.
+#[derive(Debug, PartialEq, Eq)]
+enum Next {
+    /// Ask for the page of this cursor.
+    Page(String),
+    /// That was the last page.
+    Done,
+    /// The server named a cursor it named before: following it would read the same pages again.
+    RepeatedCursor,
+}
+
+/// One list read page by page, within its bounds. Items are only ever kept within the bounds: the
+/// item that would pass one is dropped with the rest of its page.
+#[derive(Debug)]
+struct Pager {
+    /// `tools` or `resources`, for the sentences.
+    what: &'static str,
+    bounds: ListBounds,
+    items: Vec<Value>,
+    pages: usize,
+    bytes: usize,
+    cursors: HashSet<String>,
+}
+
+impl Pager {
+    fn new(what: &'static str, bounds: ListBounds) -> Self {
+        Self { what, bounds, items: Vec::new(), pages: 0, bytes: 0, cursors: HashSet::new() }
+    }
+
+    /// Takes one page; fails with a sentence naming the bound and what was read once it is passed.
+    fn take(&mut self, page: Vec<Value>, next: Option<String>) -> std::result::Result<Next, String> {
+        self.pages += 1;
+        for item in page {
+            if self.items.len() >= self.bounds.items {
+                return Err(self.passed(&format!("{} {}", self.bounds.items, self.what)));
+            }
+            let size = json_size(&item);
+            if self.bytes + size > self.bounds.bytes {
+                return Err(self.passed(&format!("{} of listed data", bytes_text(self.bounds.bytes))));
+            }
+            self.bytes += size;
+            self.items.push(item);
+        }
+        // An empty cursor is how some servers say "no more" (the spec says: leave it out).
+        let Some(next) = next.filter(|c| !c.is_empty()) else { return Ok(Next::Done) };
+        if self.cursors.contains(&next) {
+            return Ok(Next::RepeatedCursor);
+        }
+        if self.bytes + next.len() > self.bounds.bytes {
+            return Err(self.passed(&format!("{} of listed data", bytes_text(self.bounds.bytes))));
+        }
+        if self.pages >= self.bounds.pages {
+            return Err(self.passed(&format!("{} pages", self.bounds.pages)));
+        }
+        self.bytes += next.len();
+        self.cursors.insert(next.clone());
+        Ok(Next::Page(next))
+    }
+
+    fn passed(&self, bound: &str) -> String {
+        format!("the server's {} passed the host's bound of {bound}; {}", self.what, self.seen())
+    }
+
+    /// What was read so far, as a clause.
+    fn seen(&self) -> String {
+        let pages = if self.pages == 1 { "page" } else { "pages" };
+        format!("read so far: {} {pages}, {} {}, {}", self.pages, self.items.len(), self.what, bytes_text(self.bytes))
+    }
+}
+
+/// The size of a value's JSON, counted without building the text.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// Bytes for people: `16 MiB`, `3.2 MiB`, `512 KiB`, `12 bytes`.
+fn bytes_text(bytes: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * 1024;
+    match bytes {
+        b if b >= MIB && b % MIB == 0 => format!("{} MiB", b / MIB),
+        b if b >= MIB => format!("{:.1} MiB", b as f64 / MIB as f64),
+        b if b >= KIB => format!("{} KiB", b / KIB),
+        b => format!("{b} bytes"),
+    }
+}
+
 struct Port(Arc<Connection>);
 
 impl ServerPort for Port {
@@ -1158,12 +1427,84 @@ mod tests {
         let options = ConnectOptions::default()
             .handshake_timeout(Duration::from_secs(2))
             .call_timeouts(Duration::from_secs(3), Duration::from_secs(4))
-            .request_timeout(Duration::from_secs(5));
+            .request_timeout(Duration::from_secs(5))
+            .list_timeout(Duration::from_secs(6));
         assert_eq!(
             (options.handshake_timeout, options.idle_timeout, options.max_call_duration, options.request_timeout),
             (Duration::from_secs(2), Duration::from_secs(3), Duration::from_secs(4), Duration::from_secs(5))
         );
+        assert_eq!(options.list_timeout, Duration::from_secs(6));
         let default = ConnectOptions::default();
         assert_eq!((default.idle_timeout, default.max_call_duration), (IDLE_TIMEOUT, MAX_CALL_DURATION));
+        assert_eq!(default.list_timeout, LIST_TIMEOUT);
+    }
+
+    fn tools(page: usize, count: usize) -> Vec<Value> {
+        (0..count).map(|i| json!({"name": format!("t{page}-{i}")})).collect()
+    }
+
+    #[test]
+    fn pages_are_followed_until_the_last_one() {
+        let mut pager = Pager::new("tools", ListBounds { pages: 10, items: 100, bytes: 1 << 20 });
+        assert_eq!(pager.take(tools(0, 3), Some("c1".into())), Ok(Next::Page("c1".into())));
+        assert_eq!(pager.take(tools(1, 3), Some("c2".into())), Ok(Next::Page("c2".into())));
+        assert_eq!(pager.take(tools(2, 1), None), Ok(Next::Done));
+        assert_eq!(pager.items.len(), 7);
+        assert_eq!(pager.bytes, pager.items.iter().map(json_size).sum::<usize>() + 4, "cursors count too");
+        assert_eq!(json_size(&json!({"name": "t0-0"})), serde_json::to_string(&json!({"name": "t0-0"})).unwrap().len());
+        // An empty cursor ends a listing as an absent one does.
+        let mut empty = Pager::new("tools", ListBounds { pages: 10, items: 100, bytes: 1 << 20 });
+        assert_eq!(empty.take(tools(0, 1), Some(String::new())), Ok(Next::Done));
+    }
+
+    #[test]
+    fn a_repeated_cursor_ends_the_listing() {
+        let mut pager = Pager::new("tools", ListBounds { pages: 10, items: 100, bytes: 1 << 20 });
+        assert_eq!(pager.take(tools(0, 1), Some("a".into())), Ok(Next::Page("a".into())));
+        assert_eq!(pager.take(tools(1, 1), Some("b".into())), Ok(Next::Page("b".into())));
+        assert_eq!(pager.take(tools(2, 1), Some("a".into())), Ok(Next::RepeatedCursor));
+        assert_eq!(pager.items.len(), 3, "the last page still counts");
+    }
+
+    #[test]
+    fn each_bound_stops_the_listing_with_what_was_read() {
+        let mut pages = Pager::new("tools", ListBounds { pages: 2, items: 100, bytes: 1 << 20 });
+        assert!(pages.take(tools(0, 1), Some("a".into())).is_ok());
+        let err = pages.take(tools(1, 1), Some("b".into())).unwrap_err();
+        assert_eq!(
+            err,
+            "the server's tools passed the host's bound of 2 pages; read so far: 2 pages, 2 tools, 31 bytes"
+        );
+        // The last page within the bounds is fine without a next cursor.
+        let mut last = Pager::new("tools", ListBounds { pages: 1, items: 100, bytes: 1 << 20 });
+        assert_eq!(last.take(tools(0, 1), None), Ok(Next::Done));
+
+        let mut items = Pager::new("resources", ListBounds { pages: 10, items: 5, bytes: 1 << 20 });
+        assert!(items.take(tools(0, 4), Some("a".into())).is_ok());
+        let err = items.take(tools(1, 4), None).unwrap_err();
+        assert!(
+            err.starts_with(
+                "the server's resources passed the host's bound of 5 resources; read so far: 2 pages, 5 resources"
+            ),
+            "{err}"
+        );
+        assert_eq!(items.items.len(), 5, "kept: everything within the bound");
+
+        let mut bytes = Pager::new("tools", ListBounds { pages: 10, items: 100, bytes: 40 });
+        let err = bytes.take(tools(0, 3), None).unwrap_err();
+        assert_eq!(err, "the server's tools passed the host's bound of 40 bytes of listed data; read so far: 1 page, 2 tools, 30 bytes");
+        let mut cursor = Pager::new("tools", ListBounds { pages: 10, items: 100, bytes: 40 });
+        assert!(
+            cursor.take(tools(0, 1), Some("x".repeat(100))).unwrap_err().contains("40 bytes"),
+            "a huge cursor counts"
+        );
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(bytes_text(MAX_LIST_BYTES), "8 MiB");
+        assert_eq!(bytes_text(3 * 1024 * 1024 + 300 * 1024), "3.3 MiB");
+        assert_eq!(bytes_text(2048), "2 KiB");
+        assert_eq!(bytes_text(12), "12 bytes");
     }
 }

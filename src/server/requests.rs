@@ -6,6 +6,7 @@
 //! accepted elicitation content, and one log line per request and answer.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +19,11 @@ use crate::protocol::RpcError;
 pub const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long a sampler may take.
 pub const SAMPLING_TIMEOUT: Duration = Duration::from_secs(300);
+/// How many elicitations of one connection may wait for an answer at once. More are refused
+/// with a JSON-RPC error before they reach [`ServerRequests::elicit`]: a person answers one
+/// question at a time, and a server that asks hundreds at once would otherwise bury every other
+/// server's questions (and the host's own consent prompts) behind its own.
+pub const MAX_PENDING_ELICITATIONS: usize = 2;
 
 /// One `elicitation/create` request.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,15 +152,58 @@ impl ServerRequests for Unattended {}
 /// The [`ServerRequests`] shared by a connection's handler.
 pub(crate) type SharedRequests = Arc<dyn ServerRequests>;
 
+/// Counts the elicitations of one connection that wait for an answer (see
+/// [`MAX_PENDING_ELICITATIONS`]).
+#[derive(Debug, Clone)]
+pub(crate) struct ElicitationGate {
+    pending: Arc<AtomicUsize>,
+    cap: usize,
+}
+
+/// One place in an [`ElicitationGate`], given back when dropped (answered, timed out, withdrawn).
+#[derive(Debug)]
+pub(crate) struct ElicitationSlot(Arc<AtomicUsize>);
+
+impl Drop for ElicitationSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl ElicitationGate {
+    pub(crate) fn new(cap: usize) -> Self {
+        Self { pending: Arc::new(AtomicUsize::new(0)), cap }
+    }
+
+    /// A place for one more elicitation, or the sentence the server gets when all are taken.
+    pub(crate) fn enter(&self) -> Result<ElicitationSlot, String> {
+        let cap = self.cap;
+        self.pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < cap).then_some(n + 1))
+            .map(|_| ElicitationSlot(self.pending.clone()))
+            .map_err(|_| {
+                let questions = if cap == 1 { "question" } else { "questions" };
+                format!("the host already shows {cap} {questions} from this server; answer them first")
+            })
+    }
+}
+
 /// Reads an `elicitation/create` params object.
 pub(crate) fn parse_elicitation(server: &str, params: &Value) -> Result<Elicitation, String> {
     let message = params.get("message").and_then(Value::as_str).unwrap_or_default().to_owned();
     let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
     let kind = match mode {
-        "url" => ElicitationKind::Url {
-            url: params.get("url").and_then(Value::as_str).ok_or("URL elicitation without `url`")?.to_owned(),
-            elicitation_id: params.get("elicitationId").and_then(Value::as_str).unwrap_or_default().to_owned(),
-        },
+        "url" => {
+            let url = params.get("url").and_then(Value::as_str).ok_or("URL elicitation without `url`")?;
+            // The ui/open-link rule: web pages only (no file:, javascript:, other apps' schemes,
+            // paths or options for the opener), and no userinfo hiding the host.
+            let (url, _) = crate::consent::LinkSubject::parse(url)
+                .map_err(|reason| format!("URL elicitation refused: {reason}"))?;
+            ElicitationKind::Url {
+                url: url.to_string(),
+                elicitation_id: params.get("elicitationId").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            }
+        }
         "form" => {
             let schema = params.get("requestedSchema").cloned().ok_or("form elicitation without `requestedSchema`")?;
             check_form_schema(&schema)?;
@@ -250,6 +299,26 @@ mod tests {
     }
 
     #[test]
+    fn url_elicitations_open_only_web_pages() {
+        let long_user = format!("https://bank.example{}@evil.example/", "a".repeat(3000));
+        for bad in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "mcp-host://app/",
+            "ssh://attacker.example",
+            "vscode://file/etc/passwd",
+            "/usr/bin/xterm",
+            "--help",
+            "https://user:pass@example.com/",
+            long_user.as_str(),
+        ] {
+            let err = parse_elicitation("s", &json!({"mode": "url", "message": "", "url": bad, "elicitationId": "e"}))
+                .expect_err(bad);
+            assert!(err.starts_with("URL elicitation refused"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
     fn content_is_checked_against_the_schema() {
         let schema =
             json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]});
@@ -266,6 +335,24 @@ mod tests {
         assert_eq!(form_defaults(&schema).unwrap(), *json!({"name": "Ada", "ok": true}).as_object().unwrap());
         let strict = json!({"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]});
         assert_eq!(form_defaults(&strict).unwrap_err(), "age");
+    }
+
+    #[test]
+    fn elicitations_past_the_cap_are_refused_until_one_is_answered() {
+        let gate = ElicitationGate::new(2);
+        let first = gate.enter().unwrap();
+        let second = gate.clone().enter().unwrap();
+        let refused = gate.enter().unwrap_err();
+        assert_eq!(refused, "the host already shows 2 questions from this server; answer them first");
+        drop(first);
+        let third = gate.enter().expect("an answered question frees its place");
+        assert!(gate.enter().is_err());
+        drop((second, third));
+        assert_eq!(gate.pending.load(Ordering::Acquire), 0);
+        assert!(ElicitationGate::new(1).enter().is_ok());
+        let one = ElicitationGate::new(1);
+        let _held = one.enter().unwrap();
+        assert!(one.enter().unwrap_err().contains("1 question from"));
     }
 
     #[test]
