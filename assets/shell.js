@@ -41,8 +41,14 @@
 
   function pending(cmd) {
     var card = el("section", "card pending");
+    card.dataset.pending = cmd.view;
     var head = el("header");
-    head.append(el("span", "title", cmd.title));
+    // A View whose UI never arrives can be given up on at once.
+    var cancel = el("button", "ghost", "Cancel");
+    cancel.type = "button";
+    cancel.setAttribute("aria-label", "Cancel " + cmd.title);
+    cancel.addEventListener("click", function () { send({ kind: "close", view: cmd.view }); });
+    head.append(el("span", "title", cmd.title), cancel);
     card.append(head, el("div", "spinner", "Calling " + cmd.title + "…"));
     card.setAttribute("aria-busy", "true");
     pendingCards.set(cmd.view, card);
@@ -107,6 +113,8 @@
   }
 
   function unmount(cmd) {
+    var placeholder = takePending(cmd.view);
+    if (placeholder) placeholder.remove();
     var v = views.get(cmd.view);
     if (!v) return;
     views.delete(cmd.view);
@@ -353,11 +361,23 @@
     }
   });
 
+  // Side panels and the log keep their newest entries only: a View or server can add entries
+  // without end, the page must not grow without end.
+  var MAX_MESSAGES = 200, MAX_CONTEXTS = 100, MAX_LOG_ROWS = 500;
+
+  function trim(list, max, per) {
+    while (list.children.length > max * per) {
+      for (var i = 0; i < per; i++) list.firstElementChild.remove();
+    }
+  }
+
   function message(cmd) {
     side.hidden = false;
     var item = el("li");
     item.append(el("strong", "", cmd.from + " (" + cmd.role + "): "), document.createTextNode(cmd.text));
-    document.getElementById("messages").append(item);
+    var list = document.getElementById("messages");
+    list.append(item);
+    trim(list, MAX_MESSAGES, 1);
   }
 
   function context(cmd) {
@@ -370,6 +390,7 @@
       dd = el("dd");
       dd.id = id;
       list.append(dd);
+      trim(list, MAX_CONTEXTS, 2);
     }
     dd.textContent = cmd.text === null ? "(cleared)" : cmd.text;
   }
@@ -382,8 +403,19 @@
 
   var elicitBox = document.getElementById("elicit");
 
+  function fillSubject(list, lines) {
+    list.textContent = "";
+    (lines || []).forEach(function (line) {
+      var li = el("li", "", line);
+      li.title = line;
+      list.append(li);
+    });
+  }
+
   function showElicit(cmd) {
-    document.getElementById("elicit-title").textContent = cmd.server + " asks";
+    document.getElementById("elicit-title").textContent = cmd.title || "A server asks you a question";
+    fillSubject(document.getElementById("elicit-subject"), cmd.subject || [cmd.server]);
+    document.getElementById("elicit-source").textContent = cmd.source || "";
     document.getElementById("elicit-message").textContent = cmd.message;
     var urlLine = document.getElementById("elicit-url");
     urlLine.textContent = cmd.url || "";
@@ -393,8 +425,18 @@
     document.getElementById("elicit-accept").textContent = cmd.url ? "Open" : "Submit";
     document.getElementById("elicit-error").textContent = "";
     elicitBox.hidden = false;
+    armAccept(document.getElementById("elicit-accept"));
+    // Focus never starts on the button that opens something.
     var first = fields.querySelector("input, select, textarea");
-    (first || document.getElementById("elicit-accept")).focus();
+    (first || document.getElementById("elicit-cancel")).focus();
+  }
+
+  // The accept button of a fresh dialog takes clicks only after a moment: a View cannot make a
+  // dialog appear under a click or key press the person meant for the View.
+  var ARM_MS = 600;
+  function armAccept(button) {
+    button.disabled = true;
+    setTimeout(function () { button.disabled = false; }, ARM_MS);
   }
 
   function answerElicit(action) {
@@ -430,11 +472,16 @@
     lastFocus = document.activeElement;
     if (current.op === "elicit") { showElicit(current); return; }
     document.getElementById("dialog-title").textContent = current.title;
-    document.getElementById("dialog-body").textContent = current.body;
+    fillSubject(document.getElementById("dialog-subject"), current.subject);
+    document.getElementById("dialog-source").textContent = current.source || "";
+    document.getElementById("dialog-body").textContent = current.detail || "";
+    document.getElementById("dialog-body").hidden = !current.detail;
     document.getElementById("dialog-accept").textContent = current.accept || "OK";
     lastFocus = document.activeElement;
     dialogBox.hidden = false;
-    document.getElementById("dialog-accept").focus();
+    armAccept(document.getElementById("dialog-accept"));
+    // Enter on a fresh dialog cancels: the safe answer has the focus.
+    document.getElementById("dialog-reject").focus();
   }
 
   function answer(accepted) {
@@ -604,13 +651,19 @@
       var r = cmd.record;
       if (!dev.hidden && (!currentView() || r.view === currentView() || r.view === null)) {
         var filter = document.getElementById("log-filter").value.trim();
-        if (!filter || summary(r.msg).indexOf(filter) >= 0) document.getElementById("log").append(logItem(r));
+        if (!filter || summary(r.msg).indexOf(filter) >= 0) {
+          var list = document.getElementById("log");
+          list.append(logItem(r));
+          trim(list, MAX_LOG_ROWS, 1);
+        }
       }
     },
     csp: function (cmd) { cspByView[cmd.view] = cmd; renderCsp(); },
     diagnostic: function (cmd) {
       if (cmd.kind !== "csp") return;
-      (violationsByView[cmd.view] = violationsByView[cmd.view] || []).push(cmd.detail);
+      var list = (violationsByView[cmd.view] = violationsByView[cmd.view] || []);
+      if (list.length >= MAX_LOG_ROWS) list.shift();
+      list.push(cmd.detail);
       renderCsp();
     },
     message: message, context: context, theme: setTheme,

@@ -10,6 +10,7 @@
 //! | [`ui_resource`] | tool -> UI linkage, visibility, resource metadata | no |
 //! | [`sandbox`] | CSP header, frame permissions, origins | no |
 //! | [`bridge`] | [`bridge::ViewSession`]: the per-View state machine | no |
+//! | [`consent`] | what a person is shown before deciding, impossible to fake | no |
 //! | [`server`] | MCP client connections (rmcp) | no |
 //! | [`demo`] | the embedded demo MCP server | no |
 //! | [`inspect`] | lints a server's tools and UI resources | no |
@@ -24,6 +25,7 @@
 //! [MCP Apps]: https://github.com/modelcontextprotocol/ext-apps
 
 pub mod bridge;
+pub mod consent;
 pub mod demo;
 pub mod error;
 pub mod inspect;

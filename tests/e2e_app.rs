@@ -124,6 +124,11 @@ fn a_link_is_opened_after_confirm_and_not_after_deny() {
         r##"
         await call("protocol-probe", { script: "open-link" });
         await until(() => !document.getElementById("dialog").hidden);
+        // A fresh dialog's Open button is disarmed for a moment (a click meant for the View
+        // must not land on it).
+        const armed = document.getElementById("dialog-accept").disabled;
+        await until(() => !document.getElementById("dialog-accept").disabled);
+        if (!armed) throw new Error("the Open button took clicks at once");
         document.getElementById("dialog-accept").click();
         await wait(300);
         await call("protocol-probe", { script: "open-link" });

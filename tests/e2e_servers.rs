@@ -100,6 +100,7 @@ fn an_elicitation_is_answered_in_the_form_and_escape_cancels_the_next() {
         await until(() => !box.hidden);
         // The form is built from the requested schema: defaults shown, required checked first.
         const defaults = { integer: document.getElementById("elicit-integer").value, pets: document.getElementById("elicit-legacyTitledEnum").selectedOptions[0].textContent };
+        await until(() => !document.getElementById("elicit-accept").disabled);
         document.getElementById("elicit-accept").click();
         const required = document.getElementById("elicit-error").textContent;
         document.getElementById("elicit-name").value = "Grace Hopper";

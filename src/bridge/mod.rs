@@ -16,7 +16,7 @@ pub use policy::{safe_file_name, Decision, DefaultPolicy, HostPolicy, PolicyCapa
 pub use server_port::{BoxFuture, CallControl, ServerPort};
 pub use session::{
     TeardownOutcome, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession, MAX_DOWNLOAD_BYTES,
-    MAX_VIEW_MESSAGE_BYTES, VIEW_TOOL_TIMEOUT,
+    MAX_VIEW_MESSAGE_BYTES, MAX_VIEW_REQUESTS_IN_FLIGHT, VIEW_TOOL_TIMEOUT,
 };
 pub use trace::{Direction, Trace};
 

@@ -130,17 +130,17 @@ pub fn safe_file_name(uri: &str) -> String {
         .next()
         .map(|(_, v)| v.into_owned())
         .unwrap_or_default();
-    let mut name: String =
-        decoded
-            .chars()
-            .map(|c| {
-                if c.is_control() || matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|') {
-                    '_'
-                } else {
-                    c
-                }
-            })
-            .collect();
+    let mut name: String = decoded
+        .chars()
+        .map(|c| {
+            // Bidi overrides and invisible characters would make the saved name read differently.
+            if crate::consent::is_deceptive(c) || matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
     name = name.trim_matches(|c: char| c == '.' || c.is_whitespace()).to_owned();
     if name.is_empty() {
         name = "download".into();
@@ -167,5 +167,11 @@ mod tests {
         assert_eq!(safe_file_name("ui://app/a%00b"), "a_b");
         assert_eq!(safe_file_name("ui://app/.hidden"), "hidden");
         assert!(safe_file_name(&format!("ui://app/{}", "x".repeat(500))).len() <= 120);
+    }
+
+    #[test]
+    fn download_names_cannot_read_as_another_name() {
+        assert_eq!(safe_file_name("ui://app/invoice%E2%80%AEtxt.exe"), "invoice_txt.exe");
+        assert_eq!(safe_file_name("ui://app/a%E2%80%8Bb%E2%81%A6c.txt"), "a_b_c.txt");
     }
 }

@@ -5,7 +5,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::policy::Decision;
 use super::server_port::{BoxFuture, CallControl};
-use super::session::{Command, InFlight, State, ViewEvent, ViewSession, MAX_DOWNLOAD_BYTES, MAX_VIEW_MESSAGE_BYTES};
+use super::session::{
+    Command, InFlight, State, ViewEvent, ViewSession, MAX_DOWNLOAD_BYTES, MAX_VIEW_MESSAGE_BYTES,
+    MAX_VIEW_REQUESTS_IN_FLIGHT,
+};
 use super::trace::Direction;
 use crate::protocol::jsonrpc::{code, params_object};
 use crate::protocol::types::parse_params;
@@ -61,6 +64,14 @@ impl ViewSession {
             // Answering would give two responses the same id; the first request keeps it.
             self.reject(format!("request id {id} reused while still in flight ({method})"), id.to_value());
             return;
+        }
+        if self.in_flight.len() >= MAX_VIEW_REQUESTS_IN_FLIGHT {
+            // Not forwarded, not remembered: the View waits for answers before it asks again.
+            let reason = format!(
+                "{method}: this View already has {MAX_VIEW_REQUESTS_IN_FLIGHT} requests in flight; wait for their answers"
+            );
+            tracing::debug!(view = %self.id(), "{reason:?}");
+            return self.respond(id, Err(RpcError::new(code::UNAVAILABLE, reason)));
         }
         let progress_token = params.as_ref().and_then(|p| p.get("_meta")).and_then(|m| m.get("progressToken")).cloned();
         self.in_flight.insert(id.clone(), InFlight { cancel: None, progress_token, cancelled: false });

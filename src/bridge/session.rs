@@ -17,6 +17,9 @@ pub type ViewId = String;
 
 /// Largest message a View may send; anything bigger is dropped unread.
 pub const MAX_VIEW_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Most requests one View may have in flight at once; past it a request is answered with an
+/// error at once, unforwarded (one View once kept 20,000 tool calls open).
+pub const MAX_VIEW_REQUESTS_IN_FLIGHT: usize = 64;
 /// Largest total (decoded) size of one `ui/download-file` request's contents.
 pub const MAX_DOWNLOAD_BYTES: usize = 10 * 1024 * 1024;
 /// How long a host -> View request (an App-provided tool) may take.

@@ -839,3 +839,26 @@ async fn requests_before_the_proxy_is_ready_are_refused() {
         .await;
     assert_eq!(r["error"]["code"], -32000);
 }
+
+#[tokio::test]
+async fn a_view_cannot_keep_more_requests_in_flight_than_the_cap() {
+    let mut h = start_with(
+        FakeServer { delay: Some(Duration::from_millis(600)), ..Default::default() },
+        Duration::from_millis(200),
+    );
+    h.handshake().await;
+    let extra = 36;
+    for i in 0..(MAX_VIEW_REQUESTS_IN_FLIGHT + extra) {
+        h.send(json!({"jsonrpc": "2.0", "id": 1000 + i, "method": "tools/call", "params": {"name": "app-tool"}}));
+    }
+    // Past the cap, answers come at once (errors), and those calls never reach the server.
+    let refused: Vec<Value> = posts(&h.drain(300).await).into_iter().filter(|p| p.get("error").is_some()).collect();
+    assert_eq!(refused.len(), extra, "{refused:?}");
+    assert!(refused[0]["error"]["message"].as_str().unwrap().contains("in flight"), "{refused:?}");
+    assert_eq!(h.server.calls.lock().unwrap().len(), MAX_VIEW_REQUESTS_IN_FLIGHT);
+    // Once answered, the View may call again.
+    let answered = posts(&h.drain(800).await).into_iter().filter(|p| p.get("result").is_some()).count();
+    assert_eq!(answered, MAX_VIEW_REQUESTS_IN_FLIGHT);
+    let again = h.request(5000, "tools/call", json!({"name": "app-tool"})).await;
+    assert!(again.get("result").is_some(), "{again}");
+}

@@ -1,7 +1,7 @@
 //! The tokio side of the desktop app: connect, call the tool, read its UI, mount the View, bridge
 //! it, and carry out what the policy and the person decide.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,6 +16,7 @@ use super::{HostInput, Ui, UserEvent, WindowOp};
 use crate::bridge::{
     CallControl, Direction, HostPolicy, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
 };
+use crate::consent::{self, tool_label, LinkSubject};
 use crate::error::{Error, Result};
 use crate::protocol::styles::host_styles;
 use crate::protocol::{methods, ContainerDimensions, DisplayMode, HostContext, Theme};
@@ -150,6 +151,17 @@ const RECYCLE_AFTER_VIEWS: usize = 8;
 const RECYCLE_IDLE: Duration = Duration::from_secs(5);
 /// Size reports within this many px of what the host set are echoes, not changes.
 const RESIZE_ECHO_PX: f64 = 2.0;
+/// A View may change its display mode at most this often: a View flipping modes hundreds of
+/// times a second must not be able to leave the window in a state it did not ask for last.
+const MODE_CHANGE_INTERVAL: Duration = Duration::from_millis(400);
+/// Preview's live reload on `resources/updated`: at most this many reloads of one resource...
+const LIVE_RELOADS: usize = 5;
+/// ...in this long; beyond, live reload of that resource pauses (a View that makes its server
+/// announce an update on every load would otherwise reload forever).
+const LIVE_RELOAD_WINDOW: Duration = Duration::from_secs(10);
+/// The developer panel's live log gets at most this many records a second; the rest are
+/// counted and the count is shown (the trace file keeps everything).
+const LOG_RECORDS_PER_SECOND: usize = 200;
 
 struct ViewState {
     handle: ViewHandle,
@@ -162,6 +174,27 @@ struct ViewState {
     closed: bool,
     height: f64,
     mode: DisplayMode,
+    /// When the display mode last changed.
+    mode_changed: Option<Instant>,
+}
+
+/// How a tool is being opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Opening {
+    /// The person picked it: a tool without a UI shows its result as text.
+    Person,
+    /// Named at start with this reserved id: it must have a UI, and its failure is the run's.
+    Startup(ViewId),
+    /// A reload of an open View (preview): same tool, last input and result.
+    Reload,
+}
+
+/// A tool named at start, waiting for its server.
+#[derive(Debug, Clone)]
+struct StartupOpen {
+    id: ViewId,
+    tool: String,
+    arguments: Map<String, Value>,
 }
 
 pub(super) struct Controller {
@@ -205,6 +238,16 @@ pub(super) struct Controller {
     /// to a reloaded shell.
     history: Vec<Value>,
     recycle_tx: mpsc::UnboundedSender<u64>,
+    /// Tools named at start whose server is not ready yet: each opens when its own server is.
+    startup_waiting: Vec<StartupOpen>,
+    /// Ids of the Views named at start (their failure is the run's).
+    startup_ids: HashSet<ViewId>,
+    /// Views still being prepared (resource read, session start): cancelled from their card.
+    preparing: HashMap<ViewId, tokio::task::AbortHandle>,
+    /// Recent live reloads per `(server, resource)`, for the storm guard.
+    live_reloads: HashMap<(String, String), VecDeque<Instant>>,
+    /// The live log's rate limit: the current second, records sent in it, records left out.
+    log_window: (Instant, usize, usize),
 }
 
 /// A View's session and its frame's `allow` attribute, or why it could not start.
@@ -269,6 +312,11 @@ impl Controller {
             recycling: false,
             history: Vec::new(),
             recycle_tx,
+            startup_waiting: Vec::new(),
+            startup_ids: HashSet::new(),
+            preparing: HashMap::new(),
+            live_reloads: HashMap::new(),
+            log_window: (started, 0, 0),
         };
         (controller, Receivers { teardowns: teardowns_rx, asks: asks_rx, finished: finished_rx, recycle: recycle_rx })
     }
@@ -285,8 +333,9 @@ impl Controller {
         }
     }
 
+    /// The status line: one line, whatever a server's reason contains.
     fn status(&mut self, text: &str, error: bool) {
-        self.shell(json!({"op": "status", "text": text, "error": error}));
+        self.shell(json!({"op": "status", "text": consent::one_line_max(text, 400), "error": error}));
     }
 
     /// Starts closing: every open View gets its graceful teardown (bounded) while the loop keeps
@@ -337,7 +386,7 @@ impl Controller {
 
     /// Prints one clear line and exits 1 (the window shows it too, for a person watching).
     fn fail(&mut self, error: &str) {
-        eprintln!("error: {error}");
+        eprintln!("error: {}", say(error));
         self.status(error, true);
         self.begin_exit(1);
     }
@@ -373,6 +422,13 @@ impl Controller {
         let (result_tx, mut result_rx) = mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
         self.channels = Some(Channels { out: out_tx, setup: setup_tx, results: result_tx });
 
+        // Tools named at start keep their order's ids (v1, v2, ...) whichever server is ready first.
+        for (tool, arguments) in self.options.opens.clone() {
+            let id = format!("v{}", self.next_view);
+            self.next_view += 1;
+            self.startup_ids.insert(id.clone());
+            self.startup_waiting.push(StartupOpen { id, tool, arguments });
+        }
         // Every server starts at once; the picker shows each as it becomes ready (or fails).
         let mut server_events = self.servers.events();
         let (started_tx, mut started_rx) = oneshot::channel::<()>();
@@ -407,16 +463,23 @@ impl Controller {
                     }
                     None => return,
                 },
-                Some((view, tool, setup)) = setup_rx.recv() => match setup {
-                    Ok((handle, allow)) => self.mount(handle, &tool, &allow),
-                    Err(e) if self.is_startup_view(&view) => self.fail(&e.to_string()),
-                    Err(e) => {
-                        self.views.remove(&view);
-                        self.shell(json!({"op": "text", "title": tool, "text": e.to_string(), "error": true}));
+                Some((view, tool, setup)) = setup_rx.recv() => {
+                    self.preparing.remove(&view);
+                    match setup {
+                        Ok((handle, allow)) => self.mount(handle, &tool, &allow),
+                        Err(e) => {
+                            self.views.remove(&view);
+                            self.pending_args.remove(&view);
+                            // The error takes the place of the card's spinner.
+                            self.shell(json!({"op": "text", "view": view, "title": tool_label(&tool), "text": consent::block(&e.to_string()), "error": true}));
+                            if self.startup_ids.contains(&view) {
+                                self.fail(&e.to_string());
+                            }
+                        }
                     }
                 },
                 Some(ask) = asks_rx.recv() => self.on_ask(ask),
-                Some(record) = tap_rx.recv() => self.shell(json!({"op": "log", "record": shorten(record)})),
+                Some(record) = tap_rx.recv() => self.log_record(record),
                 Some(()) = reload_rx.recv() => self.reload_all(),
                 event = server_events.recv() => match event {
                     Ok(event) => self.on_server_event(event),
@@ -444,8 +507,8 @@ impl Controller {
                         }
                     }
                     if let Err(reason) = outcome {
-                        let line = format!("tool `{tool}` failed: {reason}");
-                        eprintln!("error: {line}");
+                        let line = format!("tool `{}` failed: {reason}", tool_label(&tool));
+                        eprintln!("error: {}", say(&line));
                         self.status(&line, true);
                         // With --exit-after, the run ends (1) once the View has been told.
                     } else {
@@ -459,7 +522,7 @@ impl Controller {
                 },
                 () = &mut deadline => {
                     if let Some(reason) = self.overdue() {
-                        eprintln!("error: {reason}");
+                        eprintln!("error: {}", say(&reason));
                         self.status(&reason, true);
                         if self.options.exit_after.is_some() {
                             self.begin_exit(1);
@@ -692,9 +755,7 @@ impl Controller {
     /// Calls `tool` with `arguments`: a View for tools with a UI, a text card for the others.
     /// `server` picks the server; without it the tool's name must be unique among the servers
     /// (or given as `server/tool`).
-    ///
-    /// Tools named at start (`startup`) must have a UI: they are what the run is about.
-    fn open(&mut self, server: Option<&str>, tool: &str, arguments: Map<String, Value>, startup: bool) -> Result<()> {
+    fn open(&mut self, server: Option<&str>, tool: &str, arguments: Map<String, Value>, how: Opening) -> Result<()> {
         let entry = match (server, self.servers.find_tool(server, tool)) {
             (None, Err(e)) => match tool.split_once('/') {
                 Some((server, name)) if self.servers.names().iter().any(|n| n == server) => {
@@ -704,29 +765,80 @@ impl Controller {
             },
             (_, found) => found?,
         };
-        let id: ViewId = format!("v{}", self.next_view);
-        self.next_view += 1;
+        let id: ViewId = match &how {
+            Opening::Startup(id) => id.clone(),
+            _ => {
+                let id = format!("v{}", self.next_view);
+                self.next_view += 1;
+                id
+            }
+        };
         let has_ui = tool_ui(&entry.tool).ok().and_then(|u| u.resource_uri).is_some();
-        if !has_ui && !startup {
+        if !has_ui && how == Opening::Person {
             self.call_plain(&entry, &id, arguments);
             return Ok(());
         }
         let fetch = self.prepare_view(&entry, &id, arguments)?;
-        self.status(&format!("Calling {} on {}…", entry.name(), entry.server), false);
-        self.shell(json!({"op": "pending", "view": id, "title": entry.name()}));
+        let label = tool_label(entry.name());
+        self.status(&format!("Calling {label} on {}…", entry.server), false);
+        self.shell(json!({"op": "pending", "view": id, "title": label}));
         let setup = self.channels.clone().expect("running").setup;
         let tool = entry.name().to_owned();
-        tokio::spawn(async move {
+        let view = id.clone();
+        let task = tokio::spawn(async move {
             let outcome = fetch.await;
-            let _ = setup.send((id, tool, outcome));
+            let _ = setup.send((view, tool, outcome));
         });
+        self.preparing.insert(id, task.abort_handle());
         Ok(())
+    }
+
+    /// Opens the tools named at start whose server is ready now; each waits for its own server
+    /// only. Once every server was tried (`settled`), what still cannot open fails the run.
+    fn open_startup_views(&mut self, settled: bool) {
+        if self.exiting.is_some() || self.startup_waiting.is_empty() {
+            return;
+        }
+        let ready: Vec<String> =
+            self.servers.servers().into_iter().filter(|s| s.status == ServerStatus::Ready).map(|s| s.name).collect();
+        let names = self.servers.names();
+        let mut still = Vec::new();
+        for open in std::mem::take(&mut self.startup_waiting) {
+            // `server/tool` names its server; a bare name opens on the first ready server that has it.
+            let target = match open.tool.split_once('/') {
+                Some((server, name)) if names.iter().any(|n| n == server) => {
+                    ready.iter().any(|r| r == server).then(|| (Some(server.to_owned()), name.to_owned()))
+                }
+                _ => ready
+                    .iter()
+                    .any(|r| self.servers.find_tool(Some(r), &open.tool).is_ok())
+                    .then(|| (None, open.tool.clone())),
+            };
+            let outcome = match target {
+                Some((server, name)) => {
+                    self.open(server.as_deref(), &name, open.arguments.clone(), Opening::Startup(open.id.clone()))
+                }
+                None if settled => {
+                    self.open(None, &open.tool, open.arguments.clone(), Opening::Startup(open.id.clone()))
+                }
+                None => {
+                    still.push(open);
+                    continue;
+                }
+            };
+            if let Err(e) = outcome {
+                // A tool named on the command line that cannot open is the run's failure.
+                self.fail(&e.to_string());
+                return;
+            }
+        }
+        self.startup_waiting = still;
     }
 
     /// A tool without a UI: its result is shown as text.
     fn call_plain(&mut self, entry: &ToolEntry, id: &str, arguments: Map<String, Value>) {
         let tool = entry.name().to_owned();
-        self.shell(json!({"op": "pending", "view": id, "title": tool}));
+        self.shell(json!({"op": "pending", "view": id, "title": tool_label(&tool)}));
         let (servers, server, ui, trace, id) =
             (self.servers.clone(), entry.server.clone(), self.ui.clone(), self.trace.clone(), id.to_owned());
         tokio::spawn(async move {
@@ -753,12 +865,12 @@ impl Controller {
                     Err(e) => json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "error": e.to_value()}),
                 },
             );
-            let cmd = json!({"op": "text", "view": id, "title": tool, "text": text, "error": error});
+            let cmd = json!({"op": "text", "view": id, "title": tool_label(&tool), "text": consent::block(&text), "error": error});
             let _ = ui.send_event(UserEvent::Shell(cmd.to_string()));
         });
     }
 
-    /// Every server was tried: open the tools named at start, or fail when no server works.
+    /// Every server was tried: open the tools still waiting, or fail when no server works.
     fn on_started(&mut self) {
         self.servers_started = true;
         let servers = self.servers.servers();
@@ -771,21 +883,19 @@ impl Controller {
             .collect();
         if !failed.is_empty() && failed.len() == servers.len() {
             // Nothing works: say why, once per server, and stop.
-            self.fail(&failed.join("\nerror: "));
+            for reason in &failed[..failed.len() - 1] {
+                eprintln!("error: {}", say(reason));
+            }
+            self.fail(&failed[failed.len() - 1]);
             return;
         }
         for reason in &failed {
-            eprintln!("warning: {reason}");
+            eprintln!("warning: {}", say(reason));
         }
         let ready: Vec<&str> =
             servers.iter().filter(|s| s.status == ServerStatus::Ready).map(|s| s.name.as_str()).collect();
         self.status(&format!("Connected to {}", ready.join(", ")), !failed.is_empty());
-        for (tool, arguments) in self.options.opens.clone() {
-            if let Err(e) = self.open(None, &tool, arguments, true) {
-                // A tool named on the command line that cannot open is the run's failure.
-                self.fail(&e.to_string());
-            }
-        }
+        self.open_startup_views(true);
     }
 
     /// A server changed status or announced a change.
@@ -793,6 +903,9 @@ impl Controller {
         let ServerEvent { server, kind } = event;
         match kind {
             ServerEventKind::Status(status) => {
+                if status == ServerStatus::Ready {
+                    self.open_startup_views(false);
+                }
                 if let ServerStatus::Failed { reason, .. } = &status {
                     if self.servers_started && self.exiting.is_none() {
                         self.status(&format!("{server} failed: {reason}"), true);
@@ -832,20 +945,37 @@ impl Controller {
                     conn.tool(tool).and_then(|t| tool_ui(&t).ok()).and_then(|u| u.resource_uri).as_deref()
                         == Some(uri.as_str())
                 };
-                if self.views.values().any(|v| open(&v) && shows_it(&v.tool)) {
-                    tracing::info!("{uri} was updated; reloading its Views");
-                    self.reload_all();
+                let views: Vec<ViewId> =
+                    self.views.iter().filter(|(_, v)| open(v) && shows_it(&v.tool)).map(|(id, _)| id.clone()).collect();
+                if views.is_empty() {
+                    return;
                 }
+                if !self.live_reload_allowed(server, &uri) {
+                    let line = format!(
+                        "{server} announced more than {LIVE_RELOADS} updates of {uri} in {} s: live reload of it is paused (use Reload)",
+                        LIVE_RELOAD_WINDOW.as_secs()
+                    );
+                    tracing::warn!("{}", say(&line));
+                    self.status(&line, true);
+                    return;
+                }
+                tracing::info!("{} was updated; reloading its Views", say(&uri));
+                self.reload(views);
             }
             ServerChange::ResourceUpdated(_) => {}
         }
     }
 
-    /// Hot reload: every open View is replaced by a fresh one of the same tool that gets its last
-    /// input and result again (the tool is not called again).
+    /// Hot reload of every open View (`--html` changed, the Reload button).
     fn reload_all(&mut self) {
         let open: Vec<ViewId> = self.views.iter().filter(|(_, v)| !v.closed).map(|(id, _)| id.clone()).collect();
-        for old in open {
+        self.reload(open);
+    }
+
+    /// Hot reload: each of `views` is replaced by a fresh one of the same tool that gets its last
+    /// input and result again (the tool is not called again).
+    fn reload(&mut self, views: Vec<ViewId>) {
+        for old in views {
             let Some(v) = self.views.get(&old) else { continue };
             let (server, tool, arguments, result) =
                 (v.server.clone(), v.tool.clone(), v.arguments.clone(), v.result.clone());
@@ -857,15 +987,10 @@ impl Controller {
             if let Some(result) = result {
                 self.cached_results.insert(id.clone(), result);
             }
-            if let Err(e) = self.open(Some(&server), &tool, arguments, true) {
-                self.shell(json!({"op": "text", "title": tool, "text": format!("reload failed: {e}"), "error": true}));
+            if let Err(e) = self.open(Some(&server), &tool, arguments, Opening::Reload) {
+                self.shell(json!({"op": "text", "title": tool_label(&tool), "text": consent::block(&format!("reload failed: {e}")), "error": true}));
             }
         }
-    }
-
-    /// Views opened from the command line (`v1` .. `vN`): their failure is the run's failure.
-    fn is_startup_view(&self, view: &str) -> bool {
-        view.strip_prefix('v').and_then(|n| n.parse::<usize>().ok()).is_some_and(|n| n <= self.options.opens.len())
     }
 
     /// The tool picker: every server with its status, and the tools a person may call
@@ -923,10 +1048,10 @@ impl Controller {
             "sandbox": FRAME_SANDBOX,
             // Permission delegation must be granted on both frames; the proxy sets the inner one.
             "allow": allow,
-            "title": tool,
-            "server": server,
+            "title": tool_label(tool),
+            "server": consent::one_line_max(&server, 80),
         }));
-        self.status(&format!("{tool} from {server}"), false);
+        self.status(&format!("{} from {server}", tool_label(tool)), false);
         let result = self.early_results.remove(&id);
         self.views.insert(
             id,
@@ -941,6 +1066,7 @@ impl Controller {
                 closed: false,
                 height: 240.0,
                 mode: DisplayMode::Inline,
+                mode_changed: None,
             },
         );
     }
@@ -1016,8 +1142,8 @@ impl Controller {
             }
             ShellMessage::Reload => self.reload_all(),
             ShellMessage::CallTool { server, tool, arguments } => {
-                if let Err(e) = self.open(server.as_deref(), &tool, arguments, false) {
-                    self.shell(json!({"op": "text", "title": tool, "text": e.to_string(), "error": true}));
+                if let Err(e) = self.open(server.as_deref(), &tool, arguments, Opening::Person) {
+                    self.shell(json!({"op": "text", "title": tool_label(&tool), "text": consent::block(&e.to_string()), "error": true}));
                 }
             }
             ShellMessage::ElicitAnswer { dialog, action, content } => {
@@ -1050,6 +1176,17 @@ impl Controller {
             ShellMessage::Close { view } => {
                 if let Some(v) = self.views.get(&view).filter(|v| !v.closed) {
                     self.spawn_teardown(v.handle.clone());
+                } else if let Some(task) = self.preparing.remove(&view) {
+                    // Still reading its UI: the person gave up waiting.
+                    task.abort();
+                    self.pending_args.remove(&view);
+                    self.registry.remove(&view);
+                    tracing::info!(view = %view, "cancelled before its View was mounted");
+                    self.shell(json!({"op": "unmount", "view": view}));
+                    if self.startup_ids.contains(&view) && self.options.exit_after.is_some() {
+                        self.fail(&format!("View {view} was cancelled before it was mounted"));
+                    }
+                    self.schedule_recycle();
                 }
             }
         }
@@ -1086,7 +1223,7 @@ impl Controller {
 
     fn on_ask(&mut self, ask: Ask) {
         match ask {
-            Ask::Confirm { view, title, body, accept, reply } => {
+            Ask::Confirm { view, prompt, reply } => {
                 // A View gets one question at a time, and none once it is gone: a flood of
                 // prompts (or prompts answered after the View closed) must not act for it.
                 let open = self.views.get(&view).is_some_and(|v| !v.closed);
@@ -1098,7 +1235,11 @@ impl Controller {
                 let dialog = self.next_dialog;
                 self.next_dialog += 1;
                 self.dialogs.insert(dialog, (view, reply));
-                self.shell(json!({"op": "confirm", "dialog": dialog, "title": title, "body": body, "accept": accept}));
+                let mut cmd = json!({"op": "confirm", "dialog": dialog});
+                if let (Some(cmd), Ok(Value::Object(prompt))) = (cmd.as_object_mut(), serde_json::to_value(&prompt)) {
+                    cmd.extend(prompt);
+                }
+                self.shell(cmd);
             }
             Ask::DisplayMode { view, mode, reply } => {
                 let mode = self.set_display_mode(&view, mode);
@@ -1107,8 +1248,8 @@ impl Controller {
             Ask::Message { view, content } => {
                 tracing::info!(view = %view.view, "message from the View: {:?}", content_text(&content));
                 let cmd = json!({
-                    "op": "message", "view": view.view, "from": format!("{} · {}", view.tool, view.server),
-                    "role": "user", "text": content_text(&content),
+                    "op": "message", "view": view.view, "from": consent::app_label(&view.tool, &view.server),
+                    "role": "user", "text": consent::block(&content_text(&content)),
                 });
                 self.remember(cmd.clone());
                 self.shell(cmd);
@@ -1122,7 +1263,8 @@ impl Controller {
                         None => blocks,
                     }
                 });
-                let cmd = json!({"op": "context", "view": view.view, "from": format!("{} · {}", view.tool, view.server), "text": text});
+                let text = text.map(|t| consent::block(&t));
+                let cmd = json!({"op": "context", "view": view.view, "from": consent::app_label(&view.tool, &view.server), "text": text});
                 // Only a View's latest model context matters.
                 self.history.retain(|c| !(c["op"] == "context" && c["view"] == cmd["view"]));
                 self.remember(cmd.clone());
@@ -1131,17 +1273,31 @@ impl Controller {
             Ask::Elicit { request, reply, gone } => {
                 let dialog = self.next_dialog;
                 self.next_dialog += 1;
-                let mut cmd =
-                    json!({"op": "elicit", "dialog": dialog, "server": request.server, "message": request.message});
+                // What is decided on comes first: the server asking, or the website to open.
+                let server = consent::one_line_max(&request.server, 80);
+                let mut cmd = json!({"op": "elicit", "dialog": dialog, "server": server,
+                    "message": consent::block(&request.message)});
                 let url = match &request.kind {
                     ElicitationKind::Form { schema } => {
+                        cmd["title"] = json!("A server asks you a question");
+                        cmd["subject"] = json!([server]);
                         cmd["schema"] = schema.clone();
                         None
                     }
-                    ElicitationKind::Url { url, .. } => {
-                        cmd["url"] = json!(url);
-                        Some(url.clone())
-                    }
+                    ElicitationKind::Url { url, .. } => match LinkSubject::parse(url) {
+                        Ok((parsed, subject)) => {
+                            cmd["title"] = json!("A server asks you to open this website");
+                            cmd["subject"] = json!([subject.host]);
+                            cmd["source"] = json!(format!("Asked by the server {server}"));
+                            cmd["url"] = json!(subject.address);
+                            Some(parsed.to_string())
+                        }
+                        Err(reason) => {
+                            tracing::warn!(server = %request.server, "URL elicitation declined: {reason}");
+                            let _ = reply.send(ElicitAnswer::Decline);
+                            return;
+                        }
+                    },
                 };
                 // URL elicitation: the URL opens only once the person accepts; then the server hears.
                 let reply = match url {
@@ -1179,12 +1335,25 @@ impl Controller {
     }
 
     /// Puts a View into `mode` (one View at a time may leave inline); returns the mode in effect.
+    ///
+    /// A View may change its mode without the person's action (the spec leaves it to the host,
+    /// and Apps offer their own fullscreen buttons), but at most once per
+    /// [`MODE_CHANGE_INTERVAL`]: a request sooner gets the mode in effect.
     fn set_display_mode(&mut self, view: &str, mode: DisplayMode) -> DisplayMode {
-        let Some(current) = self.views.get(view).filter(|v| !v.closed).map(|v| v.mode) else {
+        let Some((current, changed)) = self.views.get(view).filter(|v| !v.closed).map(|v| (v.mode, v.mode_changed))
+        else {
             return DisplayMode::Inline;
         };
         if current == mode {
             return mode;
+        }
+        if changed.is_some_and(|t| t.elapsed() < MODE_CHANGE_INTERVAL) {
+            tracing::info!(
+                view,
+                "display mode {mode:?} refused: the View changed modes less than {} ms ago",
+                MODE_CHANGE_INTERVAL.as_millis()
+            );
+            return current;
         }
         // Another View holding the screen goes back inline first.
         let others: Vec<ViewId> = self
@@ -1217,6 +1386,7 @@ impl Controller {
         let container = self.container(mode);
         if let Some(v) = self.views.get_mut(view) {
             v.mode = mode;
+            v.mode_changed = Some(Instant::now());
             v.handle.update_host_context(HostContext {
                 display_mode: announce.then_some(mode),
                 container_dimensions: Some(container),
@@ -1329,6 +1499,38 @@ impl Controller {
         self.schedule_recycle();
     }
 
+    /// A record for the developer panel's live log, rate-limited: a View flooding the host must
+    /// not flood the page that shows its log too.
+    fn log_record(&mut self, record: Value) {
+        let (since, sent, dropped) = self.log_window;
+        if since.elapsed() >= Duration::from_secs(1) {
+            if dropped > 0 {
+                let note = json!({"t_ms": self.started.elapsed().as_secs_f64() * 1000.0, "view": null, "dir": "diagnostic",
+                    "msg": {"kind": "log", "reason": format!("{dropped} records not shown (over {LOG_RECORDS_PER_SECOND} a second; the trace file has them)")}});
+                self.shell(json!({"op": "log", "record": note}));
+            }
+            self.log_window = (Instant::now(), 0, 0);
+        } else if sent >= LOG_RECORDS_PER_SECOND {
+            self.log_window.2 += 1;
+            return;
+        }
+        self.log_window.1 += 1;
+        self.shell(json!({"op": "log", "record": shorten(record)}));
+    }
+
+    /// Whether preview may reload the Views of `uri` on `server` once more (the storm guard).
+    fn live_reload_allowed(&mut self, server: &str, uri: &str) -> bool {
+        let recent = self.live_reloads.entry((server.to_owned(), uri.to_owned())).or_default();
+        while recent.front().is_some_and(|t| t.elapsed() > LIVE_RELOAD_WINDOW) {
+            recent.pop_front();
+        }
+        if recent.len() >= LIVE_RELOADS {
+            return false;
+        }
+        recent.push_back(Instant::now());
+        true
+    }
+
     /// Keeps a shell command of the conversation's record for a reloaded shell (bounded).
     fn remember(&mut self, cmd: Value) {
         if self.history.len() >= 1000 {
@@ -1369,17 +1571,48 @@ impl Controller {
     }
 }
 
-/// Large strings (a View's HTML) are cut for the live log; the trace file keeps everything.
+/// A record for the live log, cut to what a person can read: long strings (a View's HTML),
+/// long arrays and objects, and deep nesting are shortened; the trace file keeps everything.
 fn shorten(value: Value) -> Value {
+    shorten_at(value, 0)
+}
+
+const LOG_STRING_BYTES: usize = 2000;
+const LOG_ITEMS: usize = 100;
+const LOG_DEPTH: usize = 16;
+
+fn shorten_at(value: Value, depth: usize) -> Value {
     match value {
-        Value::String(s) if s.len() > 2000 => {
-            let cut = s.floor_char_boundary(2000);
+        Value::String(s) if s.len() > LOG_STRING_BYTES => {
+            let cut = s.floor_char_boundary(LOG_STRING_BYTES);
             Value::String(format!("{}… ({} bytes)", &s[..cut], s.len()))
         }
-        Value::Array(items) => Value::Array(items.into_iter().map(shorten).collect()),
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, shorten(v))).collect()),
+        Value::Array(_) | Value::Object(_) if depth >= LOG_DEPTH => Value::String("… (nested deeper)".into()),
+        Value::Array(items) => {
+            let n = items.len();
+            let mut out: Vec<Value> = items.into_iter().take(LOG_ITEMS).map(|v| shorten_at(v, depth + 1)).collect();
+            if n > LOG_ITEMS {
+                out.push(Value::String(format!("… ({} more items)", n - LOG_ITEMS)));
+            }
+            Value::Array(out)
+        }
+        Value::Object(map) => {
+            let n = map.len();
+            let mut out: Map<String, Value> =
+                map.into_iter().take(LOG_ITEMS).map(|(k, v)| (k, shorten_at(v, depth + 1))).collect();
+            if n > LOG_ITEMS {
+                out.insert("…".into(), Value::String(format!("{} more keys", n - LOG_ITEMS)));
+            }
+            Value::Object(out)
+        }
         other => other,
     }
+}
+
+/// Text from a server or View for a line of the host's own output (stderr): one line, so it
+/// cannot forge the lines after it.
+fn say(text: &str) -> String {
+    consent::one_line_max(text, 2000)
 }
 
 /// Polls `path` and signals when it changes (a modification time or size change).

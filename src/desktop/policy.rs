@@ -7,6 +7,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::bridge::{safe_file_name, BoxFuture, Decision, HostPolicy, PolicyCapabilities, ViewInfo};
+use crate::consent::{app_label, block, file_label, LinkSubject};
 use crate::protocol::DisplayMode;
 use crate::server::requests::{form_defaults, ElicitAnswer, Elicitation, ElicitationKind, ServerRequests};
 
@@ -27,7 +28,7 @@ pub enum Consent {
 #[derive(Debug)]
 pub(super) enum Ask {
     /// A yes/no dialog.
-    Confirm { view: String, title: String, body: String, accept: String, reply: oneshot::Sender<bool> },
+    Confirm { view: String, prompt: Prompt, reply: oneshot::Sender<bool> },
     /// Switch a View's display mode; reply with the mode in effect.
     DisplayMode { view: String, mode: DisplayMode, reply: oneshot::Sender<DisplayMode> },
     /// Show a message a View sent for the conversation.
@@ -39,6 +40,18 @@ pub(super) enum Ask {
     Elicit { request: Elicitation, reply: oneshot::Sender<ElicitAnswer>, gone: oneshot::Receiver<()> },
     /// Remove an elicitation dialog nobody waits for any more.
     DismissElicit { dialog: u64 },
+}
+
+/// A consent dialog's text, in the order a person reads it (see [`crate::consent`]): a title
+/// the host wrote, then what is decided on (one line each, escaped), then who asks, then the
+/// untrusted detail. Nothing a server or View wrote comes before the subject.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(super) struct Prompt {
+    pub title: &'static str,
+    pub subject: Vec<String>,
+    pub source: String,
+    pub detail: String,
+    pub accept: &'static str,
 }
 
 /// The desktop app's answers to servers' requests: elicitation in an in-app form; sampling
@@ -53,7 +66,7 @@ impl ServerRequests for DesktopRequests {
         match self.consent {
             Consent::Ask => {}
             Consent::Deny => {
-                tracing::info!(server = %request.server, "elicitation declined (--consent deny): {}", request.message);
+                tracing::info!(server = %request.server, "elicitation declined (--consent deny): {:?}", request.message);
                 return Box::pin(std::future::ready(ElicitAnswer::Decline));
             }
             Consent::Allow => {
@@ -106,20 +119,25 @@ pub(super) fn content_text(content: &[Value]) -> String {
 }
 
 impl DesktopPolicy {
-    fn confirm(&self, view: &ViewInfo, title: String, body: String, accept: &str) -> BoxFuture<bool> {
+    fn confirm(&self, view: &ViewInfo, prompt: Prompt) -> BoxFuture<bool> {
         match self.consent {
             Consent::Allow => return Box::pin(async { true }),
             Consent::Deny => return Box::pin(async { false }),
             Consent::Ask => {}
         }
         let (reply, rx) = oneshot::channel();
-        let _ = self.asks.send(Ask::Confirm { view: view.view.clone(), title, body, accept: accept.to_owned(), reply });
+        let _ = self.asks.send(Ask::Confirm { view: view.view.clone(), prompt, reply });
         Box::pin(async move { rx.await.unwrap_or(false) })
     }
 }
 
 /// Opens `url` in the system browser, or with `opener` (a command line; the URL is appended).
+/// Only `http(s)` addresses without userinfo are handed over, re-serialized: nothing that a
+/// program could read as a file, another scheme's handler or an option (`--help`).
 pub(super) fn open_url(opener: Option<&str>, url: &str) -> std::io::Result<()> {
+    let (parsed, _) = LinkSubject::parse(url).map_err(std::io::Error::other)?;
+    let url = parsed.as_str();
+    debug_assert!(url.starts_with("http"));
     match opener {
         Some(cmd) => {
             let mut words = shell_words::split(cmd).map_err(std::io::Error::other)?;
@@ -177,11 +195,19 @@ impl HostPolicy for DesktopPolicy {
     }
 
     fn open_link(&self, view: &ViewInfo, url: &url::Url) -> BoxFuture<Decision> {
+        let subject = match LinkSubject::of(url) {
+            Ok(s) => s,
+            Err(reason) => return Box::pin(std::future::ready(Decision::Denied(reason))),
+        };
         let asked = self.confirm(
             view,
-            "Open link?".into(),
-            format!("{} (from {}) wants to open this address in your browser:\n{url}", view.tool, view.server),
-            "Open",
+            Prompt {
+                title: "Open this website in your browser?",
+                subject: vec![subject.host],
+                source: format!("Asked by the App {}", app_label(&view.tool, &view.server)),
+                detail: subject.address,
+                accept: "Open",
+            },
         );
         let (url, opener) = (url.to_string(), self.opener.clone());
         Box::pin(async move {
@@ -198,14 +224,13 @@ impl HostPolicy for DesktopPolicy {
     fn message(&self, view: &ViewInfo, _role: &str, content: &[Value]) -> BoxFuture<Decision> {
         let asked = self.confirm(
             view,
-            "Add message?".into(),
-            format!(
-                "{} (from {}) wants to add this message to the conversation:\n\n{}",
-                view.tool,
-                view.server,
-                content_text(content)
-            ),
-            "Add",
+            Prompt {
+                title: "Add a message from this App to the conversation?",
+                subject: vec![app_label(&view.tool, &view.server)],
+                source: "The App wrote this message:".into(),
+                detail: block(&content_text(content)),
+                accept: "Add",
+            },
         );
         let asks = self.asks.clone();
         let (view, content) = (view.clone(), content.to_vec());
@@ -245,12 +270,15 @@ impl HostPolicy for DesktopPolicy {
             Err(e) => return Box::pin(async move { Decision::Denied(e) }),
         };
         let dir = self.downloads.clone();
-        let listing = files.iter().map(|(n, b)| format!("{n} ({} bytes)", b.len())).collect::<Vec<_>>().join("\n");
         let asked = self.confirm(
             view,
-            "Save files?".into(),
-            format!("{} (from {}) wants to save to {}:\n{listing}", view.tool, view.server, dir.display()),
-            "Save",
+            Prompt {
+                title: "Save these files?",
+                subject: files.iter().map(|(n, b)| format!("{} ({} bytes)", file_label(n), b.len())).collect(),
+                source: format!("Asked by the App {}", app_label(&view.tool, &view.server)),
+                detail: format!("Saved to {}", file_label(&dir.display().to_string())),
+                accept: "Save",
+            },
         );
         Box::pin(async move {
             if !asked.await {
