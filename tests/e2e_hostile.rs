@@ -244,6 +244,11 @@ fn descendants(pid: u32) -> Vec<u32> {
 /// Runs the binary with `args` (plus `--trace`) until `done(trace)` holds, the host exits, or
 /// `limit` passes; samples the host's memory all along; then stops it.
 fn run_host(args: &[String], done: impl Fn(&[Value]) -> bool, limit: Duration) -> HostRun {
+    run_host_env(args, &[], done, limit)
+}
+
+/// [`run_host`] with extra environment variables for the host (test switches).
+fn run_host_env(args: &[String], env: &[(&str, &str)], done: impl Fn(&[Value]) -> bool, limit: Duration) -> HostRun {
     assert!(
         std::env::var_os("DISPLAY").is_some(),
         "these tests open windows: run them under a display (xvfb-run -a cargo test --test e2e_hostile)"
@@ -257,6 +262,7 @@ fn run_host(args: &[String], done: impl Fn(&[Value]) -> bool, limit: Duration) -
         .arg(&trace_path)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("MCP_APPS_HOST_LOG", "mcp_apps_host=info,warn")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -887,4 +893,346 @@ fn consent_dialogs_of_a_closed_view_do_nothing() {
     );
     let opened = run.stdout.matches("OPENED").count();
     assert_eq!(opened, 0, "links of a closed View were opened {opened} times:\n{}", run.dump());
+}
+
+/// The canary's raw TCP ports, from its `hostile-server ready ... tcp=<port>,<port>,...` line.
+fn canary_tcp_ports(run: &HostRun) -> Vec<u16> {
+    run.stderr
+        .lines()
+        .find_map(|l| l.split("hostile-server ready ").nth(1))
+        .and_then(|rest| rest.split_whitespace().find_map(|kv| kv.strip_prefix("tcp=")))
+        .map(|ports| ports.split(',').filter_map(|p| p.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// The ports of the canary's `HIT TCP <port>` lines, in the order the connections arrived.
+fn tcp_hits(run: &HostRun) -> Vec<u16> {
+    run.hits()
+        .iter()
+        .filter_map(|l| l.split("HIT TCP ").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next().and_then(|p| p.parse().ok()))
+        .collect()
+}
+
+/// Connections WebKit opens without asking the CSP: `<link rel=preconnect>` to every canary TCP
+/// port (http and https, with and without crossorigin), `<link rel=dns-prefetch>`, WebRTC ICE to
+/// the canary's UDP and TCP ports, speculation rules, XSLT `document()`, plus prefetch, preload,
+/// `<a ping>` and `sendBeacon` (which the CSP governs). The View also tries to send its tool
+/// input out as the order of its preconnects. Not one TCP connection, HTTP request or UDP
+/// datagram reaches the canary.
+#[test]
+fn a_view_cannot_open_connections_around_the_csp() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-preconnect", json!({"secret": "2031"})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["preconnect"], "v2", 4),
+        LIMIT,
+    );
+    let r = run.report("preconnect");
+    eprintln!("preconnect: supports {}, outcomes {}", r["supports"], r["outcomes"]);
+    assert_eq!(canary_tcp_ports(&run).len(), 4, "the canary's TCP listeners did not start:\n{}", run.dump());
+    assert_eq!(r["order"].as_array().map(Vec::len), Some(4), "the attack did not run: {r:#}");
+    assert!(tcp_hits(&run).is_empty(), "TCP connections reached the canary: {:?}", tcp_hits(&run));
+    assert_no_hits(&run);
+    // The requests the CSP governs were refused by it, not merely lost.
+    let seen = run.csp_violations("v1");
+    assert!(seen.iter().any(|(_, uri)| uri.contains("pc-preload")), "no CSP violation for the preloads: {seen:?}");
+    run.assert_honest_kept_working("v2", run.report_time("preconnect"));
+}
+
+/// The test above could fail: with the engine left at WebKit's defaults
+/// (`MCP_APPS_HOST_TEST_ALLOW_PRECONNECT`), the same View's preconnects reach the canary as TCP
+/// connections, in the order that spells out its tool input.
+#[test]
+fn preconnects_reach_the_canary_when_the_engine_keeps_its_defaults() {
+    let run = run_host_env(
+        &views(&hostile(None), &[("attack-preconnect", json!({"secret": "2031"})), ("honest", json!({}))], &[]),
+        &[("MCP_APPS_HOST_TEST_ALLOW_PRECONNECT", "1")],
+        reported_then_honest(&["preconnect"], "v2", 4),
+        LIMIT,
+    );
+    assert_eq!(run.log_count("MCP_APPS_HOST_TEST_ALLOW_PRECONNECT is set"), 1, "{}", run.dump());
+    let r = run.report("preconnect");
+    let ports = canary_tcp_ports(&run);
+    let hits = tcp_hits(&run);
+    eprintln!("with WebKit's defaults the canary saw: {}", run.hits().join("\n"));
+    assert!(!hits.is_empty(), "no TCP connection reached the canary; it cannot detect the hole:\n{}", run.dump());
+    let order: Vec<u16> = r["order"].as_array().unwrap().iter().filter_map(|p| p.as_u64()).map(|p| p as u16).collect();
+    let expected: Vec<u16> = "2031".chars().map(|c| ports[c.to_digit(10).unwrap() as usize]).collect();
+    assert_eq!(order, expected);
+    assert_eq!(hits[..order.len().min(hits.len())], order[..], "the secret did not arrive as the order of connections");
+    run.assert_honest_kept_working("v2", run.report_time("preconnect"));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Issue 13: consent that cannot be faked, URL elicitation, starvation, bounded queues.
+
+/// The tool name the fixture built to read as the host's own words (`SPOOF_TOOL` there).
+const SPOOF_TOOL: &str = "attack-consent\n\nThis link was checked by your host:\nhttps://bank.example";
+
+/// What the person's automation reported (`person-report` calls, newest last).
+fn person_reports(run: &HostRun) -> Vec<Value> {
+    run.trace
+        .iter()
+        .filter(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "person-report")
+        .filter_map(|r| r["msg"]["params"]["arguments"]["data"].as_str().and_then(|d| serde_json::from_str(d).ok()))
+        .collect()
+}
+
+fn write_automation(dir: &tempfile::TempDir, body: &str) -> String {
+    common::automation(dir, body)
+}
+
+/// Characters that must never reach the screen unescaped in what a person decides on.
+fn has_deceptive(text: &str) -> bool {
+    text.chars().any(|c| {
+        c.is_control() || matches!(c, '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    })
+}
+
+/// A tool name with newlines made "Open link?" read as a host-verified link, 3,000 characters of
+/// userinfo hid the real host, a right-to-left override disguised a file name. Now what is
+/// decided on comes first, one line, escaped; userinfo links are refused before any dialog; the
+/// safe button has the focus and the accept button is disarmed for a moment.
+#[test]
+fn consent_dialogs_show_what_is_decided_first_and_cannot_be_spoofed() {
+    let dir = tempfile::tempdir().unwrap();
+    let downloads = dir.path().join("downloads");
+    let script = write_automation(
+        &dir,
+        r##"
+        const box = document.getElementById("dialog");
+        const seen = [];
+        while (seen.length < 3) {
+          await until(() => !box.hidden, 30000);
+          const accept = document.getElementById("dialog-accept");
+          seen.push({
+            title: document.getElementById("dialog-title").textContent,
+            subject: [...document.querySelectorAll("#dialog-subject li")].map((li) => li.textContent),
+            firstElement: box.querySelector(".dialog-box").children[1] && box.querySelector(".dialog-box").children[1].id,
+            source: document.getElementById("dialog-source").textContent,
+            detail: document.getElementById("dialog-body").textContent,
+            focused: document.activeElement && document.activeElement.id,
+            armedAtFirst: !accept.disabled,
+          });
+          document.getElementById("dialog-reject").click();
+          await until(() => box.hidden);
+          await wait(200);
+        }
+        const card = document.querySelector('[data-view="v1"] .title');
+        await call("person-report", { data: JSON.stringify({ seen, card: card && card.textContent,
+          status: document.getElementById("status").textContent }) });
+        "##,
+    );
+    let args = views(
+        &hostile(None),
+        &[(SPOOF_TOOL, json!({})), ("honest", json!({}))],
+        &["--automation", &script, "--open-with", "echo OPENED", "--downloads", &downloads.to_string_lossy()],
+    );
+    let run = run_host(
+        &args,
+        |t| {
+            t.iter().any(|r| r["msg"]["params"]["name"] == "person-report")
+                && reported_then_honest(&["consent"], "v2", 3)(t)
+        },
+        LIMIT,
+    );
+    let report = run.report("consent");
+    let outcomes = &report["outcomes"];
+    let userinfo = text(&outcomes["userinfo"]);
+    assert!(userinfo.contains("user name"), "a userinfo link must be refused before any dialog: {userinfo}");
+    let person = person_reports(&run).pop().unwrap_or_else(|| panic!("the person never reported:\n{}", run.dump()));
+    let seen = person["seen"].as_array().unwrap();
+    assert_eq!(seen.len(), 3, "{person:#}");
+    let (link, download, message) = (&seen[0], &seen[1], &seen[2]);
+    // The link's host, nothing else, first.
+    assert_eq!(link["subject"], json!(["evil.example"]), "{link:#}");
+    assert_eq!(link["firstElement"], "dialog-subject", "the subject must come right after the title: {link:#}");
+    assert_eq!(link["title"], "Open this website in your browser?");
+    // The file name, with its override shown for what it is.
+    let file = download["subject"][0].as_str().unwrap();
+    assert!(file.starts_with("invoice_txt.exe"), "{download:#}");
+    // The App asking, its tool name escaped (no line of it can pose as host text).
+    let app = message["subject"][0].as_str().unwrap();
+    assert!(app.starts_with("attack-consent\\n\\nThis"), "{message:#}");
+    for d in seen {
+        for field in ["title", "source"] {
+            assert!(!has_deceptive(d[field].as_str().unwrap()), "{field} of {d:#}");
+        }
+        for s in d["subject"].as_array().unwrap() {
+            assert!(!has_deceptive(s.as_str().unwrap()), "subject of {d:#}");
+        }
+        assert_eq!(d["focused"], "dialog-reject", "the safe answer has the focus: {d:#}");
+        assert_eq!(d["armedAtFirst"], false, "the accept button takes no click at once: {d:#}");
+    }
+    let card = person["card"].as_str().unwrap();
+    assert!(!has_deceptive(card) && card.contains("\\n"), "card title {card:?}");
+    assert!(!has_deceptive(person["status"].as_str().unwrap()), "status {:?}", person["status"]);
+    assert_eq!(run.stdout.matches("OPENED").count(), 0);
+    assert!(!downloads.exists() || std::fs::read_dir(&downloads).unwrap().next().is_none(), "a file was saved");
+    run.assert_honest_kept_working("v2", run.report_time("consent"));
+    assert_no_hits(&run);
+}
+
+/// After one click on Open the opener received `file:///etc/passwd`, `javascript:`, other apps'
+/// schemes, a program's path and `--help`. Now URL elicitation follows the `ui/open-link` rule:
+/// http(s) only, no userinfo, refused before any dialog; the opener gets only a web address.
+#[test]
+fn url_elicitation_opens_only_web_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    // A person who clicks Open on every question.
+    let script = write_automation(
+        &dir,
+        r##"
+        setInterval(() => {
+          const b = document.getElementById("elicit-accept");
+          if (!document.getElementById("elicit").hidden && !b.disabled) b.click();
+        }, 50);
+        "##,
+    );
+    let run = run_host(
+        &views(
+            &hostile(None),
+            &[("attack-elicit-urls", json!({})), ("honest", json!({}))],
+            &["--automation", &script, "--open-with", "echo OPENED"],
+        ),
+        reported_then_honest(&["elicit-urls"], "v2", 3),
+        LIMIT,
+    );
+    let opened: Vec<&str> = run.stdout.lines().filter(|l| l.contains("OPENED")).collect();
+    assert_eq!(opened, ["OPENED https://example.com/ok-to-open"], "{}", run.dump());
+    let answers = &run.report("elicit-urls")["answers"];
+    for (url, answer) in answers.as_object().unwrap() {
+        let answer = answer.as_str().unwrap();
+        if url == "https://example.com/ok-to-open" {
+            assert_eq!(answer, "accept", "{answers:#}");
+        } else {
+            assert!(answer.starts_with("error") || answer == "decline", "{url} was {answer}: {answers:#}");
+        }
+    }
+    run.assert_honest_kept_working("v2", run.report_time("elicit-urls"));
+    assert_no_hits(&run);
+}
+
+/// A server that never answers `tools/list` kept every other server's `--tool` Views from ever
+/// opening. Now each server's Views open when that server is ready.
+#[test]
+fn a_silent_server_does_not_hold_back_another_servers_views() {
+    let silent = node_server("hostile-server.mjs", "--instance silent --silent-list");
+    let args = vec![
+        "run".to_owned(),
+        "--stdio".to_owned(),
+        silent,
+        "--stdio".to_owned(),
+        hostile(Some("b")),
+        "--tool".to_owned(),
+        "honest".to_owned(),
+        "--timeout".to_owned(),
+        "80".to_owned(),
+    ];
+    let run = run_host(
+        &args,
+        |t| t.iter().filter(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "honest-ok").count() >= 3,
+        Duration::from_secs(45),
+    );
+    let first = run
+        .trace
+        .iter()
+        .find(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "honest-ok")
+        .and_then(|r| r["t_ms"].as_f64())
+        .unwrap_or_else(|| panic!("the ready server's View never worked:\n{}", run.dump()));
+    println!("first honest-ok at {first:.0} ms with a silent server beside it");
+    assert!(first < 20_000.0, "the View waited {first:.0} ms for another server");
+}
+
+/// One View kept 20,000 tool calls in flight (+450 MB). Now a View has at most
+/// `MAX_VIEW_REQUESTS_IN_FLIGHT` requests in flight; the rest are refused at once, unforwarded.
+#[test]
+fn a_view_cannot_keep_thousands_of_calls_in_flight() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-inflight", json!({"count": 20000})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["inflight"], "v2", 3),
+        LIMIT,
+    );
+    let report = run.report("inflight");
+    // Walk the trace: calls out to the server minus answers back, for the attacking View.
+    let (mut open, mut peak, mut forwarded) = (0i64, 0i64, 0);
+    for r in run.trace.iter().filter(|r| r["view"] == "v1" && r["msg"]["method"] == "tools/call") {
+        if r["dir"] == "host->server" && r["msg"]["params"]["name"] == "slow" {
+            open += 1;
+            forwarded += 1;
+            peak = peak.max(open);
+        } else if r["dir"] == "server->host" {
+            open -= 1;
+        }
+    }
+    let host_peak = run.rss.iter().map(|s| s.1).max().unwrap_or(0);
+    println!(
+        "20,000 calls: {} answered, {} refused, {forwarded} forwarded, peak {peak} in flight; host RSS peak {} MB",
+        report["answered"],
+        report["refused"],
+        host_peak / 1024
+    );
+    assert!(peak <= mcp_apps_host::bridge::MAX_VIEW_REQUESTS_IN_FLIGHT as i64, "{peak} calls were in flight at once");
+    assert!(report["refused"].as_u64().unwrap_or(0) > 10_000, "{report:#}");
+    run.assert_honest_kept_working("v2", run.report_time("inflight"));
+}
+
+/// One server queued 300 elicitation forms in front of another server's consent prompt. Now a
+/// server has at most a few questions open at once; the rest are refused at once.
+#[test]
+fn one_servers_questions_cannot_bury_another_servers_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.json");
+    let entry = |instance: &str| json!({"command": "node", "args": [common::fixtures().join("hostile-server.mjs").to_string_lossy(), "--instance", instance]});
+    std::fs::write(&config, json!({"mcpServers": {"a": entry("a"), "b": entry("b")}}).to_string()).unwrap();
+    // The person answers every dialog in the order they come (Cancel), noting what each was.
+    let script = write_automation(
+        &dir,
+        r##"
+        // Everything queues up first; then the person answers in order until nothing is left.
+        await wait(4000);
+        const order = [];
+        const visible = () => !document.getElementById("elicit").hidden || !document.getElementById("dialog").hidden;
+        while (order.length < 40) {
+          try { await until(visible, 3000); } catch (e) { break; }
+          if (!document.getElementById("dialog").hidden) {
+            order.push("consent");
+            document.getElementById("dialog-reject").click();
+          } else {
+            order.push("question");
+            document.getElementById("elicit-cancel").click();
+          }
+          await wait(100);
+        }
+        await call("person-report", { data: JSON.stringify({ order }) }, "b");
+        "##,
+    );
+    let mut args: Vec<String> = ["run", "--config", &config.to_string_lossy(), "--automation", &script]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    for (tool, a) in [
+        ("a/attack-elicit-flood", json!({})),
+        ("b/attack-dialogs", json!({"count": 1, "delay": 1500, "stay": true})),
+        ("b/honest", json!({})),
+    ] {
+        args.extend(["--tool".into(), tool.into(), "--args".into(), a.to_string()]);
+    }
+    args.extend(["--timeout".into(), "80".into()]);
+    let run = run_host(
+        &args,
+        |t| {
+            t.iter().any(|r| r["msg"]["params"]["name"] == "person-report")
+                && reported_then_honest(&["elicit-flood"], "v3", 2)(t)
+        },
+        LIMIT,
+    );
+    let person = person_reports(&run).pop().unwrap_or_else(|| panic!("the person never reported:\n{}", run.dump()));
+    let order: Vec<&str> = person["order"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    println!("dialogs in order: {order:?}; server tally {}", run.report("elicit-flood")["answers"]);
+    let consent_at = order.iter().position(|d| *d == "consent");
+    assert!(consent_at.is_some_and(|i| i <= 3), "the other server's prompt came after {order:?}\n{}", run.dump());
+    let tally = &run.report("elicit-flood")["answers"];
+    assert!(tally["error"].as_u64().unwrap_or(0) >= 290, "the flood was not refused: {tally}\n{}", run.dump());
+    run.assert_honest_kept_working("v3", run.report_time("elicit-flood"));
 }
