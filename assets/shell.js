@@ -110,6 +110,16 @@
     v.card.classList.toggle("pip", cmd.mode === "pip");
     document.body.classList.toggle("pip", cmd.mode === "pip");
     if (cmd.mode === "inline") v.frame.style.height = v.height + "px";
+    // A way back that the View cannot cover or remove: the shell's own button over the frame.
+    var exit = v.card.querySelector(".mode-exit");
+    if (cmd.mode === "inline") {
+      if (exit) exit.remove();
+    } else if (!exit) {
+      exit = el("button", "mode-exit", cmd.mode === "pip" ? "Back to the window" : "Exit full screen");
+      exit.type = "button";
+      exit.addEventListener("click", function () { send({ kind: "inline", view: cmd.view }); });
+      v.card.append(exit);
+    }
   }
 
   function unmount(cmd) {

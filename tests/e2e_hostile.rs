@@ -1236,3 +1236,50 @@ fn one_servers_questions_cannot_bury_another_servers_prompt() {
     assert!(tally["error"].as_u64().unwrap_or(0) >= 290, "the flood was not refused: {tally}\n{}", run.dump());
     run.assert_honest_kept_working("v3", run.report_time("elicit-flood"));
 }
+
+/// A View that goes picture-in-picture (the window shrinks to it) and keeps asking for it again:
+/// the shell's own button, over the frame, takes it back, and the person's choice sticks.
+#[test]
+fn the_person_can_always_take_the_window_back_from_a_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_automation(
+        &dir,
+        r##"
+        const exit = await until(() => document.querySelector('[data-view="v1"] .mode-exit'), 30000);
+        const before = { w: window.innerWidth, h: window.innerHeight };
+        exit.click();
+        const clicked = Date.now();
+        await wait(3000);
+        await call("person-report", { data: JSON.stringify({ clicked, before,
+          after: { w: window.innerWidth, h: window.innerHeight },
+          pip: !!document.querySelector(".card.pip"), bodyPip: document.body.classList.contains("pip") }) });
+        "##,
+    );
+    let run = run_host(
+        &views(
+            &hostile(None),
+            &[("attack-pip-trap", json!({"ms": 8000})), ("honest", json!({}))],
+            &["--automation", &script],
+        ),
+        |t| {
+            t.iter().any(|r| r["msg"]["params"]["name"] == "person-report")
+                && reported_then_honest(&["pip-trap"], "v2", 2)(t)
+        },
+        LIMIT,
+    );
+    let person = person_reports(&run).pop().unwrap_or_else(|| panic!("the person never reported:\n{}", run.dump()));
+    assert_eq!(person["pip"], false, "{person:#}");
+    assert_eq!(person["bodyPip"], false, "{person:#}");
+    let clicked = person["clicked"].as_f64().unwrap();
+    let granted = run.report("pip-trap")["granted"].as_array().unwrap().clone();
+    let after: Vec<&Value> = granted.iter().filter(|g| g[0].as_f64().unwrap() > clicked + 300.0).collect();
+    assert!(!after.is_empty(), "the View stopped asking: {granted:?}");
+    assert!(after.iter().all(|g| g[1] == "inline"), "the View took the window again: {granted:?}");
+    println!(
+        "window {} -> {} after the click; {} requests after it, all refused",
+        person["before"],
+        person["after"],
+        after.len()
+    );
+    assert!(person["after"]["w"].as_f64().unwrap() > 600.0, "the window stayed small: {person:#}");
+}

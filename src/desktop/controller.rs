@@ -176,6 +176,8 @@ struct ViewState {
     mode: DisplayMode,
     /// When the display mode last changed.
     mode_changed: Option<Instant>,
+    /// The person took this View back inline: it may not leave inline by itself again.
+    person_chose_inline: bool,
 }
 
 /// How a tool is being opened.
@@ -1067,6 +1069,7 @@ impl Controller {
                 height: 240.0,
                 mode: DisplayMode::Inline,
                 mode_changed: None,
+                person_chose_inline: false,
             },
         );
     }
@@ -1172,6 +1175,16 @@ impl Controller {
                         tracing::warn!(server = %server, "restart failed: {e}");
                     }
                 });
+            }
+            ShellMessage::Inline { view } => {
+                // The person's own action: never rate-limited, always possible.
+                if self.views.get(&view).is_some_and(|v| !v.closed && v.mode != DisplayMode::Inline) {
+                    self.apply_mode(&view, DisplayMode::Inline, true);
+                }
+                // The person's choice sticks: the View cannot take the screen again by itself.
+                if let Some(v) = self.views.get_mut(&view) {
+                    v.person_chose_inline = true;
+                }
             }
             ShellMessage::Close { view } => {
                 if let Some(v) = self.views.get(&view).filter(|v| !v.closed) {
@@ -1340,12 +1353,17 @@ impl Controller {
     /// and Apps offer their own fullscreen buttons), but at most once per
     /// [`MODE_CHANGE_INTERVAL`]: a request sooner gets the mode in effect.
     fn set_display_mode(&mut self, view: &str, mode: DisplayMode) -> DisplayMode {
-        let Some((current, changed)) = self.views.get(view).filter(|v| !v.closed).map(|v| (v.mode, v.mode_changed))
+        let Some((current, changed, held)) =
+            self.views.get(view).filter(|v| !v.closed).map(|v| (v.mode, v.mode_changed, v.person_chose_inline))
         else {
             return DisplayMode::Inline;
         };
         if current == mode {
             return mode;
+        }
+        if held {
+            tracing::info!(view, "display mode {mode:?} refused: the person took this View back inline");
+            return current;
         }
         if changed.is_some_and(|t| t.elapsed() < MODE_CHANGE_INTERVAL) {
             tracing::info!(

@@ -142,6 +142,11 @@ pub enum ShellMessage {
         /// The View.
         view: String,
     },
+    /// The person took a View out of fullscreen or picture-in-picture.
+    Inline {
+        /// The View.
+        view: String,
+    },
     /// A diagnostic from a View's frame (CSP violation, uncaught error, console error).
     Diagnostic {
         /// The View.
