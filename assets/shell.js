@@ -721,4 +721,7 @@
   });
 
   send({ kind: "ready" });
+  // The heartbeat: when it stops, the host knows the web content hangs (a View's busy loop
+  // stops this page too) and asks the person natively.
+  setInterval(function () { send({ kind: "alive" }); }, 250);
 })();

@@ -188,6 +188,8 @@ pub(super) enum Command {
     },
     HostRequestTimeout(RequestId),
     Teardown(oneshot::Sender<TeardownOutcome>),
+    /// The View's frame is gone (its web process ended): no teardown, the session ends now.
+    FrameGone,
     /// A request of the View was answered by the server or the policy.
     Completed {
         id: RequestId,
@@ -212,12 +214,35 @@ pub(super) enum Command {
 pub struct ViewHandle {
     id: ViewId,
     tx: mpsc::UnboundedSender<Command>,
+    /// The View's `ui://` resource, from its tool's `_meta.ui`.
+    resource_uri: Option<String>,
 }
 
 impl ViewHandle {
     /// The View's id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The View's `ui://` resource URI (from its tool's `_meta.ui`), if the tool names one.
+    pub fn resource_uri(&self) -> Option<&str> {
+        self.resource_uri.as_deref()
+    }
+
+    /// A diagnostic's `detail` as the proxy reported it, pointed at the View: a location in the
+    /// View's HTML (`inHtml`, or the sandbox URL the written frame took) gets the resource URI
+    /// as its `source`, so authors see their file and its line numbers, not the proxy's.
+    pub fn locate_diagnostic(&self, mut detail: Value) -> Value {
+        let Some(d) = detail.as_object_mut() else { return detail };
+        let in_html = d.remove("inHtml").is_some_and(|v| v == true);
+        let uri = Value::String(self.resource_uri.clone().unwrap_or_else(|| "the View's HTML".into()));
+        for key in ["source", "sourceFile"] {
+            let proxy_url = d.get(key).and_then(Value::as_str).is_some_and(|s| s.starts_with("mcp-sandbox:"));
+            if proxy_url || (in_html && key == "source") {
+                d.insert(key.into(), uri.clone());
+            }
+        }
+        detail
     }
 
     /// True once the session has ended.
@@ -287,6 +312,12 @@ impl ViewHandle {
     /// `tools/call` on one of the View's own tools. Errors once the View is gone.
     pub async fn call_view_tool(&self, name: &str, arguments: Map<String, Value>) -> Result<Value, RpcError> {
         self.host_request(methods::TOOLS_CALL, json!({"name": name, "arguments": arguments})).await
+    }
+
+    /// The View's frame is gone (its web content crashed or was stopped): the session ends at
+    /// once, without a teardown nobody could answer; anyone waiting on the View hears it is closed.
+    pub fn frame_gone(&self) {
+        let _ = self.tx.send(Command::FrameGone);
     }
 
     /// Runs the graceful teardown and waits for it (bounded by the config's timeout).
@@ -359,7 +390,8 @@ impl ViewSession {
         trace: Trace,
     ) -> ViewHandle {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let handle = ViewHandle { id: config.id.clone(), tx: tx.clone() };
+        let resource_uri = crate::ui_resource::tool_ui(&config.tool).ok().and_then(|ui| ui.resource_uri);
+        let handle = ViewHandle { id: config.id.clone(), tx: tx.clone(), resource_uri };
         let mut session = ViewSession {
             config,
             state: State::Loading,
@@ -571,6 +603,10 @@ impl ViewSession {
                 self.send_or_queue(Message::notification(methods::PROGRESS, Value::Object(params)));
             }
             Command::Teardown(done) => self.start_teardown(done),
+            Command::FrameGone => {
+                tracing::info!(view = %self.id(), "the View's frame is gone; its session ends without teardown");
+                self.finished = true;
+            }
         }
     }
 

@@ -75,6 +75,14 @@ struct RunArgs {
     /// Save downloads here instead of the user's download folder.
     #[arg(long, value_name = "DIR")]
     downloads: Option<PathBuf>,
+    /// The Apps' web content may use this much memory (MB); above it the host stops it and the
+    /// Apps restart (default: a quarter of the machine's memory, at most 4096).
+    #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(64..))]
+    web_memory_limit: Option<u64>,
+    /// Stop the Apps' web content when it has not responded for this long and nobody answered
+    /// the "not responding" question (default 15).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    stop_unresponsive: Option<u64>,
     /// Start in this theme instead of the system's.
     #[arg(long, value_enum)]
     theme: Option<ThemeArg>,
@@ -239,6 +247,8 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     options.preview = args.preview;
     options.html = args.html.map(|p| std::path::absolute(&p).unwrap_or(p));
     options.downloads = args.downloads;
+    options.web_memory_limit_mb = args.web_memory_limit;
+    options.stop_unresponsive = args.stop_unresponsive.map(std::time::Duration::from_secs);
     options.theme = args.theme.map(|t| match t {
         ThemeArg::Light => Theme::Light,
         ThemeArg::Dark => Theme::Dark,

@@ -12,6 +12,8 @@ use tokio::sync::{mpsc, oneshot};
 use super::ipc::ShellMessage;
 use super::policy::{content_text, open_url, Ask, Consent, DesktopPolicy, DesktopRequests};
 use super::schemes::{ProxyPolicy, ProxyRegistry};
+use super::supervisor::{self, Supervisor, Tick};
+use super::web_content::{WebContentOp, WebContentSignal};
 use super::{HostInput, Ui, UserEvent, WindowOp};
 use crate::bridge::{
     CallControl, Direction, HostPolicy, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
@@ -82,6 +84,11 @@ pub struct RunOptions {
     pub policy: Option<SharedPolicy>,
     /// Receives every View's events (lifecycle, messages, model context, logs).
     pub events: Option<mpsc::UnboundedSender<(ViewId, ViewEvent)>>,
+    /// The web content's memory limit in MB (default: a quarter of the machine's memory, at
+    /// most 4 GiB); above it the host stops the web content and the Apps restart.
+    pub web_memory_limit_mb: Option<u64>,
+    /// Stop unresponsive web content after this long without the person's answer (default 15 s).
+    pub stop_unresponsive: Option<Duration>,
     /// Mounted in an embedder's window (no picture-in-picture: the window is not ours to move).
     pub(crate) embedded: bool,
 }
@@ -130,6 +137,8 @@ impl RunOptions {
             html: None,
             policy: None,
             events: None,
+            web_memory_limit_mb: None,
+            stop_unresponsive: None,
             embedded: false,
         }
     }
@@ -178,6 +187,9 @@ struct ViewState {
     mode_changed: Option<Instant>,
     /// The person took this View back inline: it may not leave inline by itself again.
     person_chose_inline: bool,
+    /// A reload replaced this View (its teardown is under way): it is not reloaded again, or
+    /// one View would become two when two reloads come before the teardown ends.
+    replaced: bool,
 }
 
 /// How a tool is being opened.
@@ -213,6 +225,8 @@ pub(super) struct Controller {
     servers: Arc<Registry>,
     /// Open elicitation dialogs: their server and where the answer goes.
     elicits: HashMap<u64, (String, oneshot::Sender<ElicitAnswer>)>,
+    /// The shell commands of open elicitation dialogs, to show them again in a restarted shell.
+    elicit_cmds: HashMap<u64, Value>,
     /// Set once every server was tried at start.
     servers_started: bool,
     exiting: Option<i32>,
@@ -250,6 +264,32 @@ pub(super) struct Controller {
     live_reloads: HashMap<(String, String), VecDeque<Instant>>,
     /// The live log's rate limit: the current second, records sent in it, records left out.
     log_window: (Instant, usize, usize),
+    /// Watches the web content: heartbeats, hangs, stops.
+    supervisor: Supervisor,
+    /// The web content's memory limit.
+    web_memory_limit_mb: u64,
+    /// Views to reopen once a restarted shell is ready.
+    to_restore: Vec<Restore>,
+    /// Views waiting for their turn on probation, and the one on probation now.
+    probation: VecDeque<Restore>,
+    on_probation: Option<(ViewId, Restore)>,
+    /// When the View on probation initialized, and the web content's memory then (MB).
+    probation_mark: Option<(Instant, u64)>,
+    probation_tx: mpsc::UnboundedSender<ViewId>,
+    /// Why the web content stopped, for the status line once the restarted shell is ready.
+    status_after_restart: Option<String>,
+    /// Views found to stop the web content (on probation at a stop): not reopened.
+    held: Vec<Restore>,
+}
+
+/// An open View to bring back after the web content stopped.
+#[derive(Debug, Clone)]
+struct Restore {
+    old: ViewId,
+    server: String,
+    tool: String,
+    arguments: Map<String, Value>,
+    result: Option<Value>,
 }
 
 /// A View's session and its frame's `allow` attribute, or why it could not start.
@@ -275,6 +315,8 @@ impl Controller {
         let (finished_tx, finished_rx) = mpsc::unbounded_channel();
         let (asks, asks_rx) = mpsc::unbounded_channel();
         let (recycle_tx, recycle_rx) = mpsc::unbounded_channel();
+        let (probation_tx, probation_rx) = mpsc::unbounded_channel();
+        let options_stop_after = options.stop_unresponsive.unwrap_or(supervisor::AUTO_STOP_AFTER);
         let theme = options.theme.unwrap_or(system_theme);
         let requests = options.requests.clone().unwrap_or_else(|| {
             RequestHandler(Arc::new(DesktopRequests { asks: asks.clone(), consent: options.consent }))
@@ -297,6 +339,7 @@ impl Controller {
             views: HashMap::new(),
             servers,
             elicits: HashMap::new(),
+            elicit_cmds: HashMap::new(),
             servers_started: false,
             exiting: None,
             teardowns,
@@ -319,8 +362,26 @@ impl Controller {
             preparing: HashMap::new(),
             live_reloads: HashMap::new(),
             log_window: (started, 0, 0),
+            supervisor: Supervisor::new(options_stop_after),
+            web_memory_limit_mb: 0,
+            to_restore: Vec::new(),
+            probation: VecDeque::new(),
+            on_probation: None,
+            probation_mark: None,
+            probation_tx,
+            status_after_restart: None,
+            held: Vec::new(),
         };
-        (controller, Receivers { teardowns: teardowns_rx, asks: asks_rx, finished: finished_rx, recycle: recycle_rx })
+        (
+            controller,
+            Receivers {
+                teardowns: teardowns_rx,
+                asks: asks_rx,
+                finished: finished_rx,
+                recycle: recycle_rx,
+                probation: probation_rx,
+            },
+        )
     }
 
     fn shell(&mut self, command: Value) {
@@ -399,6 +460,7 @@ impl Controller {
             asks: mut asks_rx,
             finished: mut finished_rx,
             recycle: mut recycle_rx,
+            probation: mut probation_rx,
         } = receivers;
         if let Some(path) = &self.options.trace {
             match Trace::create(path, self.started) {
@@ -452,8 +514,17 @@ impl Controller {
         }
         let deadline = tokio::time::sleep(self.options.timeout);
         tokio::pin!(deadline);
+        self.web_memory_limit_mb = supervisor::memory_limit_mb(self.options.web_memory_limit_mb);
+        tracing::debug!("web content memory limit: {} MB", self.web_memory_limit_mb);
+        let mut watch = tokio::time::interval(supervisor::HEARTBEAT);
+        watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut ticks: u64 = 0;
         loop {
             tokio::select! {
+                _ = watch.tick() => {
+                    ticks += 1;
+                    self.supervise(ticks.is_multiple_of(2));
+                },
                 input = from_ui.recv() => match input {
                     Some(HostInput::Shell(msg)) => self.on_shell(msg),
                     Some(HostInput::CloseRequested) => self.begin_exit(0),
@@ -463,6 +534,7 @@ impl Controller {
                             self.set_theme(theme);
                         }
                     }
+                    Some(HostInput::WebContent(signal)) => self.on_web_content(signal),
                     None => return,
                 },
                 Some((view, tool, setup)) = setup_rx.recv() => {
@@ -476,6 +548,10 @@ impl Controller {
                             self.shell(json!({"op": "text", "view": view, "title": tool_label(&tool), "text": consent::block(&e.to_string()), "error": true}));
                             if self.startup_ids.contains(&view) {
                                 self.fail(&e.to_string());
+                            }
+                            if self.on_probation.as_ref().is_some_and(|(id, _)| *id == view) {
+                                self.on_probation = None;
+                                self.advance_probation();
                             }
                         }
                     }
@@ -491,6 +567,7 @@ impl Controller {
                 Ok(()) = &mut started_rx, if !self.servers_started => self.on_started(),
                 Some(code) = finished_rx.recv() => self.begin_exit(code),
                 Some(generation) = recycle_rx.recv() => self.recycle(generation),
+                Some(view) = probation_rx.recv() => self.probation_passed(&view),
                 Some(view) = teardowns_rx.recv() => {
                     self.close_view(&view);
                     if self.options.exit_after == Some(ExitAfter::Teardown) && self.views.values().all(|v| v.closed) {
@@ -745,8 +822,8 @@ impl Controller {
             display_mode: Some(mode),
             available_display_modes: Some(self.display_modes()),
             container_dimensions: Some(self.container(mode)),
-            locale: Some(sys_locale::get_locale().unwrap_or_else(|| "en-US".into()).replace('_', "-")),
-            time_zone: Some(iana_time_zone::get_timezone().unwrap_or_else(|_| "UTC".into())),
+            locale: Some(crate::protocol::locale::bcp47_locale(sys_locale::get_locale().as_deref())),
+            time_zone: Some(crate::protocol::locale::iana_time_zone(iana_time_zone::get_timezone().ok().as_deref())),
             user_agent: Some(format!("mcp-apps-host/{}", env!("CARGO_PKG_VERSION"))),
             platform: Some("desktop".into()),
             device_capabilities: Some(json!({"touch": false, "hover": true})),
@@ -917,6 +994,7 @@ impl Controller {
                         self.elicits.iter().filter(|(_, (s, _))| *s == server).map(|(d, _)| *d).collect();
                     for dialog in orphaned {
                         self.elicits.remove(&dialog);
+                        self.elicit_cmds.remove(&dialog);
                         self.shell(json!({"op": "dismiss", "dialog": dialog}));
                     }
                 }
@@ -947,8 +1025,12 @@ impl Controller {
                     conn.tool(tool).and_then(|t| tool_ui(&t).ok()).and_then(|u| u.resource_uri).as_deref()
                         == Some(uri.as_str())
                 };
-                let views: Vec<ViewId> =
-                    self.views.iter().filter(|(_, v)| open(v) && shows_it(&v.tool)).map(|(id, _)| id.clone()).collect();
+                let views: Vec<ViewId> = self
+                    .views
+                    .iter()
+                    .filter(|(_, v)| open(v) && !v.replaced && shows_it(&v.tool))
+                    .map(|(id, _)| id.clone())
+                    .collect();
                 if views.is_empty() {
                     return;
                 }
@@ -978,7 +1060,8 @@ impl Controller {
     /// input and result again (the tool is not called again).
     fn reload(&mut self, views: Vec<ViewId>) {
         for old in views {
-            let Some(v) = self.views.get(&old) else { continue };
+            let Some(v) = self.views.get_mut(&old).filter(|v| !v.closed && !v.replaced) else { continue };
+            v.replaced = true;
             let (server, tool, arguments, result) =
                 (v.server.clone(), v.tool.clone(), v.arguments.clone(), v.result.clone());
             tracing::info!(view = %old, "reloading {tool}");
@@ -1070,16 +1153,31 @@ impl Controller {
                 mode: DisplayMode::Inline,
                 mode_changed: None,
                 person_chose_inline: false,
+                replaced: false,
             },
         );
     }
 
     fn on_shell(&mut self, msg: ShellMessage) {
         match msg {
+            ShellMessage::Alive => {
+                if let Some(hung) = self.supervisor.alive(Instant::now()) {
+                    let line = format!("the Apps respond again after {:.1} s", hung.as_secs_f64());
+                    tracing::warn!("{line}");
+                    self.trace.record(
+                        None,
+                        Direction::Diagnostic,
+                        &json!({"kind": "responsive", "after_ms": hung.as_millis() as u64}),
+                    );
+                    let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::DismissHung));
+                    self.status(&format!("The Apps were not responding; {line}."), false);
+                }
+            }
             ShellMessage::Ready if self.recycling => {
-                // A fresh shell after a recycle: give it the state the old one had.
+                // A fresh shell after a recycle or a stop: give it the state the old one had.
                 self.recycling = false;
                 self.shell_ready = true;
+                self.supervisor.alive(Instant::now());
                 self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycled"}));
                 self.shell(json!({"op": "theme", "theme": self.theme}));
                 self.show_servers();
@@ -1089,9 +1187,11 @@ impl Controller {
                 for text in std::mem::take(&mut self.shell_backlog) {
                     let _ = self.ui.send_event(UserEvent::Shell(text));
                 }
+                self.restore_views();
             }
             ShellMessage::Ready => {
                 self.shell_ready = true;
+                self.supervisor.alive(Instant::now());
                 for text in std::mem::take(&mut self.shell_backlog) {
                     let _ = self.ui.send_event(UserEvent::Shell(text));
                 }
@@ -1106,7 +1206,12 @@ impl Controller {
             ShellMessage::Diagnostic { view, data } => {
                 let kind = data.get("kind").and_then(Value::as_str).unwrap_or("unknown").to_owned();
                 let detail = data.get("detail").cloned().unwrap_or(Value::Null);
-                tracing::warn!(view = %view, "View {kind:?}: {detail}");
+                // The View's file, not the proxy's URL; console chatter below error is not a warning.
+                let detail = self.views.get(&view).map_or(detail.clone(), |v| v.handle.locate_diagnostic(detail));
+                match detail["level"].as_str() {
+                    Some("log" | "info" | "debug") => tracing::info!(view = %view, "View {kind:?}: {detail}"),
+                    _ => tracing::warn!(view = %view, "View {kind:?}: {detail}"),
+                }
                 self.trace.record(Some(&view), Direction::Diagnostic, &json!({"kind": kind, "detail": detail}));
                 if self.options.preview {
                     self.shell(json!({"op": "diagnostic", "view": view, "kind": kind, "detail": detail}));
@@ -1150,6 +1255,7 @@ impl Controller {
                 }
             }
             ShellMessage::ElicitAnswer { dialog, action, content } => {
+                self.elicit_cmds.remove(&dialog);
                 let Some((server, reply)) = self.elicits.remove(&dialog) else { return };
                 let answer = match action.as_str() {
                     "accept" => ElicitAnswer::Accept(content),
@@ -1331,6 +1437,7 @@ impl Controller {
                     None => reply,
                 };
                 self.elicits.insert(dialog, (request.server.clone(), reply));
+                self.elicit_cmds.insert(dialog, cmd.clone());
                 let asks = self.asks.clone();
                 tokio::spawn(async move {
                     let _ = gone.await;
@@ -1339,6 +1446,7 @@ impl Controller {
                 self.shell(cmd);
             }
             Ask::DismissElicit { dialog } => {
+                self.elicit_cmds.remove(&dialog);
                 if self.elicits.remove(&dialog).is_some() {
                     tracing::info!(dialog, "elicitation withdrawn before it was answered");
                 }
@@ -1448,6 +1556,7 @@ impl Controller {
                 if let Some(v) = self.views.get_mut(view) {
                     v.initialized = true;
                 }
+                self.probation_initialized(view);
                 if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.initialized) {
                     return Some(0);
                 }
@@ -1496,6 +1605,10 @@ impl Controller {
     }
 
     fn close_view(&mut self, view: &str) {
+        if self.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
+            self.on_probation = None;
+            self.advance_probation();
+        }
         let orphaned: Vec<u64> = self.dialogs.iter().filter(|(_, (v, _))| v == view).map(|(d, _)| *d).collect();
         for dialog in orphaned {
             if let Some((_, reply)) = self.dialogs.remove(&dialog) {
@@ -1582,12 +1695,252 @@ impl Controller {
         self.opened_since_recycle = 0;
         self.recycling = true;
         self.shell_ready = false;
+        // The process ends on purpose: its termination is not a failure to recover from.
+        self.supervisor.stopping(RECYCLED);
         // Closed Views' records are not needed by a fresh page.
         self.views.clear();
         self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycle"}));
         let _ = self.ui.send_event(UserEvent::Recycle);
     }
+
+    /// The supervisor's tick: a hang to report or to end, and (every other tick) the memory limit.
+    fn supervise(&mut self, check_memory: bool) {
+        if self.exiting.is_some() {
+            return;
+        }
+        match self.supervisor.tick(Instant::now()) {
+            Tick::Quiet => {}
+            Tick::HangStarted => {
+                let apps = self.open_apps();
+                let line = format!(
+                    "the Apps are not responding (no sign of the web content for {:.1} s); open: {apps}",
+                    supervisor::HANG_AFTER.as_secs_f64()
+                );
+                tracing::warn!("{}", say(&line));
+                self.trace.record(None, Direction::Diagnostic, &json!({"kind": "unresponsive", "apps": apps}));
+                let text = format!(
+                    "One of these Apps keeps the web content busy: {apps}.\n\nWait for it, or stop the Apps: every other App comes back with its last input and result. Without an answer they are stopped in {} s.",
+                    self.supervisor.auto_stop().as_secs()
+                );
+                let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::AskHung { text }));
+            }
+            Tick::StopNow => self.stop_web_content(format!(
+                "the Apps did not respond for {} s",
+                (supervisor::HANG_AFTER + self.supervisor.auto_stop()).as_secs()
+            )),
+        }
+        if check_memory && self.shell_ready {
+            if let Some((pid, mb)) = supervisor::over_limit(self.web_memory_limit_mb) {
+                self.stop_web_content(format!(
+                    "the web content used {mb} MB, over its limit of {} MB (process {pid})",
+                    self.web_memory_limit_mb
+                ));
+            }
+        }
+    }
+
+    /// The open Apps, for a person: `tool · server, ...`.
+    fn open_apps(&self) -> String {
+        let mut apps: Vec<String> =
+            self.views.values().filter(|v| !v.closed).map(|v| consent::app_label(&v.tool, &v.server)).collect();
+        apps.sort();
+        if apps.is_empty() {
+            "no App".into()
+        } else {
+            apps.join(", ")
+        }
+    }
+
+    /// Ends the web content for `reason`; WebKit then reports it terminated and it restarts.
+    fn stop_web_content(&mut self, reason: String) {
+        tracing::warn!("stopping the web content: {}", say(&reason));
+        self.supervisor.stopping(reason);
+        let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::Stop));
+    }
+
+    fn on_web_content(&mut self, signal: WebContentSignal) {
+        match signal {
+            WebContentSignal::Responsive(responsive) => {
+                tracing::info!(
+                    responsive,
+                    "WebKit: the web process is {}responsive",
+                    if responsive { "" } else { "not " }
+                );
+            }
+            WebContentSignal::HangAnswer { stop: true } => self.stop_web_content("you stopped the Apps".into()),
+            WebContentSignal::HangAnswer { stop: false } => {
+                tracing::info!("the person chose to wait for the Apps");
+                self.supervisor.wait_more(Instant::now());
+            }
+            WebContentSignal::Terminated(webkit_reason) => self.on_web_content_gone(&webkit_reason),
+        }
+    }
+
+    /// The web process ended: every View's frame is gone. The shell restarts in a new process,
+    /// and once it is ready the open Views come back (see [`Self::restore_views`]).
+    fn on_web_content_gone(&mut self, webkit_reason: &str) {
+        let reason = self.supervisor.terminated(Instant::now(), webkit_reason);
+        if reason == RECYCLED || self.exiting.is_some() {
+            return;
+        }
+        let mut open: Vec<(ViewId, ViewState)> = self.views.drain().filter(|(_, v)| !v.closed).collect();
+        open.sort_by(|a, b| a.0.cmp(&b.0));
+        let apps = open.iter().map(|(_, v)| consent::app_label(&v.tool, &v.server)).collect::<Vec<_>>().join(", ");
+        tracing::error!("{}; restarting it (open Apps: {})", say(&reason), say(&apps));
+        eprintln!("warning: {}; the Apps restart", say(&reason));
+        self.trace.record(
+            None,
+            Direction::Diagnostic,
+            &json!({"kind": "web-process-terminated", "reason": reason, "views": open.iter().map(|(id, _)| id).collect::<Vec<_>>()}),
+        );
+        // The View on probation when it stopped again is the culprit.
+        let culprit = self.on_probation.take();
+        self.probation_mark = None;
+        for (id, v) in open {
+            v.handle.frame_gone();
+            self.registry.remove(&id);
+            if culprit.as_ref().is_some_and(|(c, _)| *c == id) {
+                continue;
+            }
+            self.to_restore.push(Restore {
+                old: id,
+                server: v.server,
+                tool: v.tool,
+                arguments: v.arguments,
+                result: v.result,
+            });
+        }
+        if let Some((_, r)) = culprit {
+            self.held.push(r);
+        }
+        // Consent questions of the gone Views are answered no; servers' questions are shown again.
+        for (_, (_, reply)) in self.dialogs.drain() {
+            let _ = reply.send(false);
+        }
+        let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::DismissHung));
+        self.status_after_restart = Some(reason);
+        self.recycling = true;
+        self.shell_ready = false;
+        self.opened_since_recycle = 0;
+        let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::Restart));
+    }
+
+    /// A restarted shell is ready: the Views open before the stop come back with their last
+    /// input and result: all at once after a first stop, one at a time (probation) after
+    /// repeated stops (see `supervisor`).
+    fn restore_views(&mut self) {
+        for cmd in self.elicit_cmds.values().cloned().collect::<Vec<_>>() {
+            self.shell(cmd);
+        }
+        let Some(reason) = self.status_after_restart.take() else { return };
+        // A script that drives the shell (tests, demos) drives the new one too.
+        if let Some(script) = self.options.automation.clone() {
+            let _ = self.ui.send_event(UserEvent::Eval(script));
+        }
+        for r in std::mem::take(&mut self.held) {
+            let app = consent::app_label(&r.tool, &r.server);
+            tracing::warn!("{} stopped the web content again; it is not reopened", say(&app));
+            self.trace.record(
+                Some(&r.old),
+                Direction::Diagnostic,
+                &json!({"kind": "held", "reason": "the web content stopped again while it was on probation"}),
+            );
+            self.shell(json!({"op": "text", "title": tool_label(&r.tool), "error": true,
+                "text": format!("{app} stopped the Apps ({reason}) again right after it was reopened, so it was not reopened. Call it again from the list to try once more.")}));
+        }
+        let restoring = std::mem::take(&mut self.to_restore);
+        let count = restoring.len() + self.probation.len();
+        let line = if self.supervisor.recent_stops() >= 2 {
+            self.probation.extend(restoring);
+            if self.on_probation.is_none() {
+                self.advance_probation();
+            }
+            format!(
+                "The Apps stopped again: {reason}. {count} come back one at a time, to find the App that stops them."
+            )
+        } else {
+            let mut n = 0;
+            for r in restoring {
+                n += usize::from(self.reopen(r).is_some());
+            }
+            format!("The Apps stopped: {reason}. {n} reopened with their last input and result.")
+        };
+        // A card stays where the person looks; the status line changes with the next call.
+        self.shell(json!({"op": "text", "title": "The Apps restarted", "text": line, "error": true}));
+        self.status(&line, true);
+    }
+
+    /// Reopens one View of before the stop; returns its new id.
+    fn reopen(&mut self, r: Restore) -> Option<ViewId> {
+        let id: ViewId = format!("v{}", self.next_view);
+        if let Some(result) = r.result {
+            self.cached_results.insert(id.clone(), result);
+        }
+        match self.open(Some(&r.server), &r.tool, r.arguments, Opening::Reload) {
+            Ok(()) => {
+                self.trace.record(Some(&id), Direction::Diagnostic, &json!({"kind": "restored", "from": r.old}));
+                Some(id)
+            }
+            Err(e) => {
+                self.cached_results.remove(&id);
+                tracing::warn!("could not reopen {}: {e}", r.old);
+                None
+            }
+        }
+    }
+
+    /// Opens the next View on probation, if any.
+    fn advance_probation(&mut self) {
+        while let Some(r) = self.probation.pop_front() {
+            if let Some(id) = self.reopen(r.clone()) {
+                self.on_probation = Some((id, r));
+                return;
+            }
+        }
+    }
+
+    /// The View on probation initialized: once it stayed quiet a moment, the next may open.
+    fn probation_initialized(&mut self, view: &str) {
+        if self.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
+            self.probation_mark = Some((Instant::now(), supervisor::web_content_mb()));
+            self.probation_check_later(view);
+        }
+    }
+
+    fn probation_check_later(&self, view: &str) {
+        let (tx, view) = (self.probation_tx.clone(), view.to_owned());
+        tokio::spawn(async move {
+            tokio::time::sleep(supervisor::PROBATION_QUIET).await;
+            let _ = tx.send(view);
+        });
+    }
+
+    /// A quiet period of the View on probation ended: it passes when the web content kept
+    /// responding and did not grow much (a busy loop or a memory bomb is not quiet).
+    fn probation_passed(&mut self, view: &str) {
+        if self.on_probation.as_ref().is_none_or(|(id, _)| id != view) {
+            return;
+        }
+        let now = Instant::now();
+        let Some((since, mb)) = self.probation_mark else { return };
+        let grown = supervisor::web_content_mb().saturating_sub(mb);
+        let responsive = self.supervisor.alive_within(now, Duration::from_millis(750));
+        let quiet = responsive && grown <= supervisor::PROBATION_GROWTH_MB;
+        if !quiet && now.saturating_duration_since(since) < supervisor::PROBATION_MAX {
+            tracing::info!(view, responsive, grown_mb = grown, "not quiet yet on probation");
+            self.probation_mark = Some((since, mb + grown));
+            self.probation_check_later(view);
+            return;
+        }
+        tracing::info!(view, "passed probation");
+        self.on_probation = None;
+        self.probation_mark = None;
+        self.advance_probation();
+    }
 }
+
+/// The supervisor's reason for a web process the host ends on purpose (idle recycling).
+const RECYCLED: &str = "recycled";
 
 /// A record for the live log, cut to what a person can read: long strings (a View's HTML),
 /// long arrays and objects, and deep nesting are shortened; the trace file keeps everything.
@@ -1653,6 +2006,7 @@ async fn watch_file(path: PathBuf, changed: mpsc::UnboundedSender<()>) {
 /// The controller's receiving ends, handed to [`Controller::run`].
 pub(super) struct Receivers {
     recycle: mpsc::UnboundedReceiver<u64>,
+    probation: mpsc::UnboundedReceiver<ViewId>,
     teardowns: mpsc::UnboundedReceiver<ViewId>,
     asks: mpsc::UnboundedReceiver<Ask>,
     finished: mpsc::UnboundedReceiver<i32>,

@@ -63,6 +63,8 @@ impl IpcSecret {
 pub enum ShellMessage {
     /// The shell page is loaded and can take commands.
     Ready,
+    /// The shell's heartbeat: its web process runs (see `supervisor.rs`).
+    Alive,
     /// A message from a View's proxy frame (already checked for source and origin).
     View {
         /// The View.

@@ -11,6 +11,8 @@ mod ipc;
 mod policy;
 mod schemes;
 mod snapshot;
+mod supervisor;
+mod web_content;
 
 pub use controller::{ExitAfter, RunOptions, SharedPolicy};
 pub use policy::Consent;
@@ -44,6 +46,8 @@ pub(crate) enum UserEvent {
     /// Replace the web process with a fresh one and reload the shell (no View is open): the
     /// only way to hand back the memory WebKit keeps after many Views closed.
     Recycle,
+    /// Supervise the web content: stop it, restart it, ask the person about a hang.
+    WebContent(web_content::WebContentOp),
     /// Leave the event loop with this exit code.
     Exit(i32),
 }
@@ -73,6 +77,8 @@ pub(crate) enum HostInput {
     },
     /// The system theme changed.
     SystemTheme(crate::protocol::Theme),
+    /// What WebKit or the person said about the web content.
+    WebContent(web_content::WebContentSignal),
 }
 
 fn theme_of(theme: tao::window::Theme) -> crate::protocol::Theme {
@@ -147,6 +153,8 @@ pub(crate) struct Running {
     /// The last size a resize reported outside picture-in-picture (not the pip size itself,
     /// which GTK may report late, after the window was restored).
     normal_size: std::cell::Cell<Option<tao::dpi::PhysicalSize<u32>>>,
+    /// The native "not responding" question, while it is asked.
+    hang_dialog: web_content::HangDialog,
 }
 
 fn logical(size: tao::dpi::PhysicalSize<u32>, scale: f64) -> (f64, f64) {
@@ -175,6 +183,7 @@ impl Running {
         // The webview was built without a URL: the shell loads only once the engine features
         // that connect around the CSP are off.
         engine::harden(&webview);
+        web_content::watch(&webview, to_controller.clone());
         webview
             .load_url(&format!("{HOST_ORIGIN}/"))
             .map_err(|e| Error::Desktop(format!("cannot load the shell: {e}")))?;
@@ -190,6 +199,7 @@ impl Running {
             in_pip: false,
             saved_size: None,
             normal_size: std::cell::Cell::new(Some(window.inner_size())),
+            hang_dialog: web_content::HangDialog::default(),
         })
     }
 
@@ -233,6 +243,7 @@ impl Running {
                 }
             }
             UserEvent::Recycle => recycle(&self.webview),
+            UserEvent::WebContent(op) => self.hang_dialog.apply(op, window, &self.webview, &self.to_controller),
             UserEvent::Exit(code) => return Some(code),
         }
         None

@@ -1,0 +1,232 @@
+//! Supervision of the web content: the host notices a web process that stops responding or
+//! dies, tells the person, and brings everything else back.
+//!
+//! - **Hang**: the shell page sends a heartbeat every [`HEARTBEAT`]; when none arrives for
+//!   [`HANG_AFTER`], the web content is unresponsive (a View's busy loop stops the shell too, so
+//!   the person is told in a native dialog). The person may wait or stop it; nobody answering,
+//!   the host stops it after [`AUTO_STOP_AFTER`].
+//! - **Memory**: a web process above the limit (`--web-memory-limit`) is stopped by the host
+//!   ([`over_limit`] reads `/proc`): it cannot take the machine's memory.
+//! - **Death**: WebKit's `web-process-terminated` (a crash, a memory kill, or the host's stop):
+//!   the shell reloads in a fresh process and every open View comes back with its last input and
+//!   result (the tool is not called again), the conversation panel and open server questions too.
+//! - **Crash loops**: one web process serves every View, so a stop does not say which View did
+//!   it. After the first stop every View comes back at once. After another within
+//!   [`SUSPECT_WINDOW`], they come back one at a time ("probation"): each must initialize and
+//!   stay quiet for [`PROBATION_QUIET`] (the shell's heartbeat keeps coming and the web content
+//!   grows by less than [`PROBATION_GROWTH_MB`]; up to [`PROBATION_MAX`]) before the next opens,
+//!   and the View on probation when the web content stops again is the culprit: it is not
+//!   reopened, and the person is told.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// How often the shell says it is alive.
+pub(super) const HEARTBEAT: Duration = Duration::from_millis(250);
+/// No heartbeat for this long: the web content is unresponsive (the bound is 2 s).
+pub(super) const HANG_AFTER: Duration = Duration::from_millis(1500);
+/// Unanswered, the host stops unresponsive web content after this long.
+pub(super) const AUTO_STOP_AFTER: Duration = Duration::from_secs(15);
+/// Stops within this long of each other put the restored Views on probation.
+pub(super) const SUSPECT_WINDOW: Duration = Duration::from_secs(120);
+/// How long a View on probation must stay quiet after it initialized.
+pub(super) const PROBATION_QUIET: Duration = Duration::from_millis(2000);
+/// Growing by more than this in a quiet period is not quiet.
+pub(super) const PROBATION_GROWTH_MB: u64 = 64;
+/// A View that is never quite quiet passes after this long on probation.
+pub(super) const PROBATION_MAX: Duration = Duration::from_secs(12);
+/// The default web content memory limit: a quarter of the machine's memory, at most 4 GiB.
+pub(super) const DEFAULT_LIMIT_CAP_MB: u64 = 4096;
+
+/// What the supervisor decided on a tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tick {
+    /// All is well, or already reported.
+    Quiet,
+    /// The web content just became unresponsive: tell the person.
+    HangStarted,
+    /// Unresponsive and unanswered for too long: stop it.
+    StopNow,
+}
+
+/// The supervisor's state (held by the controller; time is passed in, so it is testable).
+#[derive(Debug)]
+pub(super) struct Supervisor {
+    last_alive: Option<Instant>,
+    /// Since when the web content is unresponsive, and when the host stops it.
+    hang: Option<(Instant, Instant)>,
+    /// Why the host is stopping the web content (set before it asks WebKit to end it).
+    stopping: Option<String>,
+    /// When the web content stopped, recent first.
+    stops: VecDeque<Instant>,
+    /// How long a hang may go unanswered.
+    auto_stop: Duration,
+}
+
+impl Supervisor {
+    pub(super) fn new(auto_stop: Duration) -> Self {
+        Self { last_alive: None, hang: None, stopping: None, stops: VecDeque::new(), auto_stop }
+    }
+
+    /// How long a hang may go unanswered before the host stops it.
+    pub(super) fn auto_stop(&self) -> Duration {
+        self.auto_stop
+    }
+
+    /// A heartbeat; returns how long the web content was unresponsive, if it was.
+    pub(super) fn alive(&mut self, now: Instant) -> Option<Duration> {
+        self.last_alive = Some(now);
+        self.hang.take().map(|(since, _)| now.saturating_duration_since(since))
+    }
+
+    /// The shell is not there (loading, recycled): no heartbeat is expected until it says ready.
+    pub(super) fn pause(&mut self) {
+        self.last_alive = None;
+        self.hang = None;
+    }
+
+    pub(super) fn tick(&mut self, now: Instant) -> Tick {
+        let Some(last) = self.last_alive else { return Tick::Quiet };
+        if self.stopping.is_some() {
+            return Tick::Quiet;
+        }
+        match self.hang {
+            None if now.saturating_duration_since(last) >= HANG_AFTER => {
+                self.hang = Some((last, now + self.auto_stop));
+                Tick::HangStarted
+            }
+            Some((_, stop_at)) if now >= stop_at => Tick::StopNow,
+            _ => Tick::Quiet,
+        }
+    }
+
+    /// The person chose to wait: the host stops it by itself only after another period.
+    pub(super) fn wait_more(&mut self, now: Instant) {
+        if let Some((since, _)) = self.hang {
+            self.hang = Some((since, now + self.auto_stop));
+        }
+    }
+
+    /// The host is about to end the web content, for `reason`.
+    pub(super) fn stopping(&mut self, reason: impl Into<String>) {
+        self.stopping.get_or_insert_with(|| reason.into());
+    }
+
+    /// The web process ended; returns why, in words for a person (the host's own reason when
+    /// it stopped it, otherwise WebKit's), and starts over waiting for a ready shell.
+    pub(super) fn terminated(&mut self, now: Instant, webkit_reason: &str) -> String {
+        self.pause();
+        self.stops.push_front(now);
+        while self.stops.back().is_some_and(|t| now.saturating_duration_since(*t) > SUSPECT_WINDOW) {
+            self.stops.pop_back();
+        }
+        self.stopping.take().unwrap_or_else(|| webkit_reason.to_owned())
+    }
+
+    /// Whether the shell's heartbeat came within the last `within`.
+    pub(super) fn alive_within(&self, now: Instant, within: Duration) -> bool {
+        self.hang.is_none() && self.last_alive.is_some_and(|t| now.saturating_duration_since(t) <= within)
+    }
+
+    /// How many stops happened within [`SUSPECT_WINDOW`] (counting the last).
+    pub(super) fn recent_stops(&self) -> usize {
+        self.stops.len()
+    }
+}
+
+/// The web content memory limit in MB: `configured`, or a quarter of the machine's memory (at
+/// most [`DEFAULT_LIMIT_CAP_MB`]).
+pub(super) fn memory_limit_mb(configured: Option<u64>) -> u64 {
+    configured.unwrap_or_else(|| {
+        let total_kb = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| m.lines().find_map(|l| l.strip_prefix("MemTotal:")).map(str::to_owned))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap_or(8 * 1024 * 1024);
+        (total_kb / 1024 / 4).min(DEFAULT_LIMIT_CAP_MB)
+    })
+}
+
+/// WebKit web processes under this process, with their resident memory in kB (Linux `/proc`).
+pub(super) fn web_processes() -> Vec<(u32, u64)> {
+    let me = std::process::id();
+    let mut parents: Vec<(u32, u32, String)> = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
+        let name = stat[open + 1..close].to_owned();
+        if let Some(ppid) = stat[close + 1..].split_whitespace().nth(1).and_then(|s| s.parse().ok()) {
+            parents.push((pid, ppid, name));
+        }
+    }
+    let mut ours = vec![me];
+    let mut found = Vec::new();
+    while let Some(parent) = ours.pop() {
+        for (pid, _, name) in parents.iter().filter(|(_, pp, _)| *pp == parent) {
+            ours.push(*pid);
+            if name.starts_with("WebKitWebProces") {
+                found.push(*pid);
+            }
+        }
+    }
+    found.into_iter().filter_map(|pid| rss_kb(pid).map(|kb| (pid, kb))).collect()
+}
+
+fn rss_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim().parse().ok()
+}
+
+/// The resident memory of all web processes, in MB.
+pub(super) fn web_content_mb() -> u64 {
+    web_processes().into_iter().map(|(_, kb)| kb).sum::<u64>() / 1024
+}
+
+/// The first web process above `limit_mb`, if any: `(pid, its MB)`.
+pub(super) fn over_limit(limit_mb: u64) -> Option<(u32, u64)> {
+    web_processes().into_iter().map(|(pid, kb)| (pid, kb / 1024)).find(|(_, mb)| *mb > limit_mb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_silent_shell_is_a_hang_then_a_stop_and_a_heartbeat_ends_it() {
+        let t0 = Instant::now();
+        let mut s = Supervisor::new(AUTO_STOP_AFTER);
+        assert_eq!(s.tick(t0 + Duration::from_secs(60)), Tick::Quiet, "no heartbeat expected before the first");
+        s.alive(t0);
+        assert_eq!(s.tick(t0 + Duration::from_millis(1000)), Tick::Quiet);
+        assert_eq!(s.tick(t0 + HANG_AFTER), Tick::HangStarted);
+        assert_eq!(s.tick(t0 + HANG_AFTER + Duration::from_millis(250)), Tick::Quiet, "reported once");
+        s.wait_more(t0 + Duration::from_secs(10));
+        assert_eq!(s.tick(t0 + HANG_AFTER + AUTO_STOP_AFTER), Tick::Quiet, "the person chose to wait");
+        assert_eq!(s.tick(t0 + Duration::from_secs(10) + AUTO_STOP_AFTER), Tick::StopNow);
+        let hung = s.alive(t0 + Duration::from_secs(12)).unwrap();
+        assert_eq!(hung, Duration::from_secs(12), "measured from the last heartbeat");
+        assert_eq!(s.alive(t0 + Duration::from_secs(13)), None, "the hang is over");
+    }
+
+    #[test]
+    fn the_hosts_own_reason_wins_and_repeat_stops_make_suspects() {
+        let t0 = Instant::now();
+        let mut s = Supervisor::new(AUTO_STOP_AFTER);
+        s.stopping("it used 900 MB, over the limit of 600 MB");
+        assert_eq!(s.terminated(t0, "crashed"), "it used 900 MB, over the limit of 600 MB");
+        assert_eq!(s.recent_stops(), 1);
+        assert_eq!(s.terminated(t0 + Duration::from_secs(1), "crashed"), "crashed");
+        assert_eq!(s.recent_stops(), 2, "a repeat stop: Views come back on probation");
+        s.terminated(t0 + SUSPECT_WINDOW * 3, "crashed");
+        assert_eq!(s.recent_stops(), 1, "old stops are forgotten");
+    }
+
+    #[test]
+    fn the_memory_limit_defaults_to_a_quarter_of_the_machine() {
+        assert_eq!(memory_limit_mb(Some(600)), 600);
+        let default = memory_limit_mb(None);
+        assert!(default > 0 && default <= DEFAULT_LIMIT_CAP_MB, "{default}");
+    }
+}
