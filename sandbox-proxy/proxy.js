@@ -59,7 +59,7 @@
   }
 
   // Diagnostics for the host's log, `check` and the developer panel: CSP violations, uncaught
-  // errors and console errors of the View. They are not JSON-RPC and never reach the bridge as
+  // errors and console messages of the View. They are not JSON-RPC and never reach the bridge as
   // protocol; like everything from this origin they are the View's own word, used only to report
   // on the View itself.
   function report(kind, detail) {
@@ -73,24 +73,55 @@
     catch (e) { return String(value); }
   }
 
+  // Where a diagnostic points. The View's document was written into a frame that took this
+  // page's URL, so WebKit names its inline scripts `.../proxy.html?view=...`, with line numbers
+  // of the View's HTML. That URL means nothing to the View's author: such a location is sent as
+  // `inHtml` (the host puts the View's resource URI in `source`); a script the View loaded from
+  // elsewhere keeps its own URL.
+  function locate(detail, file, line, column, win) {
+    var own = false;
+    try { own = !file || file === win.location.href || file === window.location.href; } catch (e) { /* keep */ }
+    if (own) detail.inHtml = true;
+    else detail.source = String(file).slice(0, 500);
+    if (typeof line === "number" && line > 0) detail.line = line;
+    if (typeof column === "number" && column > 0) detail.column = column;
+    return detail;
+  }
+
+  // A View that logs in a loop must not flood the host: past this many console messages the
+  // rest are dropped, and that is said once.
+  var consoleBudget = 500;
+
   function watch(win) {
     if (!win) return;
     win.addEventListener("securitypolicyviolation", function (e) {
-      report("csp", { directive: e.effectiveDirective || e.violatedDirective, blockedURI: e.blockedURI, sourceFile: e.sourceFile, line: e.lineNumber });
+      report("csp", locate({ directive: e.effectiveDirective || e.violatedDirective, blockedURI: e.blockedURI },
+        e.sourceFile, e.lineNumber, e.columnNumber, win));
     }, true);
     win.addEventListener("error", function (e) {
-      if (e.error !== undefined || e.message) report("error", { message: e.message || text(e.error), source: e.filename, line: e.lineno });
+      if (e.error !== undefined || e.message) {
+        report("error", locate({ message: e.message || text(e.error) }, e.filename, e.lineno, e.colno, win));
+      }
     });
     win.addEventListener("unhandledrejection", function (e) {
       report("error", { message: "unhandled rejection: " + text(e.reason) });
     });
-    var original = win.console && win.console.error;
-    if (typeof original === "function") {
-      win.console.error = function () {
-        report("console", { message: Array.prototype.map.call(arguments, text).join(" ").slice(0, 2000) });
+    var console = win.console;
+    if (!console) return;
+    ["log", "info", "warn", "error", "debug"].forEach(function (level) {
+      var original = console[level];
+      if (typeof original !== "function") return;
+      console[level] = function () {
+        if (consoleBudget > 0) {
+          consoleBudget--;
+          report("console", { level: level, message: Array.prototype.map.call(arguments, text).join(" ").slice(0, 2000) });
+        } else if (consoleBudget === 0) {
+          consoleBudget--;
+          report("console", { level: "warn", message: "more console messages of this View were not forwarded" });
+        }
         return original.apply(this, arguments);
       };
-    }
+    });
   }
 
   window.addEventListener("message", function (event) {
@@ -107,7 +138,25 @@
       return;
     }
     // Check: only our own View frame, on our own origin, may send through us.
-    if (inner && event.source === inner.contentWindow && event.origin === window.origin) {
+    //
+    // `event.source === window` is accepted too, for one WebKitGTK behaviour: a postMessage
+    // called through a function bound in our realm (`parent.postMessage.bind(parent)`, which
+    // @mcp-ui/server's MCP Apps adapter keeps and sends everything through) arrives with the
+    // receiving window, us, as its source. Why that lets nothing new through:
+    // - WebKit gives a bound call that source only when the caller's realm could reach our
+    //   realm's postMessage as a same-origin function, so the origin is then ours: the View, a
+    //   frame it nested on our origin, or this proxy itself. All three are one trust zone: the
+    //   View can script this document and post as itself anyway, so the host already treats all
+    //   of it as the View's word (tests/e2e_hostile.rs shows a same-origin nested frame and the
+    //   View get through, and nothing else does).
+    // - Any other origin reaches us only as a cross-origin window: another server's View
+    //   (another sandbox origin), an opaque-origin frame (sandboxed srcdoc: "null"), a frame the
+    //   View's CSP allowed. Bound or not, WebKit reports that sender and its real origin, which
+    //   the origin check refuses.
+    // - The shell (mcp-host://app) binding our postMessage shows up as window.parent with its
+    //   own origin: the branch above, where it is trusted anyway; never relayed to the host.
+    // - This proxy never posts to itself, so nothing of ours is relayed back by mistake.
+    if (inner && event.origin === window.origin && (event.source === inner.contentWindow || event.source === window)) {
       window.parent.postMessage(data, HOST_ORIGIN);
     }
   });

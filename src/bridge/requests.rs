@@ -14,14 +14,32 @@ use crate::protocol::jsonrpc::{code, params_object};
 use crate::protocol::types::parse_params;
 use crate::protocol::{
     methods, negotiate_protocol_version, CallToolParams, CancelledParams, DisplayMode, DisplayModeParams,
-    HostCapabilities, HostContext, InitializeParams, InitializeResult, LogParams, Message, OpenLinkParams, RequestId,
-    RpcError, SandboxGrant, SandboxResourceReadyParams, SizeChangedParams, ToolInfo,
+    HostCapabilities, HostContext, Implementation, InitializeParams, InitializeResult, LogParams, Message,
+    OpenLinkParams, RequestId, RpcError, SandboxGrant, SandboxResourceReadyParams, SizeChangedParams, ToolInfo,
+    LATEST_PROTOCOL_VERSION,
 };
 use crate::sandbox::FRAME_SANDBOX;
 use crate::ui_resource::tool_ui;
 
 fn modalities(kinds: &[&str]) -> Map<String, Value> {
     kinds.iter().map(|k| ((*k).to_owned(), json!({}))).collect()
+}
+
+/// The spec clause a View breaks with a `ui/initialize` that lacks required params.
+pub(super) const INITIALIZE_PARAMS_CLAUSE: &str =
+    "MCP Apps 2026-01-26, ui/initialize (McpUiInitializeRequest): params appInfo, appCapabilities and protocolVersion are required";
+
+/// The part of a View's request `_meta` that is forwarded to its server: everything but the
+/// progress token (the connection puts its own, unique on that connection, and maps progress
+/// back to the View's) and keys under a reserved MCP prefix (`io.modelcontextprotocol/...`:
+/// protocol version, client info, capabilities), which are the host's to state, not the View's.
+fn forwardable_meta(meta: Map<String, Value>) -> Option<Map<String, Value>> {
+    let reserved = |key: &str| {
+        key.split_once('/')
+            .is_some_and(|(prefix, _)| prefix.split('.').any(|l| l == "modelcontextprotocol" || l == "mcp"))
+    };
+    let kept: Map<String, Value> = meta.into_iter().filter(|(k, _)| k != "progressToken" && !reserved(k)).collect();
+    (!kept.is_empty()).then_some(kept)
 }
 
 fn is_error(reason: &str) -> Value {
@@ -107,8 +125,11 @@ impl ViewSession {
     }
 
     fn on_initialize(&mut self, params: Option<&Value>) -> Result<Value, RpcError> {
-        let params: InitializeParams = serde_json::from_value(params.cloned().unwrap_or(json!({})))
-            .map_err(|e| RpcError::invalid_params(format!("ui/initialize: {e}")))?;
+        let raw = params.cloned().unwrap_or(json!({}));
+        let params: InitializeParams = match serde_json::from_value(raw.clone()) {
+            Ok(p) => p,
+            Err(e) => return Err(self.malformed_initialize(&raw, &e)),
+        };
         match self.state {
             State::Initializing | State::Ready => {
                 // React StrictMode mounts twice; the SDK host answers again, and so do we.
@@ -128,6 +149,39 @@ impl ViewSession {
             },
         };
         serde_json::to_value(result).map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))
+    }
+
+    /// A `ui/initialize` without the params the spec requires is answered with the error, as it
+    /// must be; but hosts built on the SDK's `AppBridge` go on when the View then sends
+    /// `initialized` (the App never learns of the error), and Apps in the wild rely on that. So
+    /// the session moves on with defaults in place of what is missing, and says so once: a
+    /// warning in the log and a `spec` diagnostic in the trace, which `check` and preview show.
+    fn malformed_initialize(&mut self, raw: &Value, e: &serde_json::Error) -> RpcError {
+        let error = RpcError::invalid_params(format!("ui/initialize: {e}"));
+        if self.state != State::ResourceSent {
+            // A second malformed one (a remount): the first already set the defaults and warned.
+            return error;
+        }
+        self.state = State::Initializing;
+        let protocol_version =
+            raw.get("protocolVersion").and_then(Value::as_str).unwrap_or(LATEST_PROTOCOL_VERSION).to_owned();
+        let app_info = raw
+            .get("appInfo")
+            .and_then(|a| serde_json::from_value::<Implementation>(a.clone()).ok())
+            .unwrap_or_else(|| Implementation::new("unknown", "0"));
+        let app_capabilities = raw.get("appCapabilities").filter(|c| c.is_object()).cloned().unwrap_or(json!({}));
+        self.app = Some((protocol_version, app_info, app_capabilities));
+        let message = format!(
+            "ui/initialize is malformed ({e}); answered with an error, but the View's initialized is accepted with defaults, as hosts built on the SDK's AppBridge do"
+        );
+        // `{:?}`: serde's message can quote View-controlled text.
+        tracing::warn!(view = %self.id(), "spec warning: {message:?} [{INITIALIZE_PARAMS_CLAUSE}]");
+        self.trace.record(
+            Some(self.id()),
+            Direction::Diagnostic,
+            &json!({"kind": "spec", "detail": {"message": message, "clause": INITIALIZE_PARAMS_CLAUSE}}),
+        );
+        error
     }
 
     /// Exactly what this session implements, given its policy.
@@ -312,7 +366,7 @@ impl ViewSession {
     }
 
     fn forward_tools_call(&mut self, id: RequestId, params: Option<&Value>) {
-        let CallToolParams { name, arguments, task, .. } = match parse_params(methods::TOOLS_CALL, params) {
+        let CallToolParams { name, arguments, task, meta } = match parse_params(methods::TOOLS_CALL, params) {
             Ok(p) => p,
             Err(e) => return self.respond(id, Err(e)),
         };
@@ -336,6 +390,10 @@ impl ViewSession {
         if let Some(a) = &arguments {
             traced["arguments"] = Value::Object(a.clone());
         }
+        let meta = meta.and_then(forwardable_meta);
+        if let Some(m) = &meta {
+            traced["_meta"] = Value::Object(m.clone());
+        }
         let (trace, view_id) = (self.trace.clone(), self.id().to_owned());
 
         let (cancel_tx, cancel_rx) = oneshot::channel();
@@ -345,7 +403,7 @@ impl ViewSession {
         }
         let allow = self.config.policy.allow_app_tool_call(&self.config.info(), &tool);
         let server = self.server.clone();
-        let control = CallControl { progress: Some(progress_tx), cancelled: Some(cancel_rx) };
+        let control = CallControl { progress: Some(progress_tx), cancelled: Some(cancel_rx), meta };
         let session = self.self_tx.clone();
         // One task relays progress and then the answer, so progress can never arrive after it.
         tokio::spawn(async move {

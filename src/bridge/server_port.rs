@@ -17,6 +17,9 @@ pub struct CallControl {
     pub progress: Option<mpsc::UnboundedSender<Value>>,
     /// Fires (with a reason) when the View cancels the call; the server should be told.
     pub cancelled: Option<oneshot::Receiver<Option<String>>>,
+    /// The request `_meta` to send along (the View's, without its progress token: the connection
+    /// sets its own and routes that call's progress to `progress`).
+    pub meta: Option<Map<String, Value>>,
 }
 
 /// The View's MCP server, as the bridge sees it.

@@ -15,6 +15,8 @@ type Call = (String, Option<Map<String, Value>>);
 #[derive(Default)]
 struct FakeServer {
     calls: Mutex<Vec<Call>>,
+    /// The `_meta` each call was sent with.
+    metas: Mutex<Vec<Option<Map<String, Value>>>>,
     requests: Mutex<Vec<(String, Value)>>,
     cancels: Arc<Mutex<Vec<Option<String>>>>,
     delay: Option<Duration>,
@@ -28,6 +30,7 @@ impl ServerPort for FakeServer {
         control: CallControl,
     ) -> BoxFuture<Result<Value, RpcError>> {
         self.calls.lock().unwrap().push((name.clone(), arguments.clone()));
+        self.metas.lock().unwrap().push(control.meta.clone());
         let delay = self.delay;
         let cancels = self.cancels.clone();
         Box::pin(async move {
@@ -861,4 +864,131 @@ async fn a_view_cannot_keep_more_requests_in_flight_than_the_cap() {
     assert_eq!(answered, MAX_VIEW_REQUESTS_IN_FLIGHT);
     let again = h.request(5000, "tools/call", json!({"name": "app-tool"})).await;
     assert!(again.get("result").is_some(), "{again}");
+}
+
+/// A session whose trace records go to the returned receiver.
+fn start_traced() -> (Harness, mpsc::UnboundedReceiver<Value>) {
+    let server = Arc::new(FakeServer::default());
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (tap, records) = mpsc::unbounded_channel();
+    let view = ViewSession::spawn(
+        ViewConfig::new("v1", tool_def(), "<p>hello</p>"),
+        server.clone(),
+        tx,
+        Trace::disabled().with_tap(tap),
+    );
+    (Harness { view, rx, server }, records)
+}
+
+fn spec_diagnostics(records: &mut mpsc::UnboundedReceiver<Value>) -> Vec<Value> {
+    let mut out = Vec::new();
+    while let Ok(r) = records.try_recv() {
+        if r["dir"] == "diagnostic" && r["msg"]["kind"] == "spec" {
+            out.push(r["msg"]["detail"].clone());
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_view_whose_initialize_lacks_required_params_still_gets_its_data() {
+    let (mut h, mut records) = start_traced();
+    h.view.tool_input(Map::new());
+    h.view.tool_result(json!({"content": [{"type": "text", "text": "r"}]}));
+    h.send(json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY}));
+    h.next_post().await;
+    // Still refused, as the spec says...
+    let r = h.request(1, "ui/initialize", json!({"appCapabilities": {}})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // ...but `initialized` is accepted with defaults, as AppBridge hosts do.
+    h.send(json!({"jsonrpc": "2.0", "method": methods::INITIALIZED}));
+    let mut delivered = Vec::new();
+    let mut app = None;
+    for o in h.drain(200).await {
+        match o {
+            ViewOutput::Post(t) => delivered.push(serde_json::from_str::<Value>(&t).unwrap()["method"].clone()),
+            ViewOutput::Event(ViewEvent::Initialized { app_info, protocol_version, .. }) => {
+                app = Some((app_info.name, protocol_version))
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(delivered, [json!(methods::TOOL_INPUT), json!(methods::TOOL_RESULT)]);
+    assert_eq!(app, Some(("unknown".to_owned(), crate::protocol::LATEST_PROTOCOL_VERSION.to_owned())));
+    // Said once, with the clause, in the trace (which check and preview read).
+    let warnings = spec_diagnostics(&mut records);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let clause = warnings[0]["clause"].as_str().unwrap();
+    assert!(clause.contains("ui/initialize") && clause.contains("appInfo"), "{clause}");
+    // A second malformed one is answered the same way and not warned about again.
+    let r = h.request(2, "ui/initialize", json!({})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(spec_diagnostics(&mut records).is_empty());
+}
+
+#[tokio::test]
+async fn a_partial_initialize_keeps_what_it_did_say() {
+    let (mut h, mut records) = start_traced();
+    h.send(json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY}));
+    h.next_post().await;
+    let r = h.request(1, "ui/initialize", json!({"protocolVersion": "2025-11-21"})).await;
+    assert!(r["error"]["message"].as_str().unwrap().contains("appInfo"), "{r}");
+    h.send(json!({"jsonrpc": "2.0", "method": methods::INITIALIZED}));
+    loop {
+        if let ViewEvent::Initialized { protocol_version, .. } = h.next_event().await {
+            assert_eq!(protocol_version, "2025-11-21");
+            break;
+        }
+    }
+    assert_eq!(spec_diagnostics(&mut records).len(), 1);
+}
+
+#[tokio::test]
+async fn a_views_tools_call_keeps_its_meta_but_not_the_hosts_keys() {
+    let mut h = start();
+    h.handshake().await;
+    let meta = json!({
+        "progressToken": "view-token",
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "com.example/request": {"a": 1},
+        "io.modelcontextprotocol/clientInfo": {"name": "forged", "version": "0"},
+    });
+    h.send(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow-progress", "_meta": meta}}),
+    );
+    let mut progress = 0;
+    loop {
+        let m = h.next_post().await;
+        if m["id"] == 7 {
+            break;
+        }
+        assert_eq!(m["params"]["progressToken"], "view-token", "{m}");
+        progress += 1;
+    }
+    assert_eq!(progress, 3);
+    let sent = h.server.metas.lock().unwrap().clone();
+    let expected = json!({
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "com.example/request": {"a": 1},
+    });
+    assert_eq!(sent, [Some(expected.as_object().unwrap().clone())]);
+    // Nothing to forward: no `_meta` at all.
+    h.request(8, "tools/call", json!({"name": "app-tool", "_meta": {"progressToken": 1}})).await;
+    assert_eq!(h.server.metas.lock().unwrap()[1], None);
+}
+
+#[tokio::test]
+async fn diagnostics_in_the_views_html_name_its_resource() {
+    let h = start();
+    assert_eq!(h.view.resource_uri(), Some("ui://x/v.html"));
+    let located = h.view.locate_diagnostic(json!({"message": "boom", "inHtml": true, "line": 14}));
+    assert_eq!(located, json!({"message": "boom", "source": "ui://x/v.html", "line": 14}));
+    // An older proxy's report, with the sandbox URL the written frame took.
+    let located = h.view.locate_diagnostic(json!({"source": "mcp-sandbox://abc/proxy.html?view=v1", "line": 3}));
+    assert_eq!(located["source"], "ui://x/v.html");
+    let csp = h.view.locate_diagnostic(json!({"directive": "img-src", "sourceFile": "mcp-sandbox://abc/proxy.html"}));
+    assert_eq!(csp["sourceFile"], "ui://x/v.html");
+    // A script the View loaded from elsewhere keeps its URL.
+    let external = json!({"message": "x", "source": "https://cdn.example/lib.js", "line": 1});
+    assert_eq!(h.view.locate_diagnostic(external.clone()), external);
 }

@@ -53,6 +53,9 @@ pub struct ToolCheck {
     status: &'static str,
     /// Why it failed or was skipped (empty when it passed).
     reasons: Vec<String>,
+    /// What the View does against the spec that this host tolerates, as lenient hosts do (a
+    /// pass can have warnings); each names the spec clause.
+    warnings: Vec<String>,
     resource_uri: Option<String>,
     resource_fetched: bool,
     handshake_completed: bool,
@@ -76,6 +79,7 @@ impl ToolCheck {
             tool: tool.to_owned(),
             status: "fail",
             reasons: Vec::new(),
+            warnings: Vec::new(),
             resource_uri,
             resource_fetched: false,
             handshake_completed: false,
@@ -195,8 +199,17 @@ fn judge(check: &mut ToolCheck, trace: &[Value], stderr: &str, code: Option<i32>
                     Some("csp") => check
                         .csp_violations
                         .push(json!({"directive": detail["directive"], "blockedURI": detail["blockedURI"]})),
-                    Some("error") => check.errors.push(text),
-                    Some("console") => check.console_errors.push(text),
+                    Some("error") => check.errors.push(match (detail["source"].as_str(), detail["line"].as_u64()) {
+                        (Some(source), Some(line)) => format!("{text} ({source}:{line})"),
+                        _ => text,
+                    }),
+                    // Every console level is forwarded (for preview's log); only errors fail.
+                    Some("console") if detail["level"].as_str().is_none_or(|l| l == "error") => {
+                        check.console_errors.push(text)
+                    }
+                    Some("spec") => check
+                        .warnings
+                        .push(format!("{text} [{}]", detail["clause"].as_str().unwrap_or("spec clause not given"))),
                     _ => {}
                 }
             }
@@ -471,6 +484,9 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
             for r in &c.reasons {
                 println!("    - {r}");
             }
+            for w in &c.warnings {
+                println!("    warning: {w}");
+            }
             if let Some(p) = &c.screenshot {
                 println!("    screenshot: {}", p.display());
             }
@@ -618,5 +634,27 @@ mod tests {
         );
         assert_eq!(silent.status, "fail");
         assert!(silent.reasons.iter().any(|r| r.contains("handshake")));
+    }
+
+    #[test]
+    fn a_tolerated_spec_breach_is_a_warning_with_its_clause_not_a_failure() {
+        let trace = vec![
+            json!({"dir": "host->proxy", "msg": {"method": "ui/notifications/sandbox-resource-ready"}}),
+            json!({"dir": "view->host", "msg": {"method": "ui/initialize", "params": {}}}),
+            json!({"dir": "diagnostic", "msg": {"kind": "spec", "detail": {"message": "ui/initialize is malformed (missing field `appInfo`)", "clause": "MCP Apps 2026-01-26, ui/initialize: appInfo is required"}}}),
+            json!({"dir": "view->host", "t_ms": 12.0, "msg": {"method": "ui/notifications/initialized"}}),
+            json!({"dir": "host->view", "msg": {"method": "ui/notifications/tool-input"}}),
+            json!({"dir": "host->view", "msg": {"method": "ui/notifications/tool-result"}}),
+        ];
+        let mut c = ToolCheck::new("t", None);
+        judge(&mut c, &trace, "", Some(0));
+        assert_eq!(c.status, "pass", "{:?}", c.reasons);
+        assert_eq!(c.warnings.len(), 1);
+        assert!(
+            c.warnings[0].contains("appInfo") && c.warnings[0].contains("2026-01-26, ui/initialize"),
+            "{:?}",
+            c.warnings
+        );
+        assert!(serde_json::to_value(&c).unwrap()["warnings"][0].is_string());
     }
 }

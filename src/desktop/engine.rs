@@ -55,9 +55,19 @@
 //!
 //! `MCP_APPS_HOST_TEST_ALLOW_PRECONNECT` (tests only) leaves every feature and setting at
 //! WebKit's defaults, so the tests can prove their canary notices the hole.
+//!
+//! EXPERIMENT (kept in the code as a switch, not a supported mode):
+//! `MCP_APPS_HOST_EXPERIMENT_SITE_ISOLATION=1` switches WebKit's `SiteIsolation` feature on
+//! (status unstable, default off in 2.50), `=shared` also `SiteIsolationSharedProcess`, to
+//! measure whether cross-origin frames (`mcp-host://app` vs `mcp-sandbox://<label>`) then get
+//! web processes of their own, so one View's busy loop cannot freeze the shell or other Views.
 
 /// Test-only: leaves the engine at WebKit's defaults (see the module docs).
 pub(crate) const ALLOW_PRECONNECT_ENV: &str = "MCP_APPS_HOST_TEST_ALLOW_PRECONNECT";
+
+/// EXPERIMENT: `1` switches `SiteIsolation` on, `shared` also `SiteIsolationSharedProcess`
+/// (see the module docs). Unset, or any other value, leaves both at WebKit's default (off).
+pub(crate) const SITE_ISOLATION_ENV: &str = "MCP_APPS_HOST_EXPERIMENT_SITE_ISOLATION";
 
 /// Engine features switched off, by WebKit identifier; each one can make the web or network
 /// process connect somewhere the View's CSP does not govern.
@@ -111,6 +121,15 @@ pub(super) fn harden(webview: &wry::WebView) {
     };
     webkit2gtk::SettingsExt::set_enable_webrtc(&settings, false);
     switch_off(&settings, SWITCHED_OFF);
+    let isolation: &[&str] = match std::env::var(SITE_ISOLATION_ENV).as_deref() {
+        Ok("1") => &["SiteIsolation"],
+        Ok("shared") => &["SiteIsolation", "SiteIsolationSharedProcess"],
+        _ => &[],
+    };
+    if !isolation.is_empty() {
+        tracing::warn!("{SITE_ISOLATION_ENV} is set: EXPERIMENT, switching on {}", isolation.join(", "));
+        switch_features(&settings, isolation, true);
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -119,26 +138,33 @@ pub(super) fn harden(_webview: &wry::WebView) {}
 /// Switches each feature of `names` off in `settings`; logs what changed and what is missing.
 #[cfg(target_os = "linux")]
 fn switch_off(settings: &webkit2gtk::Settings, names: &[&str]) {
+    switch_features(settings, names, false);
+}
+
+/// Sets each feature of `names` to `on` in `settings`; logs what changed and what is missing.
+#[cfg(target_os = "linux")]
+fn switch_features(settings: &webkit2gtk::Settings, names: &[&str], on: bool) {
+    let word = if on { "on" } else { "off" };
     let Some(features) = ffi::FeatureList::all() else {
-        tracing::error!("WebKit listed no engine features: {} cannot be switched off", names.join(", "));
+        tracing::error!("WebKit listed no engine features: {} cannot be switched {word}", names.join(", "));
         return;
     };
     let settings = ffi::SettingsRef::new(settings);
     for name in names {
         let Some(feature) = features.iter().find(|f| f.identifier().as_deref() == Some(*name)) else {
-            tracing::warn!("WebKit has no engine feature {name}: cannot switch it off");
+            tracing::warn!("WebKit has no engine feature {name}: cannot switch it {word}");
             continue;
         };
-        if settings.enabled(&feature) {
-            settings.set_enabled(&feature, false);
+        if settings.enabled(&feature) != on {
+            settings.set_enabled(&feature, on);
             tracing::debug!(
-                "switched engine feature {name} off (WebKit default {}, status {})",
+                "switched engine feature {name} {word} (WebKit default {}, status {})",
                 feature.default_value(),
                 feature.status()
             );
         }
-        if settings.enabled(&feature) {
-            tracing::error!("engine feature {name} stayed on after switching it off");
+        if settings.enabled(&feature) != on {
+            tracing::error!("engine feature {name} is not {word} after switching it {word}");
         }
     }
 }

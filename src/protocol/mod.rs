@@ -5,6 +5,7 @@
 //! allows extension, so a View or server that sends more than we know about is not truncated.
 
 pub mod jsonrpc;
+pub mod locale;
 pub mod methods;
 pub mod styles;
 pub mod types;

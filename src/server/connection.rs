@@ -853,12 +853,14 @@ impl Connection {
         &self,
         name: String,
         arguments: Option<Map<String, Value>>,
-        control: CallControl,
+        mut control: CallControl,
     ) -> Result<Value, RpcError> {
         let mut params = CallToolRequestParams::new(name);
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
+        // rmcp adds its progress token and protocol metadata to whatever is here.
+        params.meta = control.meta.take().map(rmcp::model::RequestMetaObject::from);
         let request = ClientRequest::CallToolRequest(Request::new(params));
         let result = self.send(request, control).await?;
         serde_json::to_value(result).map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))

@@ -618,17 +618,17 @@ impl ServerPort for RegistryPort {
         let (registry, server) = (self.registry.clone(), self.server.clone());
         Box::pin(async move {
             let conn = registry.connection(&server).await.map_err(unavailable)?;
-            let CallControl { progress, cancelled } = control;
-            let first = conn
-                .call_tool(name.clone(), arguments.clone(), CallControl { progress: progress.clone(), cancelled })
-                .await;
+            let CallControl { progress, cancelled, meta } = control;
+            let again = CallControl { progress: progress.clone(), cancelled: None, meta: meta.clone() };
+            let first =
+                conn.call_tool(name.clone(), arguments.clone(), CallControl { progress, cancelled, meta }).await;
             // Refused for want of sign-in (an expired session, step-up): sign in, then once more.
             let Some(challenge) = first.as_ref().err().and_then(auth_challenge_of).map(str::to_owned) else {
                 return first;
             };
             registry.needs_sign_in(&server, &challenge).await;
             let conn = registry.connection(&server).await.map_err(unavailable)?;
-            conn.call_tool(name, arguments, CallControl { progress, cancelled: None }).await
+            conn.call_tool(name, arguments, again).await
         })
     }
 
