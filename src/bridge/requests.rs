@@ -232,10 +232,12 @@ impl ViewSession {
         }
         let decide = self.config.policy.request_display_mode(&self.config.info(), current, requested);
         let tx = self.self_tx.clone();
+        self.mode_asked += 1;
+        let seq = self.mode_asked;
         tokio::spawn(async move {
             let mode = decide.await;
             if let Some(tx) = tx.upgrade() {
-                let _ = tx.send(Command::DisplayModeDecided { id, mode });
+                let _ = tx.send(Command::DisplayModeDecided { id, mode, seq });
             }
         });
     }

@@ -201,6 +201,8 @@ pub(super) enum Command {
     DisplayModeDecided {
         id: RequestId,
         mode: DisplayMode,
+        /// The order the View asked in: a decision overtaken by a later one is stale.
+        seq: u64,
     },
     /// Progress of a forwarded call.
     Progress {
@@ -374,6 +376,9 @@ pub struct ViewSession {
     held_outcome: Option<Message>,
     pub(super) in_flight: HashMap<RequestId, InFlight>,
     next_host_id: i64,
+    /// Display-mode requests asked of the policy, and the newest whose decision was applied.
+    pub(super) mode_asked: u64,
+    mode_applied: u64,
     waiting: HashMap<RequestId, Waiting>,
     pub(super) app: Option<(String, Implementation, Value)>,
     finished: bool,
@@ -404,6 +409,8 @@ impl ViewSession {
             held_outcome: None,
             in_flight: HashMap::new(),
             next_host_id: 1,
+            mode_asked: 0,
+            mode_applied: 0,
             waiting: HashMap::new(),
             app: None,
             finished: false,
@@ -586,7 +593,14 @@ impl ViewSession {
                 }
                 self.respond(id, outcome);
             }
-            Command::DisplayModeDecided { id, mode } => {
+            Command::DisplayModeDecided { id, mode, seq } => {
+                // Decisions come back from separate tasks; one that a later decision overtook
+                // must not tell the View (or the host context) a mode no longer in effect.
+                if seq < self.mode_applied {
+                    let current = self.config.host_context.display_mode.unwrap_or_default();
+                    return self.respond(id, Ok(json!({"mode": current})));
+                }
+                self.mode_applied = seq;
                 self.respond(id, Ok(json!({"mode": mode})));
                 if self.config.host_context.display_mode != Some(mode) {
                     self.merge_host_context(HostContext { display_mode: Some(mode), ..Default::default() });

@@ -102,6 +102,8 @@ fn start() -> Harness {
 #[derive(Default)]
 struct TestPolicy {
     deny: bool,
+    /// Decides pip slowly (after 200 ms), so a later request's decision overtakes it.
+    slow_pip: bool,
     refuse_tool_calls: bool,
     asked: Mutex<Vec<String>>,
     contexts: Mutex<Vec<Option<Value>>>,
@@ -129,7 +131,13 @@ impl HostPolicy for TestPolicy {
         self.contexts.lock().unwrap().push(context.cloned());
     }
     fn request_display_mode(&self, _: &ViewInfo, _: DisplayMode, requested: DisplayMode) -> BoxFuture<DisplayMode> {
-        Box::pin(async move { requested })
+        let slow = self.slow_pip && requested == DisplayMode::Pip;
+        Box::pin(async move {
+            if slow {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            requested
+        })
     }
     fn download_file(&self, _: &ViewInfo, contents: &[Value]) -> BoxFuture<Decision> {
         self.asked.lock().unwrap().push(format!("download {}", contents.len()));
@@ -991,4 +999,24 @@ async fn diagnostics_in_the_views_html_name_its_resource() {
     // A script the View loaded from elsewhere keeps its URL.
     let external = json!({"message": "x", "source": "https://cdn.example/lib.js", "line": 1});
     assert_eq!(h.view.locate_diagnostic(external.clone()), external);
+}
+
+#[tokio::test]
+async fn a_display_mode_decision_overtaken_by_a_later_one_is_not_applied() {
+    let policy = Arc::new(TestPolicy { slow_pip: true, ..Default::default() });
+    let mut h = start_with_policy(policy, false);
+    h.handshake_with(json!({"availableDisplayModes": ["inline", "fullscreen", "pip"]})).await;
+    assert_eq!(
+        h.request(2, "ui/request-display-mode", json!({"mode": "fullscreen"})).await["result"]["mode"],
+        "fullscreen"
+    );
+    // pip is decided slowly, the inline asked after it quickly: the host's last word is inline.
+    h.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ui/request-display-mode", "params": {"mode": "pip"}}));
+    h.send(json!({"jsonrpc": "2.0", "id": 4, "method": "ui/request-display-mode", "params": {"mode": "inline"}}));
+    let answers = posts(&h.drain(500).await);
+    let answer = |id: i64| answers.iter().find(|p| p["id"] == id).map(|p| p["result"]["mode"].clone());
+    assert_eq!(answer(4), Some(json!("inline")));
+    assert_eq!(answer(3), Some(json!("inline")), "the stale pip decision must answer the mode in effect: {answers:?}");
+    let contexts: Vec<&Value> = answers.iter().filter(|p| p["method"] == methods::HOST_CONTEXT_CHANGED).collect();
+    assert_eq!(contexts.last().map(|c| c["params"]["displayMode"].clone()), Some(json!("inline")), "{answers:?}");
 }
