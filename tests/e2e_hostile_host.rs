@@ -10,115 +10,13 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::hostile::{reports, run_host};
 use common::{automation, node_server};
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(150);
-
-/// What one host process left behind.
-struct HostRun {
-    trace: Vec<Value>,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl HostRun {
-    fn dump(&self) -> String {
-        let mut out = String::new();
-        for r in self.trace.iter().rev().take(60).collect::<Vec<_>>().into_iter().rev() {
-            let mut s = r.to_string();
-            s.truncate(300);
-            out.push_str(&s);
-            out.push('\n');
-        }
-        out.push_str("--- stderr (last 40 lines) ---\n");
-        let tail: Vec<&str> = self.stderr.lines().rev().take(40).collect();
-        for l in tail.into_iter().rev() {
-            out.push_str(l);
-            out.push('\n');
-        }
-        out
-    }
-
-    fn log_count(&self, needle: &str) -> usize {
-        self.stderr.matches(needle).count()
-    }
-
-    /// The first report of `attack`.
-    fn report(&self, attack: &str) -> Value {
-        reports(&self.trace, attack)
-            .next()
-            .map(|(_, r)| r.clone())
-            .unwrap_or_else(|| panic!("no report from attack {attack}:\n{}", self.dump()))
-    }
-
-    fn report_time(&self, attack: &str) -> f64 {
-        reports(&self.trace, attack).next().map(|(t, _)| t).expect("reported")
-    }
-
-    /// The automation script's first `person-report` (its `data`, parsed) and when it came.
-    fn person_report(&self) -> (f64, Value) {
-        person_reports(&self.trace)
-            .next()
-            .unwrap_or_else(|| panic!("the person (automation script) never reported:\n{}", self.dump()))
-    }
-
-    /// `(t_ms, view)` of every `host->server` tools/call of `tool`.
-    fn calls_of(&self, tool: &str) -> Vec<(f64, String)> {
-        self.trace
-            .iter()
-            .filter(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == tool)
-            .map(|r| (r["t_ms"].as_f64().unwrap_or(0.0), r["view"].as_str().unwrap_or_default().to_owned()))
-            .collect()
-    }
-
-    /// Asserts the honest View `view` kept working after `t_ms`: it went on calling `honest-ok`,
-    /// the answers kept reaching it, and it was never torn down.
-    fn assert_honest_kept_working(&self, view: &str, t_ms: f64) {
-        let after: Vec<&Value> = self
-            .trace
-            .iter()
-            .filter(|r| {
-                r["dir"] == "host->server"
-                    && r["view"] == view
-                    && r["msg"]["params"]["name"] == "honest-ok"
-                    && r["t_ms"].as_f64().unwrap_or(0.0) > t_ms
-            })
-            .collect();
-        assert!(
-            after.len() >= 3,
-            "the honest View {view} made {} calls after the attack:\n{}",
-            after.len(),
-            self.dump()
-        );
-        let answered = |r: &Value| r["msg"]["params"]["arguments"]["answered"].as_u64().unwrap_or(0);
-        assert!(
-            answered(after.last().unwrap()) > answered(after[0]),
-            "the honest View's answers stopped arriving after the attack:\n{}",
-            self.dump()
-        );
-        assert!(
-            !self.trace.iter().any(|r| r["view"] == view && r["msg"]["method"] == "ui/resource-teardown"),
-            "the honest View {view} was torn down:\n{}",
-            self.dump()
-        );
-    }
-}
-
-/// `(t_ms, arguments)` of every `report` call whose `attack` is `attack`.
-fn reports<'a>(trace: &'a [Value], attack: &'a str) -> impl Iterator<Item = (f64, &'a Value)> + 'a {
-    trace
-        .iter()
-        .filter(move |r| {
-            r["dir"] == "host->server"
-                && r["msg"]["params"]["name"] == "report"
-                && r["msg"]["params"]["arguments"]["attack"] == attack
-        })
-        .map(|r| (r["t_ms"].as_f64().unwrap_or(0.0), &r["msg"]["params"]["arguments"]))
-}
 
 /// `(t_ms, data)` of every `person-report` call.
 fn person_reports(trace: &[Value]) -> impl Iterator<Item = (f64, Value)> + '_ {
@@ -144,46 +42,6 @@ fn honest_calls_after(trace: &[Value], view: &str, t_ms: f64) -> usize {
 /// Done once the person reported and the honest View `honest` made `n` calls after that.
 fn person_then_honest(honest: &'static str, n: usize) -> impl Fn(&[Value]) -> bool {
     move |trace| person_reports(trace).next().is_some_and(|(t, _)| honest_calls_after(trace, honest, t) >= n)
-}
-
-fn read_trace(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
-}
-
-/// Runs the binary with `args` (plus `--trace`) until `done(trace)` holds, the host exits, or
-/// `limit` passes; then stops it.
-fn run_host(args: &[String], done: impl Fn(&[Value]) -> bool, limit: Duration) -> HostRun {
-    assert!(
-        std::env::var_os("DISPLAY").is_some(),
-        "these tests open windows: run them under a display (xvfb-run -a cargo test --test e2e_hostile_host)"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let trace_path = dir.path().join("trace.jsonl");
-    let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
-        .args(args)
-        .arg("--trace")
-        .arg(&trace_path)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("MCP_APPS_HOST_LOG", "mcp_apps_host=info,warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let err_pipe = child.stderr.take().unwrap();
-    let err_reader = std::thread::spawn(move || std::io::read_to_string(err_pipe).unwrap_or_default());
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if done(&read_trace(&trace_path)) || started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-    HostRun { trace: read_trace(&trace_path), stderr: err_reader.join().unwrap(), elapsed: started.elapsed() }
 }
 
 fn hostile(args: &str) -> String {
