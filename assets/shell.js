@@ -82,7 +82,10 @@
     frame.setAttribute("title", cmd.title);
     frame.style.colorScheme = theme;
     frame.src = cmd.src;
-    views.set(cmd.view, { frame: frame, origin: cmd.origin, card: card, height: 240 });
+    // The first height comes from Rust (a share of the window); the View's reports change it.
+    var height = typeof cmd.height === "number" ? cmd.height : 240;
+    frame.style.height = height + "px";
+    views.set(cmd.view, { frame: frame, origin: cmd.origin, card: card, height: height });
     if (width) card.style.maxWidth = (width + 2) + "px";
     addViewOption(cmd.view, cmd.title);
     card.append(head, frame);
@@ -148,7 +151,9 @@
   function servers(cmd) {
     document.getElementById("picker").hidden = false;
     var several = cmd.servers.length > 1;
-    document.getElementById("picker-server").textContent = several ? "Servers" : (cmd.servers[0] || {}).name || "";
+    // A server's `name` is its key (sent back to Rust); its `label` is what a person reads.
+    var labelOf = function (s) { return s.label || s.name; };
+    document.getElementById("picker-server").textContent = several ? "Servers" : cmd.servers[0] ? labelOf(cmd.servers[0]) : "";
     var list = document.getElementById("tools");
     list.textContent = "";
     toolsByKey.clear();
@@ -157,7 +162,7 @@
         var head = el("li", "server " + s.status.replace(/ /g, "-"));
         head.dataset.server = s.name;
         var line = el("div", "server-line");
-        line.append(el("span", "server-name", s.name), el("span", "state", s.status));
+        line.append(el("span", "server-name", labelOf(s)), el("span", "state", s.status));
         head.append(line);
         if (s.reason) {
           var why = el("p", "server-reason", s.reason);
@@ -198,7 +203,7 @@
         b.dataset.key = key;
         b.setAttribute("aria-pressed", String(!!selected && selected.key === key));
         if (t.hasUi) b.append(el("span", "badge", "App"));
-        b.title = (t.description || t.name) + (several ? " — " + s.name : "");
+        b.title = (t.description || t.name) + (several ? " — " + labelOf(s) : "");
         b.addEventListener("click", function () { selectTool(key); });
         li.append(b);
         list.append(li);
@@ -604,6 +609,16 @@
   devView.addEventListener("change", function () { renderLog(); renderCsp(); });
   document.getElementById("log-filter").addEventListener("input", renderLog);
   document.getElementById("dev-reload").addEventListener("click", function () { send({ kind: "reload" }); });
+  // WebKit's inspector, for App authors: preview only (Rust refuses it in run).
+  function inspect() { if (!dev.hidden) send({ kind: "inspector" }); }
+  document.getElementById("dev-inspect").addEventListener("click", inspect);
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "F12" || (e.ctrlKey && e.shiftKey && (e.key === "I" || e.key === "i"))) {
+      if (dev.hidden) return;
+      e.preventDefault();
+      inspect();
+    }
+  });
   document.querySelectorAll(".presets [data-width]").forEach(function (b) {
     b.addEventListener("click", function () {
       width = Number(b.dataset.width);

@@ -20,6 +20,9 @@
   }
 
   var inner = null;
+  // An Apps SDK widget's HTML after the shim, written once the shim is ready (see withOpenAiShim).
+  var heldHtml = null;
+  var shimMode = false;
 
   // The frames follow the host's theme (read from traffic the proxy relays anyway), so a View
   // with `color-scheme` gets the matching canvas instead of an opaque mismatch.
@@ -54,7 +57,43 @@
     var doc = inner.contentDocument;
     doc.open();
     watch(inner.contentWindow);
+    if (params.openaiShim === true) {
+      withOpenAiShim(doc, params.html);
+      return;
+    }
     doc.write(params.html);
+    doc.close();
+  }
+
+  // An OpenAI Apps SDK widget (the host says so with `openaiShim: true`) gets `window.openai`
+  // from openai-shim.js: a script of this sandbox origin, written at the very top of the View's
+  // document, before any of the View's own scripts. It is the View's own code in the View's own
+  // realm, allowed by the View's CSP like its other same-origin scripts (`script-src 'self'`),
+  // and it talks to the host only with the View's MCP Apps messages, so it adds no capability.
+  // A leading doctype stays first (anything before it would switch the document to quirks mode),
+  // and nothing adds a line, so diagnostics keep the line numbers of the View's HTML.
+  //
+  // Apps SDK widgets read `window.openai.toolOutput` when their scripts run, so the rest of the
+  // HTML is held back until the shim says it is ready (it has the tool result, or gave up waiting
+  // for a slow tool); if the shim never says so, it is written after a few seconds anyway. The
+  // signal is the View's own word about when its own HTML is written: it grants nothing.
+  function withOpenAiShim(doc, html) {
+    var src = new URL("openai-shim.js", window.location.href).href;
+    var tag = '<script src="' + src.replace(/"/g, "&quot;") + '"></script>';
+    var doctype = /^\uFEFF?\s*<!doctype[^>]*>/i.exec(html);
+    var head = doctype ? doctype[0] : "";
+    shimMode = true;
+    heldHtml = html.slice(head.length);
+    doc.write(head + tag);
+    setTimeout(writeHeldHtml, 4000);
+  }
+
+  function writeHeldHtml() {
+    if (heldHtml === null || !inner) return;
+    var rest = heldHtml;
+    heldHtml = null;
+    var doc = inner.contentDocument;
+    doc.write(rest);
     doc.close();
   }
 
@@ -157,6 +196,11 @@
     //   own origin: the branch above, where it is trusted anyway; never relayed to the host.
     // - This proxy never posts to itself, so nothing of ours is relayed back by mistake.
     if (inner && event.origin === window.origin && (event.source === inner.contentWindow || event.source === window)) {
+      // The shim's "write the widget now" (for the proxy alone: never relayed to the host).
+      if (shimMode && data && data.openaiShimReady === true) {
+        writeHeldHtml();
+        return;
+      }
       window.parent.postMessage(data, HOST_ORIGIN);
     }
   });

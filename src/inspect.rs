@@ -154,6 +154,14 @@ pub fn inspect(tools: &[Value], listed: &[Value], reads: &BTreeMap<String, Resul
                         "links its UI only with the deprecated _meta[\"ui/resourceUri\"]; add _meta.ui.resourceUri",
                     ));
                 }
+                if ui.openai_template {
+                    findings.push(finding(
+                        Severity::Warning,
+                        "openai-template",
+                        &name,
+                        "links its UI only with the OpenAI Apps SDK's _meta[\"openai/outputTemplate\"]; this host renders it with its window.openai shim, but MCP Apps hosts need _meta.ui.resourceUri",
+                    ));
+                }
                 for key in unknown_keys(ui_meta, &[&TOOL_UI_KEYS[..], &TOOL_UI_IGNORED_KEYS[..]].concat()) {
                     findings.push(finding(
                         Severity::Warning,
@@ -249,6 +257,15 @@ pub fn inspect(tools: &[Value], listed: &[Value], reads: &BTreeMap<String, Resul
                 }
                 for w in &resource.meta.warnings {
                     findings.push(finding(Severity::Warning, "malformed-meta", uri, w.clone()));
+                }
+                if resource.openai_template {
+                    let csp = if resource.meta.csp_from_openai {
+                        "; its CSP is taken from _meta[\"openai/widgetCSP\"] (connect_domains, resource_domains, frame_domains)"
+                    } else {
+                        ""
+                    };
+                    findings.push(finding(Severity::Warning, "openai-template", uri, format!(
+                        "served as text/html+skybridge (an OpenAI Apps SDK widget): this host renders it with its window.openai shim{csp}; MCP Apps hosts need \"text/html;profile=mcp-app\"")));
                 }
                 let ui_obj = content
                     .and_then(|c| c.get("_meta").and_then(|m| m.get("ui")))
@@ -456,5 +473,31 @@ mod tests {
         let r = inspect(&tools, &listed, &reads);
         assert_eq!(codes(&r), ["meta-from-listing"]);
         assert!(r.resources[0].csp_header.as_deref().unwrap().contains("connect-src 'self' https://api.example"));
+    }
+    #[test]
+    fn openai_apps_sdk_widgets_are_accepted_with_a_warning_and_their_csp_mapped() {
+        let tools = vec![json!({"name": "pizza", "_meta": {"openai/outputTemplate": "ui://widget/pizza.html",
+            "openai/widgetAccessible": true}})];
+        let reads = BTreeMap::from([(
+            "ui://widget/pizza.html".to_owned(),
+            read(
+                "ui://widget/pizza.html",
+                "text/html+skybridge",
+                "<!doctype html><div id=root></div>",
+                json!({"openai/widgetCSP": {"connect_domains": ["https://api.example"], "resource_domains": ["cdn.example"]}}),
+            ),
+        )]);
+        let r = inspect(&tools, &[], &reads);
+        assert!(r.tools[0].has_ui, "{:?}", r.tools);
+        assert!(r.resources[0].ok, "{:?}", r.findings);
+        let openai: Vec<&Finding> = r.findings.iter().filter(|f| f.code == "openai-template").collect();
+        assert_eq!(openai.len(), 2, "{:?}", r.findings);
+        assert!(openai.iter().all(|f| f.severity == Severity::Warning));
+        assert!(openai.iter().any(|f| f.message.contains("openai/widgetCSP")), "{openai:?}");
+        // The mapped CSP is built (and validated) like any other: the scheme-less entry is rejected.
+        let header = r.resources[0].csp_header.as_deref().unwrap();
+        assert!(header.contains("connect-src 'self' https://api.example"), "{header}");
+        assert!(codes(&r).contains(&"csp-entry-rejected"), "{:?}", r.findings);
+        assert!(!header.contains("cdn.example"), "{header}");
     }
 }

@@ -7,6 +7,19 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use crate::protocol::{ResourceCsp, ResourcePermissions, LEGACY_RESOURCE_URI_META_KEY, RESOURCE_MIME_TYPE};
+use crate::sandbox::csp::{csp_from_openai_widget_csp, OPENAI_WIDGET_CSP_KEY};
+
+/// The MIME type of OpenAI Apps SDK widget templates, accepted as a View (rendered with the
+/// `window.openai` shim, see the README's "ChatGPT Apps SDK widgets").
+pub const SKYBRIDGE_MIME_TYPE: &str = "text/html+skybridge";
+/// The tool `_meta` key naming an OpenAI Apps SDK widget template (a `ui://` URI).
+pub const OPENAI_OUTPUT_TEMPLATE_KEY: &str = "openai/outputTemplate";
+/// The tool `_meta` key that lets an OpenAI Apps SDK widget call the tool (like `"app"` visibility).
+pub const OPENAI_WIDGET_ACCESSIBLE_KEY: &str = "openai/widgetAccessible";
+/// The tool `_meta` key that hides a tool from the model (`"private"`), like visibility without `"model"`.
+pub const OPENAI_VISIBILITY_KEY: &str = "openai/visibility";
+/// The resource `_meta` key of an OpenAI Apps SDK widget's border preference.
+pub const OPENAI_PREFERS_BORDER_KEY: &str = "openai/widgetPrefersBorder";
 
 /// Who may call a tool (`_meta.ui.visibility`; default both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +47,9 @@ pub struct ToolUi {
     pub visibility: Visibility,
     /// The URI came only from the deprecated flat key `_meta["ui/resourceUri"]`.
     pub legacy_key_only: bool,
+    /// The URI came from `_meta["openai/outputTemplate"]` (an OpenAI Apps SDK widget; neither
+    /// MCP Apps key is set): the host renders it with the `window.openai` shim.
+    pub openai_template: bool,
 }
 
 /// A tool or resource that breaks the MCP Apps rules.
@@ -81,6 +97,13 @@ pub enum UiLinkError {
 }
 
 /// Reads a tool definition's UI linkage and visibility.
+///
+/// OpenAI Apps SDK tools are read too, with the MCP Apps keys first: `_meta["openai/outputTemplate"]`
+/// links the UI only when neither `_meta.ui.resourceUri` nor the flat key is set (and only when it
+/// is a `ui://` URI; anything else is ignored, as before). Without `_meta.ui.visibility`,
+/// `openai/widgetAccessible` (a boolean) decides whether Views may call the tool, and
+/// `openai/visibility: "private"` hides it from the model; `_meta.ui.visibility`, when present,
+/// decides alone.
 pub fn tool_ui(tool: &Value) -> Result<ToolUi, UiLinkError> {
     let name = tool.get("name").and_then(Value::as_str).unwrap_or("<unnamed>").to_owned();
     let bad = |detail: &str| UiLinkError::BadToolMeta { tool: name.clone(), detail: detail.into() };
@@ -101,14 +124,34 @@ pub fn tool_ui(tool: &Value) -> Result<ToolUi, UiLinkError> {
         Some(_) => return Err(bad("_meta[\"ui/resourceUri\"] must be a string")),
     };
     let legacy_key_only = nested.is_none() && flat.is_some();
-    let resource_uri = nested.or(flat);
+    let openai = match (&nested, &flat) {
+        (None, None) => meta
+            .and_then(|m| m.get(OPENAI_OUTPUT_TEMPLATE_KEY))
+            .and_then(Value::as_str)
+            .filter(|uri| uri.starts_with("ui://"))
+            .map(str::to_owned),
+        _ => None,
+    };
+    let openai_template = openai.is_some();
+    let resource_uri = nested.or(flat).or(openai);
     if let Some(uri) = &resource_uri {
         if !uri.starts_with("ui://") {
             return Err(UiLinkError::NotUiScheme { tool: name, uri: uri.clone() });
         }
     }
     let visibility = match ui.and_then(|ui| ui.get("visibility")) {
-        None | Some(Value::Null) => Visibility::default(),
+        None | Some(Value::Null) => {
+            // The Apps SDK's keys, read only when the MCP Apps key is absent; they never widen
+            // what `_meta.ui.visibility` says.
+            let mut v = Visibility::default();
+            if let Some(accessible) = meta.and_then(|m| m.get(OPENAI_WIDGET_ACCESSIBLE_KEY)).and_then(Value::as_bool) {
+                v.app = accessible;
+            }
+            if meta.and_then(|m| m.get(OPENAI_VISIBILITY_KEY)).and_then(Value::as_str) == Some("private") {
+                v.model = false;
+            }
+            v
+        }
         Some(Value::Array(items)) => {
             let mut v = Visibility { model: false, app: false };
             for item in items {
@@ -123,7 +166,7 @@ pub fn tool_ui(tool: &Value) -> Result<ToolUi, UiLinkError> {
         }
         Some(_) => return Err(bad("_meta.ui.visibility must be an array")),
     };
-    Ok(ToolUi { resource_uri, visibility, legacy_key_only })
+    Ok(ToolUi { resource_uri, visibility, legacy_key_only, openai_template })
 }
 
 /// `_meta.ui` of a UI resource, resolved from the read content or the listing entry.
@@ -142,6 +185,9 @@ pub struct ResourceMeta {
     pub source: MetaSource,
     /// Fields that were present but unreadable, each with the reason; they are ignored.
     pub warnings: Vec<String>,
+    /// `csp` was mapped from the OpenAI Apps SDK's `_meta["openai/widgetCSP"]` (there was no
+    /// `_meta.ui.csp`).
+    pub csp_from_openai: bool,
 }
 
 /// Which object `_meta.ui` was taken from.
@@ -167,12 +213,47 @@ pub struct UiResource {
     pub html: String,
     /// Its resolved metadata.
     pub meta: ResourceMeta,
+    /// Served as `text/html+skybridge` (an OpenAI Apps SDK widget template): the host renders it
+    /// with the `window.openai` shim.
+    pub openai_template: bool,
+}
+
+fn meta_of(obj: &Value) -> Option<&Map<String, Value>> {
+    // `meta` is a quirk of one SDK's serializer; the reference host accepts it too.
+    obj.get("_meta").or_else(|| obj.get("meta"))?.as_object()
 }
 
 fn ui_meta_of(obj: &Value) -> Option<&Map<String, Value>> {
-    // `meta` is a quirk of one SDK's serializer; the reference host accepts it too.
-    let meta = obj.get("_meta").or_else(|| obj.get("meta"))?;
-    meta.get("ui")?.as_object()
+    meta_of(obj)?.get("ui")?.as_object()
+}
+
+/// Fills what `_meta.ui` left unset from the OpenAI Apps SDK keys of the same `_meta` (content
+/// first, then listing): `openai/widgetCSP` (mapped in `sandbox::csp`, validated by `build_csp`
+/// like any declaration) and `openai/widgetPrefersBorder`.
+fn apply_openai_meta(meta: &mut ResourceMeta, content: &Value, listing: Option<&Value>) {
+    let sources = [(Some(content), MetaSource::Content), (listing, MetaSource::Listing)];
+    for (obj, source) in sources {
+        let Some(m) = obj.and_then(meta_of) else { continue };
+        if meta.csp.is_none() {
+            if let Some(v) = m.get(OPENAI_WIDGET_CSP_KEY) {
+                match csp_from_openai_widget_csp(v) {
+                    Ok(csp) => {
+                        meta.csp = Some(csp);
+                        meta.csp_from_openai = true;
+                        if meta.source == MetaSource::None {
+                            meta.source = source;
+                        }
+                    }
+                    Err(e) => meta.warnings.push(format!("{e}; ignored")),
+                }
+            }
+        }
+        if meta.prefers_border.is_none() {
+            if let Some(b) = m.get(OPENAI_PREFERS_BORDER_KEY).and_then(Value::as_bool) {
+                meta.prefers_border = Some(b);
+            }
+        }
+    }
 }
 
 fn parse_resource_meta(ui: &Map<String, Value>, source: MetaSource) -> ResourceMeta {
@@ -221,7 +302,8 @@ pub fn ui_resource_from_read(
         .and_then(|c| c.iter().find(|item| item.get("uri").and_then(Value::as_str) == Some(uri)).or_else(|| c.first()))
         .ok_or_else(|| UiLinkError::NoContent { uri: uri.to_owned() })?;
     let mime = content.get("mimeType").and_then(Value::as_str).unwrap_or("");
-    if normalise_mime(mime) != RESOURCE_MIME_TYPE {
+    let openai_template = normalise_mime(mime) == SKYBRIDGE_MIME_TYPE;
+    if normalise_mime(mime) != RESOURCE_MIME_TYPE && !openai_template {
         return Err(UiLinkError::WrongMime { uri: uri.to_owned(), found: mime.to_owned() });
     }
     let bad = |detail: String| UiLinkError::BadContent { uri: uri.to_owned(), detail };
@@ -235,12 +317,13 @@ pub fn ui_resource_from_read(
         }
         _ => return Err(bad("content has neither `text` nor `blob`".into())),
     };
-    let meta = match (ui_meta_of(content), listing.and_then(ui_meta_of)) {
+    let mut meta = match (ui_meta_of(content), listing.and_then(ui_meta_of)) {
         (Some(ui), _) => parse_resource_meta(ui, MetaSource::Content),
         (None, Some(ui)) => parse_resource_meta(ui, MetaSource::Listing),
         (None, None) => ResourceMeta::default(),
     };
-    Ok(UiResource { uri: uri.to_owned(), html, meta })
+    apply_openai_meta(&mut meta, content, listing);
+    Ok(UiResource { uri: uri.to_owned(), html, meta, openai_template })
 }
 
 #[cfg(test)]
@@ -340,5 +423,90 @@ mod tests {
         let meta = ui_resource_from_read("ui://a", &r, None).unwrap().meta;
         assert_eq!(meta.csp, None);
         assert_eq!(meta.warnings.len(), 2, "{:?}", meta.warnings);
+    }
+    #[test]
+    fn openai_output_template_links_only_without_the_mcp_apps_keys() {
+        let t = json!({"name": "pizza", "_meta": {"openai/outputTemplate": "ui://widget/pizza.html"}});
+        let ui = tool_ui(&t).unwrap();
+        assert_eq!(ui.resource_uri.as_deref(), Some("ui://widget/pizza.html"));
+        assert!(ui.openai_template && !ui.legacy_key_only);
+        // Both: the MCP Apps key wins and the View is an MCP App (no shim).
+        let both = json!({"name": "t", "_meta": {"ui": {"resourceUri": "ui://a/app"},
+            "openai/outputTemplate": "ui://a/widget"}});
+        let ui = tool_ui(&both).unwrap();
+        assert_eq!(ui.resource_uri.as_deref(), Some("ui://a/app"));
+        assert!(!ui.openai_template);
+        let flat = json!({"name": "t", "_meta": {"ui/resourceUri": "ui://a/old", "openai/outputTemplate": "ui://a/w"}});
+        assert_eq!(tool_ui(&flat).unwrap().resource_uri.as_deref(), Some("ui://a/old"));
+        // Not a ui:// URI (or not a string): no UI, as before this key was read.
+        for bad in [json!("https://x/widget.html"), json!(5)] {
+            let ui = tool_ui(&json!({"name": "t", "_meta": {"openai/outputTemplate": bad}})).unwrap();
+            assert_eq!(ui.resource_uri, None);
+            assert!(!ui.openai_template);
+        }
+    }
+
+    #[test]
+    fn openai_visibility_keys_apply_only_without_ui_visibility_and_never_widen_it() {
+        let meta = |m: Value| tool_ui(&json!({"name": "t", "_meta": m})).unwrap().visibility;
+        assert_eq!(meta(json!({"openai/widgetAccessible": true})), Visibility { model: true, app: true });
+        assert_eq!(meta(json!({"openai/widgetAccessible": false})), Visibility { model: true, app: false });
+        assert_eq!(
+            meta(json!({"openai/widgetAccessible": true, "openai/visibility": "private"})),
+            Visibility { model: false, app: true }
+        );
+        // `_meta.ui.visibility` decides alone: widgetAccessible does not add "app".
+        assert_eq!(
+            meta(json!({"ui": {"visibility": ["model"]}, "openai/widgetAccessible": true})),
+            Visibility { model: true, app: false }
+        );
+        assert_eq!(meta(json!({"openai/widgetAccessible": "yes"})), Visibility::default());
+    }
+
+    #[test]
+    fn skybridge_resources_are_accepted_and_marked() {
+        let r = read(json!({"uri": "ui://w", "mimeType": "text/html+skybridge", "text": "<p>w</p>"}));
+        let res = ui_resource_from_read("ui://w", &r, None).unwrap();
+        assert!(res.openai_template);
+        assert_eq!(res.html, "<p>w</p>");
+        let mcp = read(json!({"uri": "ui://a", "mimeType": RESOURCE_MIME_TYPE, "text": "x"}));
+        assert!(!ui_resource_from_read("ui://a", &mcp, None).unwrap().openai_template);
+        let other = read(json!({"uri": "ui://w", "mimeType": "text/html+other", "text": "x"}));
+        assert!(matches!(ui_resource_from_read("ui://w", &other, None), Err(UiLinkError::WrongMime { .. })));
+    }
+
+    #[test]
+    fn openai_widget_csp_fills_in_only_when_ui_csp_is_absent() {
+        let widget = read(json!({"uri": "ui://w", "mimeType": "text/html+skybridge", "text": "x",
+            "_meta": {"openai/widgetCSP": {"connect_domains": ["https://api.example"],
+                "resource_domains": ["https://cdn.example"]}, "openai/widgetPrefersBorder": true}}));
+        let meta = ui_resource_from_read("ui://w", &widget, None).unwrap().meta;
+        let csp = meta.csp.unwrap();
+        assert_eq!(csp.connect_domains, Some(vec!["https://api.example".to_owned()]));
+        assert_eq!(csp.resource_domains, Some(vec!["https://cdn.example".to_owned()]));
+        assert!(meta.csp_from_openai);
+        assert_eq!(meta.source, MetaSource::Content);
+        assert_eq!(meta.prefers_border, Some(true));
+
+        // `_meta.ui.csp` wins over the OpenAI key.
+        let both = read(json!({"uri": "ui://w", "mimeType": "text/html+skybridge", "text": "x",
+            "_meta": {"ui": {"csp": {"connectDomains": ["https://mcp.example"]}},
+                "openai/widgetCSP": {"connect_domains": ["https://openai.example"]}}}));
+        let meta = ui_resource_from_read("ui://w", &both, None).unwrap().meta;
+        assert_eq!(meta.csp.unwrap().connect_domains, Some(vec!["https://mcp.example".to_owned()]));
+        assert!(!meta.csp_from_openai);
+
+        // From the listing entry when the content has none; a malformed one is a warning.
+        let listing =
+            json!({"uri": "ui://w", "_meta": {"openai/widgetCSP": {"connect_domains": ["https://l.example"]}}});
+        let bare = read(json!({"uri": "ui://w", "mimeType": "text/html+skybridge", "text": "x"}));
+        let meta = ui_resource_from_read("ui://w", &bare, Some(&listing)).unwrap().meta;
+        assert_eq!(meta.source, MetaSource::Listing);
+        assert_eq!(meta.csp.unwrap().connect_domains, Some(vec!["https://l.example".to_owned()]));
+        let bad = read(json!({"uri": "ui://w", "mimeType": "text/html+skybridge", "text": "x",
+            "_meta": {"openai/widgetCSP": {"connect_domains": "https://x"}}}));
+        let meta = ui_resource_from_read("ui://w", &bad, None).unwrap().meta;
+        assert_eq!(meta.csp, None);
+        assert_eq!(meta.warnings.len(), 1, "{:?}", meta.warnings);
     }
 }

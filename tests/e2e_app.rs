@@ -569,3 +569,153 @@ fn a_hundred_views_open_then_close_with_teardown_and_memory_is_reported() {
         "memory did not come back: {baseline} kB before, {peak} kB peak, {after_recycle} kB after the recycle"
     );
 }
+
+/// App authors debug in WebKit's inspector: `preview` offers it (a button in the developer panel,
+/// F12, Ctrl+Shift+I) on a webview with developer extras; `run` has neither and refuses the
+/// shell's request. (The inspector's own window goes with the host process.)
+#[test]
+fn the_web_inspector_opens_in_preview_and_is_refused_in_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => document.querySelector("#tools button[data-tool]"));
+        const button = document.getElementById("dev-inspect");
+        const offered = !document.getElementById("dev").hidden && !!button && button.offsetParent !== null;
+        // In run there is no button: the shell's line to Rust is asked directly.
+        if (offered) button.click(); else window.__mcpHostSend({ kind: "inspector" });
+        await wait(1500);
+        await call("add", { a: offered ? "1" : "0", b: "0" });
+        "##,
+    );
+    let server = node_server("sdk-app-server.mjs", "");
+    let reported = |t: &[Value]| t.iter().any(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "add");
+    let offered = |run: &Run| {
+        run.dir("host->server")
+            .find(|m| m["params"]["name"] == "add")
+            .map(|m| m["params"]["arguments"]["a"].clone())
+            .unwrap_or_else(|| panic!("no report; stderr:\n{}", run.stderr))
+    };
+
+    let preview = run_host_until(&["preview", "--stdio", &server, "--automation", &script], reported, LIMIT);
+    assert_eq!(offered(&preview), 1, "preview shows the Inspect button; stderr:\n{}", preview.stderr);
+    assert!(preview.stderr.contains("web inspector: available (preview)"), "{}", preview.stderr);
+    assert!(preview.stderr.contains("opening the web inspector"), "{}", preview.stderr);
+
+    let run = run_host_until(&["run", "--stdio", &server, "--automation", &script], reported, LIMIT);
+    assert_eq!(offered(&run), 0, "run has no developer panel; stderr:\n{}", run.stderr);
+    // Read back from WebKit's settings: no developer extras (wry turns them on in debug builds).
+    assert!(run.stderr.contains("web inspector: off"), "{}", run.stderr);
+    assert!(run.stderr.contains("web inspector refused: it opens only in preview"), "{}", run.stderr);
+    assert!(!run.stderr.contains("opening the web inspector"), "{}", run.stderr);
+}
+
+/// An App that fills its viewport (`height: 100vh`, sized by the App SDK's autoResize) starts at
+/// a share of the window, not the 240 px it would stay at, and keeps it; the same App with a
+/// body margin (always 16 px taller than its frame) does not make the host grow it forever.
+#[test]
+fn a_view_that_fills_its_viewport_starts_tall_and_never_loops() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => document.querySelectorAll(".card[data-view] iframe").length === 2);
+        const heights = () => {
+          const frames = {};
+          document.querySelectorAll(".card[data-view]").forEach((c) => {
+            frames[c.dataset.view] = c.querySelector("iframe").getBoundingClientRect().height;
+          });
+          return JSON.stringify(frames);
+        };
+        // Until the frames stopped changing for 2 s (at most 30 s).
+        let last = heights(), stable = 0;
+        for (let i = 0; i < 60 && stable < 4; i++) {
+          await wait(500);
+          const now = heights();
+          stable = now === last ? stable + 1 : 0;
+          last = now;
+        }
+        await call("note", { text: last });
+        "##,
+    );
+    let server = node_server("viewport-app/index.mjs", "");
+    let run = run_host_until(
+        &["run", "--stdio", &server, "--tool", "fill", "--tool", "fill-margin", "--automation", &script],
+        |t| t.iter().any(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "note"),
+        LIMIT,
+    );
+    let frames: Value = run
+        .dir("host->server")
+        .find(|m| m["params"]["name"] == "note")
+        .and_then(|m| m["params"]["arguments"]["text"].as_str())
+        .map(|t| serde_json::from_str(t).unwrap())
+        .unwrap_or_else(|| panic!("no note; stderr:\n{}", run.stderr));
+    let reports = |view: &str| -> Vec<f64> {
+        run.trace
+            .iter()
+            .filter(|r| r["view"] == view && r["dir"] == "view->host")
+            .filter(|r| r["msg"]["method"] == "ui/notifications/size-changed")
+            .filter_map(|r| r["msg"]["params"]["height"].as_f64())
+            .collect()
+    };
+    let resizes = |view: &str| {
+        run.stderr
+            .lines()
+            .filter(|l| l.contains("resizing the View's frame") && l.contains(&format!("\"{view}\"")))
+            .count()
+    };
+    // v1 (`fill`): above the old 240 px, and exactly as tall as its content says (not clipped).
+    let fill = frames["v1"].as_f64().unwrap();
+    let last = *reports("v1").last().unwrap_or_else(|| panic!("v1 never reported its size:\n{}", run.stderr));
+    assert!(fill > 240.0, "the frame of a 100vh App stays at {fill} px; stderr:\n{}", run.stderr);
+    assert!((fill - last).abs() <= 2.0, "frame {fill} px, content {last} px");
+    assert!(resizes("v1") <= 1, "{} resizes of v1:\n{}", resizes("v1"), run.stderr);
+    // v2 (`fill-margin`): held after a few steps above its first height (where v1 is), after
+    // a bounded number of resizes, and it stopped asking.
+    let margin = frames["v2"].as_f64().unwrap();
+    assert!(margin > fill && margin <= fill + 16.0 * 8.0, "v2 at {margin} px (v1 at {fill} px)");
+    assert!(resizes("v2") <= 8, "{} resizes of v2:\n{}", resizes("v2"), run.stderr);
+    assert!(reports("v2").len() <= 12, "v2 kept reporting: {:?}", reports("v2"));
+    assert!(run.stderr.contains("the View sizes itself from its frame"), "{}", run.stderr);
+}
+
+/// Side panels wrap what Views put there: a model context, a message and an expanded log record
+/// of one unbroken 3000-character word each stay inside their panel (no sideways scrolling).
+#[test]
+fn side_panels_wrap_long_words_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => document.querySelector("#tools button[data-tool]"));
+        const word = "x".repeat(3000);
+        const json = JSON.stringify({ data: Array.from({ length: 200 }, (_, i) => "item" + i) });
+        // What the host shows for a View's model context, message and log records.
+        window.__mcpShell.dispatch({ op: "context", view: "v9", from: "fill · Viewport Filler", text: word + "\n" + json });
+        window.__mcpShell.dispatch({ op: "message", view: "v9", from: "fill · Viewport Filler", role: "user", text: word });
+        window.__mcpShell.dispatch({ op: "log", record: { t_ms: 1, view: null, dir: "diagnostic", msg: { kind: "long", detail: word, json: json } } });
+        const row = await until(() => document.querySelector("#log li"));
+        row.click();
+        await until(() => row.querySelector("pre"));
+        await wait(300);
+        const fits = (id) => { const e = document.getElementById(id); return { scroll: e.scrollWidth, client: e.clientWidth }; };
+        await call("note", { text: JSON.stringify({ side: fits("side"), dev: fits("dev"), body: { scroll: document.body.scrollWidth, client: document.body.clientWidth } }) });
+        "##,
+    );
+    let server = node_server("viewport-app/index.mjs", "");
+    let run = run_host_until(
+        &["preview", "--stdio", &server, "--automation", &script],
+        |t| t.iter().any(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "note"),
+        LIMIT,
+    );
+    let seen: Value = run
+        .dir("host->server")
+        .find(|m| m["params"]["name"] == "note")
+        .and_then(|m| m["params"]["arguments"]["text"].as_str())
+        .map(|t| serde_json::from_str(t).unwrap())
+        .unwrap_or_else(|| panic!("no note; stderr:\n{}", run.stderr));
+    for panel in ["side", "dev", "body"] {
+        let (scroll, client) = (seen[panel]["scroll"].as_f64().unwrap(), seen[panel]["client"].as_f64().unwrap());
+        assert!(client > 0.0 && scroll <= client, "{panel} scrolls sideways: {seen}");
+    }
+}

@@ -291,8 +291,8 @@ fn the_message_panel_keeps_only_the_newest_messages() {
 /// a second of quiet asks for inline. Before the fix every request was granted, and the window's
 /// pip switch read the window size mid-switch: GTK applies a size later, so a quick
 /// pip -> restore -> pip saved the pip size as the "normal" one and the window stayed small.
-/// What stops it: a View's mode changes at most once per 400 ms (a sooner request gets the mode
-/// in effect), and the window restores the size the last resize outside pip reported. The
+/// What stops it: a View's mode changes at most once per 400 ms after a burst of three (a sooner
+/// request gets the mode in effect), and the window restores the size the last resize outside pip reported. The
 /// person sees the normal-size window again, the View inline.
 #[test]
 fn a_view_flipping_display_modes_cannot_leave_the_window_small() {
@@ -370,7 +370,8 @@ fn a_view_flipping_display_modes_cannot_leave_the_window_small() {
             laid_out = mode;
         }
     }
-    let bound = (span / 400.0).floor() as usize + 2;
+    // One change per 400 ms after a burst of three, and one for the final request.
+    let bound = (span / 400.0).floor() as usize + 4;
     eprintln!(
         "mode flip: {} requests over {span:.0} ms, {granted} mode changes granted (bound {bound}); the View's \
          tally {}; final {}; the person saw {seen}; run {:?}",

@@ -256,3 +256,45 @@ fn a_views_call_on_an_expired_session_signs_in_again_and_completes() {
     // The View got no error on the way: it only waited.
     assert!(run.dir("host->view").all(|m| m.get("error").is_none()), "{:?}", run.trace);
 }
+
+/// `node .../viewport-app/index.mjs` and `node .../server-everything/dist/index.js` are both
+/// `index` by their command lines: the picker and the card's badge show each server's own
+/// `serverInfo` title instead, while `--tool SERVER/TOOL` and the picker's buttons still find a
+/// server by the name from its command line (`index`, `index (2)`).
+#[test]
+fn servers_named_only_by_their_command_line_show_their_own_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => document.querySelectorAll("#tools .server.ready").length === 2);
+        const servers = Array.from(document.querySelectorAll("#tools .server")).map((s) =>
+          ({ key: s.dataset.server, label: s.querySelector(".server-name").textContent }));
+        const badge = (await until(() => document.querySelector(".card[data-view] .origin"))).textContent;
+        await call("note", { text: JSON.stringify({ servers, badge }) }, "index");
+        "##,
+    );
+    let (viewport, everything) = (node_server("viewport-app/index.mjs", ""), everything());
+    let run = run_host_until(
+        &["run", "--stdio", &viewport, "--stdio", &everything, "--tool", "index/fill", "--automation", &script],
+        |t| t.iter().any(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "note"),
+        LIMIT,
+    );
+    let seen: Value = run
+        .dir("host->server")
+        .find(|m| m["params"]["name"] == "note")
+        .and_then(|m| m["params"]["arguments"]["text"].as_str())
+        .map(|t| serde_json::from_str(t).unwrap())
+        .unwrap_or_else(|| panic!("no note; stderr:\n{}", run.stderr));
+    assert_eq!(
+        seen["servers"],
+        serde_json::json!([
+            {"key": "index", "label": "Viewport Filler"},
+            {"key": "index (2)", "label": "Everything Reference Server"},
+        ]),
+        "{seen}"
+    );
+    // The View opened with `--tool index/fill` wears its server's own name.
+    assert_eq!(seen["badge"], "Viewport Filler", "{seen}");
+    assert!(run.stderr.contains("label=Viewport Filler"), "logs name it too:\n{}", run.stderr);
+}

@@ -484,7 +484,12 @@ impl ViewSession {
                     csp: Some(self.config.granted_csp.clone()),
                     permissions: self.config.granted_permissions.clone(),
                 };
-                let params = serde_json::to_value(params).unwrap_or_default();
+                let mut params = serde_json::to_value(params).unwrap_or_default();
+                if self.config.openai_shim {
+                    // Between this host and its own proxy only (other proxies ignore it): write
+                    // the `window.openai` shim into the View's document.
+                    params["openaiShim"] = json!(true);
+                }
                 self.post(Direction::HostToProxy, &Message::notification(methods::SANDBOX_RESOURCE_READY, params));
                 self.emit(ViewEvent::ResourceSent);
             }

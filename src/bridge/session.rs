@@ -49,6 +49,10 @@ pub struct ViewConfig {
     pub teardown_timeout: Duration,
     /// The host forwards the server's `list_changed` notifications to this View.
     pub forwards_list_changed: bool,
+    /// The View is an OpenAI Apps SDK widget: the sandbox proxy writes the `window.openai` shim
+    /// (`sandbox-proxy/openai-shim.js`) at the top of its document. The shim speaks MCP Apps for
+    /// the widget, so everything it asks is decided like any View's request.
+    pub openai_shim: bool,
     /// Decides what needs deciding.
     pub policy: Arc<dyn HostPolicy>,
 }
@@ -77,6 +81,7 @@ impl ViewConfig {
             host_context: HostContext::default(),
             teardown_timeout: Duration::from_secs(3),
             forwards_list_changed: false,
+            openai_shim: false,
             policy: Arc::new(DefaultPolicy),
         }
     }

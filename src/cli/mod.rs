@@ -99,6 +99,10 @@ struct RunArgs {
     /// (with no server flags: the demo server's `counter` tool provides the data).
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Render OpenAI Apps SDK widgets (`text/html+skybridge`, `openai/outputTemplate`) without
+    /// the `window.openai` shim (they then get no `window.openai`).
+    #[arg(long)]
+    no_openai_shim: bool,
     #[arg(skip)]
     preview: bool,
 }
@@ -245,6 +249,7 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     options.screenshot = args.screenshot;
     options.settle = std::time::Duration::from_millis(args.settle_ms);
     options.preview = args.preview;
+    options.openai_shim = !args.no_openai_shim;
     options.html = args.html.map(|p| std::path::absolute(&p).unwrap_or(p));
     options.downloads = args.downloads;
     options.web_memory_limit_mb = args.web_memory_limit;

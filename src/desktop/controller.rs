@@ -89,6 +89,10 @@ pub struct RunOptions {
     pub web_memory_limit_mb: Option<u64>,
     /// Stop unresponsive web content after this long without the person's answer (default 15 s).
     pub stop_unresponsive: Option<Duration>,
+    /// Render OpenAI Apps SDK widgets (a `text/html+skybridge` resource, or a tool linked only by
+    /// `_meta["openai/outputTemplate"]`) with the `window.openai` shim (default on; the CLI's
+    /// `--no-openai-shim` turns it off).
+    pub openai_shim: bool,
     /// Mounted in an embedder's window (no picture-in-picture: the window is not ours to move).
     pub(crate) embedded: bool,
 }
@@ -139,6 +143,7 @@ impl RunOptions {
             events: None,
             web_memory_limit_mb: None,
             stop_unresponsive: None,
+            openai_shim: true,
             embedded: false,
         }
     }
@@ -160,9 +165,25 @@ const RECYCLE_AFTER_VIEWS: usize = 8;
 const RECYCLE_IDLE: Duration = Duration::from_secs(5);
 /// Size reports within this many px of what the host set are echoes, not changes.
 const RESIZE_ECHO_PX: f64 = 2.0;
+/// A View's first inline height: this share of what the stream shows below the header (a View
+/// that fills its viewport, `height: 100vh`, keeps it; one with less content shrinks to it)...
+const FIRST_HEIGHT_SHARE: f64 = 0.6;
+/// ...but never less than this (the fixed first height of before, for small windows).
+const MIN_FIRST_HEIGHT: f64 = 240.0;
+/// The stream's padding (top and bottom) and a card's header, above and below a View's frame.
+const STREAM_CHROME_PX: f64 = 32.0 + 34.0;
+/// A View that grows by the same amount this many times in a row, each time right after the
+/// host resized it, sizes itself from its frame (see [`FrameHeight`])...
+const CHASE_STEPS: u32 = 4;
+/// ..."right after": within this long of the host's resize (generous: a round takes half a
+/// second on a busy machine; content held by mistake loses only its last step, see
+/// [`FrameHeight`]).
+const CHASE_WINDOW: Duration = Duration::from_secs(3);
 /// A View may change its display mode at most this often: a View flipping modes hundreds of
 /// times a second must not be able to leave the window in a state it did not ask for last.
 const MODE_CHANGE_INTERVAL: Duration = Duration::from_millis(400);
+/// ...after a burst of this many (an App may go fullscreen, then pip, then back at once).
+const MODE_CHANGE_BURST: f64 = 3.0;
 /// Preview's live reload on `resources/updated`: at most this many reloads of one resource...
 const LIVE_RELOADS: usize = 5;
 /// ...in this long; beyond, live reload of that resource pauses (a View that makes its server
@@ -181,10 +202,14 @@ struct ViewState {
     initialized: bool,
     result_delivered: bool,
     closed: bool,
-    height: f64,
+    /// The inline frame's height, and the guard against a View chasing it.
+    frame: FrameHeight,
     mode: DisplayMode,
-    /// When the display mode last changed.
+    /// When the View last asked for a display mode (its token bucket's last refill).
     mode_changed: Option<Instant>,
+    /// Mode changes the View may still make now (a token bucket: [`MODE_CHANGE_BURST`], one
+    /// more every [`MODE_CHANGE_INTERVAL`]).
+    mode_tokens: f64,
     /// The person took this View back inline: it may not leave inline by itself again.
     person_chose_inline: bool,
     /// A reload replaced this View (its teardown is under way): it is not reloaded again, or
@@ -701,6 +726,7 @@ impl Controller {
         }
         let html_file = self.options.html.clone();
         let preview = self.options.preview;
+        let openai_shim = self.options.openai_shim;
         let ui = self.ui.clone();
 
         let servers = self.servers.clone();
@@ -771,9 +797,12 @@ impl Controller {
             }
 
             let mut config = ViewConfig::new(view_id.clone(), tool, resource.html);
-            config.server_name = server.clone();
+            // What the person sees (consent prompts, the side panel): the server's label.
+            config.server_name = servers.label(&server).unwrap_or_else(|| server.clone());
             // The controller relays the server's list_changed notifications (see `on_server_change`).
             config.forwards_list_changed = true;
+            config.openai_shim =
+                openai_shim && (resource.openai_template || tool_ui(&config.tool).is_ok_and(|u| u.openai_template));
             config.granted_csp = csp.granted;
             config.granted_permissions = resource.meta.permissions.clone().filter(|p| !p.is_empty());
             config.host_context = host_context;
@@ -859,7 +888,7 @@ impl Controller {
         }
         let fetch = self.prepare_view(&entry, &id, arguments)?;
         let label = tool_label(entry.name());
-        self.status(&format!("Calling {label} on {}…", entry.server), false);
+        self.status(&format!("Calling {label} on {}…", self.label(&entry.server)), false);
         self.shell(json!({"op": "pending", "view": id, "title": label}));
         let setup = self.channels.clone().expect("running").setup;
         let tool = entry.name().to_owned();
@@ -972,7 +1001,7 @@ impl Controller {
             eprintln!("warning: {}", say(reason));
         }
         let ready: Vec<&str> =
-            servers.iter().filter(|s| s.status == ServerStatus::Ready).map(|s| s.name.as_str()).collect();
+            servers.iter().filter(|s| s.status == ServerStatus::Ready).map(|s| s.label.as_str()).collect();
         self.status(&format!("Connected to {}", ready.join(", ")), !failed.is_empty());
         self.open_startup_views(true);
     }
@@ -987,7 +1016,7 @@ impl Controller {
                 }
                 if let ServerStatus::Failed { reason, .. } = &status {
                     if self.servers_started && self.exiting.is_none() {
-                        self.status(&format!("{server} failed: {reason}"), true);
+                        self.status(&format!("{} failed: {reason}", self.label(&server)), true);
                     }
                     // Nobody waits for this server's questions any more.
                     let orphaned: Vec<u64> =
@@ -1114,15 +1143,29 @@ impl Controller {
                     ServerStatus::SigningIn => (Some("Finish signing in in your browser.".to_owned()), None),
                     _ => (None, None),
                 };
-                json!({"name": info.name, "status": info.status.label(), "reason": reason, "retryIn": retry_in, "tools": tools})
+                // `name` is the key the shell sends back; `label` is what it shows.
+                json!({"name": info.name, "label": info.label, "status": info.status.label(), "reason": reason, "retryIn": retry_in, "tools": tools})
             })
             .collect();
         self.shell(json!({"op": "servers", "servers": servers}));
     }
 
+    /// What the person sees for `server`: its label (see [`Registry::label`]), never its key.
+    fn label(&self, server: &str) -> String {
+        self.servers.label(server).unwrap_or_else(|| server.to_owned())
+    }
+
+    /// A View's first inline height, for the current window (see [`FIRST_HEIGHT_SHARE`]).
+    fn first_height(&self) -> f64 {
+        ((self.window.1 - HEADER_PX - STREAM_CHROME_PX) * FIRST_HEIGHT_SHARE)
+            .floor()
+            .clamp(MIN_FIRST_HEIGHT, INLINE_MAX_HEIGHT)
+    }
+
     fn mount(&mut self, handle: ViewHandle, tool: &str, allow: &str) {
         self.opened_since_recycle += 1;
         let id = handle.id().to_owned();
+        let first_height = self.first_height();
         let (server, arguments) = self.pending_args.remove(&id).unwrap_or_default();
         let label = sandbox_label(&self.servers.identity(&server).unwrap_or_default());
         self.shell(json!({
@@ -1134,9 +1177,10 @@ impl Controller {
             // Permission delegation must be granted on both frames; the proxy sets the inner one.
             "allow": allow,
             "title": tool_label(tool),
-            "server": consent::one_line_max(&server, 80),
+            "server": consent::one_line_max(&self.label(&server), 80),
+            "height": first_height,
         }));
-        self.status(&format!("{} from {server}", tool_label(tool)), false);
+        self.status(&format!("{} from {}", tool_label(tool), self.label(&server)), false);
         let result = self.early_results.remove(&id);
         self.views.insert(
             id,
@@ -1149,9 +1193,10 @@ impl Controller {
                 initialized: false,
                 result_delivered: false,
                 closed: false,
-                height: 240.0,
+                frame: FrameHeight::new(first_height),
                 mode: DisplayMode::Inline,
                 mode_changed: None,
+                mode_tokens: MODE_CHANGE_BURST,
                 person_chose_inline: false,
                 replaced: false,
             },
@@ -1249,6 +1294,11 @@ impl Controller {
                 }
             }
             ShellMessage::Reload => self.reload_all(),
+            // DevTools are for App authors: `preview` only (its webview alone has developer extras).
+            ShellMessage::Inspector if self.options.preview => {
+                let _ = self.ui.send_event(UserEvent::OpenInspector);
+            }
+            ShellMessage::Inspector => tracing::warn!("web inspector refused: it opens only in preview"),
             ShellMessage::CallTool { server, tool, arguments } => {
                 if let Err(e) = self.open(server.as_deref(), &tool, arguments, Opening::Person) {
                     self.shell(json!({"op": "text", "title": tool_label(&tool), "text": consent::block(&e.to_string()), "error": true}));
@@ -1458,8 +1508,8 @@ impl Controller {
     /// Puts a View into `mode` (one View at a time may leave inline); returns the mode in effect.
     ///
     /// A View may change its mode without the person's action (the spec leaves it to the host,
-    /// and Apps offer their own fullscreen buttons), but at most once per
-    /// [`MODE_CHANGE_INTERVAL`]: a request sooner gets the mode in effect.
+    /// and Apps offer their own fullscreen buttons), but after a burst of [`MODE_CHANGE_BURST`]
+    /// at most once per [`MODE_CHANGE_INTERVAL`]: a request sooner gets the mode in effect.
     fn set_display_mode(&mut self, view: &str, mode: DisplayMode) -> DisplayMode {
         let Some((current, changed, held)) =
             self.views.get(view).filter(|v| !v.closed).map(|v| (v.mode, v.mode_changed, v.person_chose_inline))
@@ -1473,13 +1523,24 @@ impl Controller {
             tracing::info!(view, "display mode {mode:?} refused: the person took this View back inline");
             return current;
         }
-        if changed.is_some_and(|t| t.elapsed() < MODE_CHANGE_INTERVAL) {
+        let tokens = {
+            let Some(v) = self.views.get_mut(view) else { return current };
+            let refill =
+                changed.map_or(MODE_CHANGE_BURST, |t| t.elapsed().as_secs_f64() / MODE_CHANGE_INTERVAL.as_secs_f64());
+            v.mode_tokens = (v.mode_tokens + refill).min(MODE_CHANGE_BURST);
+            v.mode_changed = Some(Instant::now());
+            v.mode_tokens
+        };
+        if tokens < 1.0 {
             tracing::info!(
                 view,
-                "display mode {mode:?} refused: the View changed modes less than {} ms ago",
+                "display mode {mode:?} refused: the View changes modes faster than once per {} ms",
                 MODE_CHANGE_INTERVAL.as_millis()
             );
             return current;
+        }
+        if let Some(v) = self.views.get_mut(view) {
+            v.mode_tokens -= 1.0;
         }
         // Another View holding the screen goes back inline first.
         let others: Vec<ViewId> = self
@@ -1512,7 +1573,6 @@ impl Controller {
         let container = self.container(mode);
         if let Some(v) = self.views.get_mut(view) {
             v.mode = mode;
-            v.mode_changed = Some(Instant::now());
             v.handle.update_host_context(HostContext {
                 display_mode: announce.then_some(mode),
                 container_dimensions: Some(container),
@@ -1587,11 +1647,20 @@ impl Controller {
             ViewEvent::SizeChanged { height: Some(h), .. } => {
                 let v = self.views.get_mut(view)?;
                 // Only inline Views size themselves; fullscreen and pip fill what the host gives.
-                let height = h.clamp(MIN_FRAME_HEIGHT, INLINE_MAX_HEIGHT).ceil();
-                if v.mode == DisplayMode::Inline && (v.height - height).abs() > RESIZE_ECHO_PX {
-                    v.height = height;
-                    self.shell(json!({"op": "resize", "view": view, "height": height}));
+                if v.mode != DisplayMode::Inline {
+                    return None;
                 }
+                let height = h.clamp(MIN_FRAME_HEIGHT, INLINE_MAX_HEIGHT).ceil();
+                let height = match v.frame.report(height, Instant::now()) {
+                    Sizing::Keep => return None,
+                    Sizing::Resize(height) => height,
+                    Sizing::Hold(height) => {
+                        tracing::info!(view, "the View sizes itself from its frame (it grew after every resize): its frame stays at {height} px");
+                        return None;
+                    }
+                };
+                tracing::debug!(view, height, "resizing the View's frame");
+                self.shell(json!({"op": "resize", "view": view, "height": height}));
             }
             ViewEvent::DisplayModeChanged { mode } => tracing::info!(view, "display mode is now {mode:?}"),
             ViewEvent::TeardownRequested => {
@@ -1942,6 +2011,79 @@ impl Controller {
 /// The supervisor's reason for a web process the host ends on purpose (idle recycling).
 const RECYCLED: &str = "recycled";
 
+/// What to do with a View's frame after its size report.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Sizing {
+    /// Nothing: an echo of the host's own resize, or a View held at its height.
+    Keep,
+    /// Resize the frame to this height.
+    Resize(f64),
+    /// The View chases its frame: the frame stays at this height (no resize).
+    Hold(f64),
+}
+
+/// A View's inline frame height. The frame follows the View's `size-changed` reports, except:
+/// - a report within [`RESIZE_ECHO_PX`] of the frame is an echo of the host's own resize (a
+///   View whose content is `100vh` reports its frame's height: it keeps its first height);
+/// - a View that asks for the same step more right after each of the host's resizes
+///   ([`CHASE_STEPS`] times in a row, each within [`CHASE_WINDOW`]) sizes itself from its frame
+///   (`100vh` plus a margin is always taller than its frame): the frame stops there, and the
+///   same request again is ignored. Any other report (its content changed) is followed again,
+///   so content held by mistake (it grew in even steps, quickly) misses only its last step
+///   until its next change.
+#[derive(Debug, Clone)]
+struct FrameHeight {
+    height: f64,
+    /// When the host last resized the frame.
+    resized_at: Option<Instant>,
+    /// A growth under way: its step, and how many steps so far.
+    chase: Option<(f64, u32)>,
+    /// Held: the request that is ignored.
+    held: Option<f64>,
+}
+
+impl FrameHeight {
+    fn new(height: f64) -> Self {
+        Self { height, resized_at: None, chase: None, held: None }
+    }
+
+    /// The View reported `reported` px (clamped) at `now`.
+    fn report(&mut self, reported: f64, now: Instant) -> Sizing {
+        let step = reported - self.height;
+        if step.abs() <= RESIZE_ECHO_PX {
+            return Sizing::Keep;
+        }
+        if let Some(ignored) = self.held {
+            if (reported - ignored).abs() <= RESIZE_ECHO_PX {
+                return Sizing::Keep;
+            }
+            self.held = None;
+            self.chase = None;
+            return self.resize(reported, now);
+        }
+        let soon = self.resized_at.is_some_and(|t| now.saturating_duration_since(t) < CHASE_WINDOW);
+        match self.chase {
+            Some((last, steps)) if step > 0.0 && soon && (step - last).abs() <= RESIZE_ECHO_PX => {
+                if steps + 1 >= CHASE_STEPS {
+                    self.chase = None;
+                    self.held = Some(reported);
+                    return Sizing::Hold(self.height);
+                }
+                self.chase = Some((last, steps + 1));
+            }
+            _ if step > 0.0 => self.chase = Some((step, 1)),
+            _ => self.chase = None,
+        }
+        self.resize(reported, now)
+    }
+
+    fn resize(&mut self, height: f64, now: Instant) -> Sizing {
+        self.height = height;
+        self.resized_at = Some(now);
+        Sizing::Resize(height)
+    }
+}
+
 /// A record for the live log, cut to what a person can read: long strings (a View's HTML),
 /// long arrays and objects, and deep nesting are shortened; the trace file keeps everything.
 fn shorten(value: Value) -> Value {
@@ -2040,4 +2182,78 @@ fn default_downloads() -> PathBuf {
         .and_then(|d| d.download_dir().map(PathBuf::from))
         .or_else(|| directories::BaseDirs::new().map(|d| d.home_dir().join("Downloads")))
         .unwrap_or_else(|| PathBuf::from("."))
+}
+
+#[cfg(test)]
+mod frame_height_tests {
+    use super::*;
+
+    /// Feeds `reports` (each `ms` after the last); returns what the host did with each.
+    fn feed(first: f64, reports: &[f64], ms: u64) -> (Vec<Sizing>, FrameHeight) {
+        let mut frame = FrameHeight::new(first);
+        let mut now = Instant::now();
+        let out = reports
+            .iter()
+            .map(|r| {
+                now += Duration::from_millis(ms);
+                frame.report(*r, now)
+            })
+            .collect();
+        (out, frame)
+    }
+
+    #[test]
+    fn a_view_that_fills_its_frame_keeps_the_first_height() {
+        // `height: 100vh` reports the frame's own height: an echo.
+        let (sizing, frame) = feed(427.0, &[427.0, 428.0, 427.0], 20);
+        assert!(sizing.iter().all(|s| *s == Sizing::Keep), "{sizing:?}");
+        assert_eq!(frame.height, 427.0);
+    }
+
+    #[test]
+    fn a_view_that_chases_its_frame_is_held() {
+        // `100vh` plus a 16 px margin: every resize makes it ask for 16 px more.
+        let mut frame = FrameHeight::new(427.0);
+        let mut now = Instant::now();
+        let mut resizes = 0;
+        let mut held = 0;
+        for _ in 0..50 {
+            now += Duration::from_millis(300);
+            match frame.report(frame.height + 16.0, now) {
+                Sizing::Keep => {}
+                Sizing::Resize(_) => resizes += 1,
+                Sizing::Hold(_) => held += 1,
+            }
+        }
+        assert_eq!(resizes, CHASE_STEPS as usize - 1);
+        assert_eq!(held, 1, "held once; the same request again is ignored");
+        assert_eq!(frame.height, 427.0 + 16.0 * 3.0);
+        // Its content changes: followed again.
+        now += Duration::from_millis(30);
+        assert_eq!(frame.report(300.0, now), Sizing::Resize(300.0));
+    }
+
+    #[test]
+    fn content_that_grows_is_followed() {
+        // Uneven steps: followed, however fast.
+        let (sizing, frame) = feed(240.0, &[300.0, 420.0, 470.0, 600.0, 610.0], 30);
+        assert!(sizing.iter().all(|s| matches!(s, Sizing::Resize(_))), "{sizing:?}");
+        assert_eq!(frame.height, 610.0);
+        // Even steps slower than the chase window: followed.
+        let (sizing, frame) = feed(240.0, &[260.0, 280.0, 300.0, 320.0, 340.0, 360.0], 3500);
+        assert!(sizing.iter().all(|s| matches!(s, Sizing::Resize(_))), "{sizing:?}");
+        assert_eq!(frame.height, 360.0);
+        // Even steps, fast: the last is held, the next change is followed.
+        let (sizing, frame) = feed(240.0, &[260.0, 280.0, 300.0, 320.0, 400.0], 30);
+        assert_eq!(sizing[3], Sizing::Hold(300.0));
+        assert_eq!(sizing[4], Sizing::Resize(400.0));
+        assert_eq!(frame.height, 400.0);
+    }
+
+    #[test]
+    fn shrinking_is_always_followed() {
+        let (sizing, frame) = feed(427.0, &[150.0], 20);
+        assert_eq!(sizing, [Sizing::Resize(150.0)]);
+        assert_eq!(frame.height, 150.0);
+    }
 }

@@ -139,6 +139,9 @@ pub enum ShellMessage {
     },
     /// The developer panel asks to reload every View.
     Reload,
+    /// The developer panel (its button, F12 or Ctrl+Shift+I) asks for WebKit's web inspector.
+    /// Honoured only in `preview`: `run` refuses it, and its webview has no developer extras.
+    Inspector,
     /// The person closed a View's card.
     Close {
         /// The View.
@@ -191,5 +194,7 @@ mod tests {
     fn shell_messages_parse() {
         let m: ShellMessage = serde_json::from_str(r#"{"kind":"view","view":"v1","msg":"{}"}"#).unwrap();
         assert_eq!(m, ShellMessage::View { view: "v1".into(), msg: "{}".into() });
+        let m: ShellMessage = serde_json::from_str(r#"{"kind":"inspector"}"#).unwrap();
+        assert_eq!(m, ShellMessage::Inspector);
     }
 }

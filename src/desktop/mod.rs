@@ -48,6 +48,8 @@ pub(crate) enum UserEvent {
     Recycle,
     /// Supervise the web content: stop it, restart it, ask the person about a hang.
     WebContent(web_content::WebContentOp),
+    /// Open WebKit's web inspector (preview only: the controller refuses it in `run`).
+    OpenInspector,
     /// Leave the event loop with this exit code.
     Exit(i32),
 }
@@ -178,7 +180,9 @@ impl Running {
         let secret = IpcSecret::generate();
         let registry = ProxyRegistry::default();
         let (to_controller, from_ui) = mpsc::unbounded_channel::<HostInput>();
-        let webview = build_webview(host_webview(&secret, &registry, to_controller.clone()), window)?;
+        let devtools = options.preview;
+        let webview = build_webview(host_webview(&secret, &registry, to_controller.clone(), devtools), window)?;
+        tracing::info!("web inspector: {}", if inspector_enabled(&webview) { "available (preview)" } else { "off" });
         lean_cache(&webview);
         // The webview was built without a URL: the shell loads only once the engine features
         // that connect around the CSP are off.
@@ -243,6 +247,7 @@ impl Running {
                 }
             }
             UserEvent::Recycle => recycle(&self.webview),
+            UserEvent::OpenInspector => open_inspector(&self.webview),
             UserEvent::WebContent(op) => self.hang_dialog.apply(op, window, &self.webview, &self.to_controller),
             UserEvent::Exit(code) => return Some(code),
         }
@@ -321,18 +326,61 @@ fn recycle(webview: &wry::WebView) {
     }
 }
 
+/// Whether the webview has WebKit's developer extras (the inspector, "Inspect Element"), read
+/// back from its settings.
+#[cfg(target_os = "linux")]
+fn inspector_enabled(webview: &wry::WebView) -> bool {
+    use webkit2gtk::{SettingsExt, WebViewExt};
+    use wry::WebViewExtUnix;
+    WebViewExt::settings(&webview.webview()).is_some_and(|s| s.enables_developer_extras())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn inspector_enabled(_webview: &wry::WebView) -> bool {
+    false
+}
+
+/// Opens WebKit's web inspector in its own window. WebKitGTK's inspector is reached directly:
+/// wry's `open_devtools` exists in release builds only with its `devtools` feature, while the
+/// setting `with_devtools` turns on works in every build.
+#[cfg(target_os = "linux")]
+fn open_inspector(webview: &wry::WebView) {
+    use webkit2gtk::{WebInspectorExt, WebViewExt};
+    use wry::WebViewExtUnix;
+    if !inspector_enabled(webview) {
+        tracing::warn!("web inspector refused: this webview has no developer extras (not a preview)");
+        return;
+    }
+    match webview.webview().inspector() {
+        Some(inspector) => {
+            tracing::info!("opening the web inspector");
+            inspector.show();
+        }
+        None => tracing::warn!("WebKit offers no web inspector for this webview"),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_inspector(_webview: &wry::WebView) {
+    tracing::warn!("the web inspector button is wired on Linux only; use the context menu's Inspect Element");
+}
+
 /// The webview: shell on `mcp-host://`, proxies on `mcp-sandbox://` with their CSP headers, the
 /// shell's secret IPC line, and everything else a page might try (navigating away, new windows,
 /// downloads) refused. It has no URL: [`Running::start`] loads the shell after [`engine::harden`].
+/// `devtools` (preview only) turns on WebKit's developer extras; wry turns them on in every
+/// debug build unless told otherwise, so `run` says `false` explicitly.
 fn host_webview<'a>(
     secret: &IpcSecret,
     registry: &ProxyRegistry,
     to_controller: mpsc::UnboundedSender<HostInput>,
+    devtools: bool,
 ) -> WebViewBuilder<'a> {
     let ipc_secret = secret.clone();
     let sandbox_registry = registry.clone();
     let nav_registry = registry.clone();
     WebViewBuilder::new()
+        .with_devtools(devtools)
         .with_initialization_script(secret.init_script())
         .with_custom_protocol(HOST_SCHEME.into(), move |_id, request| schemes::serve_host(&request))
         .with_asynchronous_custom_protocol(SANDBOX_SCHEME.into(), move |_id, request, responder| {

@@ -12,6 +12,8 @@ const SHELL_JS: &str = include_str!("../../assets/shell.js");
 const SHELL_CSS: &str = include_str!("../../assets/shell.css");
 const PROXY_HTML: &str = include_str!("../../sandbox-proxy/proxy.html");
 const PROXY_JS: &str = include_str!("../../sandbox-proxy/proxy.js");
+/// The `window.openai` shim the proxy writes into an OpenAI Apps SDK widget's document.
+const OPENAI_SHIM_JS: &str = include_str!("../../sandbox-proxy/openai-shim.js");
 
 /// The shell's own policy: our scripts and styles only, frames only from sandbox origins.
 const SHELL_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -98,7 +100,9 @@ pub fn serve_host(request: &Request<Vec<u8>>) -> Response<Body> {
     response(StatusCode::OK, ct, Cow::Borrowed(body.as_bytes()), Some(SHELL_CSP))
 }
 
-/// Serves `mcp-sandbox://<label>/proxy.html?view=<id>` with the View's CSP header, and `proxy.js`.
+/// Serves `mcp-sandbox://<label>/proxy.html?view=<id>` with the View's CSP header, `proxy.js`,
+/// and `openai-shim.js` (loaded by an OpenAI Apps SDK widget's document as a same-origin script,
+/// so it runs under that View's CSP like the View's own scripts).
 pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Response<Body> {
     let uri = request.uri();
     let label = uri.host().unwrap_or_default();
@@ -129,6 +133,12 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
             Cow::Borrowed(PROXY_JS.as_bytes()),
             Some("default-src 'none'"),
         ),
+        "/openai-shim.js" => response(
+            StatusCode::OK,
+            "text/javascript; charset=utf-8",
+            Cow::Borrowed(OPENAI_SHIM_JS.as_bytes()),
+            Some("default-src 'none'"),
+        ),
         _ => not_found(&uri.to_string()),
     }
 }
@@ -151,6 +161,9 @@ mod tests {
         assert_eq!(serve_sandbox(&get("mcp-sandbox://other/proxy.html?view=v1"), &reg).status(), 404);
         assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/proxy.html?view=v2"), &reg).status(), 404);
         assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/secret"), &reg).status(), 404);
+        let shim = serve_sandbox(&get("mcp-sandbox://abc/openai-shim.js"), &reg);
+        assert_eq!(shim.status(), 200);
+        assert_eq!(shim.headers()[header::CONTENT_SECURITY_POLICY], "default-src 'none'");
     }
 
     #[test]

@@ -116,6 +116,38 @@ fn some_if_nonempty(v: &[String]) -> Option<Vec<String>> {
     (!v.is_empty()).then(|| v.to_vec())
 }
 
+/// The resource `_meta` key of an OpenAI Apps SDK widget's CSP.
+pub const OPENAI_WIDGET_CSP_KEY: &str = "openai/widgetCSP";
+
+/// Maps an OpenAI Apps SDK `_meta["openai/widgetCSP"]` to the MCP Apps CSP fields:
+/// `connect_domains` -> `connectDomains`, `resource_domains` -> `resourceDomains`,
+/// `frame_domains` -> `frameDomains`. Nothing else is read (`redirect_domains` is about ChatGPT's
+/// own link handling and grants nothing here). The result is a declaration like any other: it
+/// still goes through [`build_csp`], which validates every entry and rejects what is not an origin.
+///
+/// Errors name what is malformed (not an object, a field that is not an array of strings).
+pub fn csp_from_openai_widget_csp(value: &serde_json::Value) -> Result<ResourceCsp, String> {
+    let obj = value.as_object().ok_or_else(|| format!("_meta[\"{OPENAI_WIDGET_CSP_KEY}\"] must be an object"))?;
+    let list = |key: &str| -> Result<Option<Vec<String>>, String> {
+        match obj.get(key) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::Array(items)) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .map(Some)
+                .ok_or_else(|| format!("_meta[\"{OPENAI_WIDGET_CSP_KEY}\"].{key} must be an array of strings")),
+            Some(_) => Err(format!("_meta[\"{OPENAI_WIDGET_CSP_KEY}\"].{key} must be an array of strings")),
+        }
+    };
+    Ok(ResourceCsp {
+        connect_domains: list("connect_domains")?,
+        resource_domains: list("resource_domains")?,
+        frame_domains: list("frame_domains")?,
+        base_uri_domains: None,
+    })
+}
+
 /// Builds the policy for a View from its declared `_meta.ui.csp` (`None` when nothing is declared).
 pub fn build_csp(declared: Option<&ResourceCsp>) -> CspPolicy {
     let mut rejected = Vec::new();
@@ -282,5 +314,34 @@ mod tests {
     fn duplicates_are_collapsed() {
         let p = build_csp(Some(&csp(&["https://a.example", "https://a.example"], &[], &[], &[])));
         assert_eq!(p.granted.connect_domains, Some(vec!["https://a.example".to_owned()]));
+    }
+    #[test]
+    fn openai_widget_csp_maps_to_the_mcp_fields_and_is_validated_like_any_declaration() {
+        use serde_json::json;
+        let declared = csp_from_openai_widget_csp(&json!({
+            "connect_domains": ["https://api.example.com"],
+            "resource_domains": ["https://cdn.example.com", "cdn-without-scheme.example.com"],
+            "frame_domains": ["https://embed.example.com"],
+            "redirect_domains": ["https://checkout.example.com"],
+        }))
+        .unwrap();
+        assert_eq!(declared.connect_domains, Some(vec!["https://api.example.com".to_owned()]));
+        assert_eq!(declared.base_uri_domains, None);
+        let p = build_csp(Some(&declared));
+        assert_eq!(directive_of(&p.header, "connect-src"), "connect-src 'self' https://api.example.com");
+        assert!(directive_of(&p.header, "img-src").ends_with(" https://cdn.example.com"), "{}", p.header);
+        assert_eq!(directive_of(&p.header, "frame-src"), "frame-src https://embed.example.com");
+        // Not an origin: rejected by the same validation as `_meta.ui.csp` entries.
+        assert_eq!(p.rejected.len(), 1, "{:?}", p.rejected);
+        assert_eq!(p.rejected[0].field, "resourceDomains");
+        assert!(!p.header.contains("checkout"), "{}", p.header);
+        // Hostile entries never reach the header.
+        let hostile = csp_from_openai_widget_csp(&json!({"connect_domains": ["https://a.example; script-src *", "*"]}));
+        let p = build_csp(Some(&hostile.unwrap()));
+        assert_eq!(directive_of(&p.header, "connect-src"), "connect-src 'self'");
+        assert_eq!(p.rejected.len(), 2);
+        assert!(csp_from_openai_widget_csp(&json!(["https://a.example"])).is_err());
+        assert!(csp_from_openai_widget_csp(&json!({"connect_domains": "https://a.example"})).is_err());
+        assert!(csp_from_openai_widget_csp(&json!({"connect_domains": [1]})).is_err());
     }
 }

@@ -137,6 +137,20 @@ impl ServerSpec {
         }
     }
 
+    /// Whether the name is only what the host made up from the command line or URL (as
+    /// [`ServerSpec::from_command_line`] and [`ServerSpec::from_url`] name servers), not one a
+    /// person gave (a config file's key, an embedder's name, a built-in server's). A made-up
+    /// name such as `index` (for `node dist/index.js`) gives way to the server's own name once
+    /// it is connected (see [`crate::server::registry::Registry::label`]). A key written the same
+    /// as the made-up name says no more than the command line, so it counts as made up too.
+    pub fn name_is_derived(&self) -> bool {
+        match self {
+            Self::Stdio { name, program, args, .. } => *name == display_name(program, args),
+            Self::StreamableHttp { name, url, .. } | Self::Sse { name, url, .. } => *name == url_display_name(url),
+            Self::Builtin { .. } => false,
+        }
+    }
+
     /// A stable identity of the server (what its sandbox origin is derived from).
     pub fn identity(&self) -> String {
         match self {
@@ -1075,3 +1089,23 @@ impl<'de> serde::de::Visitor<'de> for JsonVisitor {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod naming_tests {
+    use super::*;
+
+    #[test]
+    fn only_made_up_names_are_derived() {
+        assert!(ServerSpec::from_command_line("node dist/index.js").unwrap().name_is_derived());
+        assert!(ServerSpec::from_url("https://example.com/mcp", &[]).unwrap().name_is_derived());
+        assert!(!ServerSpec::builtin("demo").name_is_derived());
+        let keyed = ServerSpec::Stdio {
+            name: "weather".into(),
+            program: "node".into(),
+            args: vec!["dist/index.js".into()],
+            env: Vec::new(),
+            cwd: None,
+        };
+        assert!(!keyed.name_is_derived(), "a config key is the person's name for the server");
+    }
+}

@@ -819,6 +819,21 @@ impl Connection {
         &self.name
     }
 
+    /// The server's own name for itself, from its initialize result: `serverInfo.title` when it
+    /// gives one, else `serverInfo.name` (`None` when both are blank). Untrusted text: make it
+    /// one line before showing it (the registry's labels do, see [`super::registry::Registry::label`]).
+    pub fn server_title(&self) -> Option<String> {
+        let info = self.peer.peer_info()?;
+        let own = info.server_info.as_ref()?;
+        let title = [own.title.as_deref(), Some(own.name.as_str())]
+            .into_iter()
+            .flatten()
+            .map(str::trim)
+            .find(|t| !t.is_empty())
+            .map(str::to_owned);
+        title
+    }
+
     /// The server's stable identity (command line or URL).
     pub fn identity(&self) -> &str {
         &self.identity

@@ -5,6 +5,17 @@
 //! its tools, a person opens one, or [`Registry::restart`] is called) once its backoff has passed.
 //! Each failure doubles the backoff ([`BACKOFF_START`] up to [`BACKOFF_MAX`]); a connection that
 //! succeeds resets it. One server's failure never touches the others.
+//!
+//! **Names and labels.** Every server has a *name*, its key here: fixed when the registry is
+//! made (the config key, or what [`ServerSpec::from_command_line`] / [`ServerSpec::from_url`]
+//! made up, made unique), never changed. Everything that finds a server uses it: `--tool
+//! SERVER/TOOL`, [`Registry::find_tool`], [`Registry::port`], the shell's restart and sign-in
+//! buttons. A server also has a *label*, what a person sees (the picker, a View's card, log
+//! lines): the name, except that a made-up name ([`ServerSpec::name_is_derived`], such as
+//! `index` for `node dist/index.js`) gives way to the server's own `serverInfo.title` or
+//! `serverInfo.name` once it is connected, made unique among the labels of this registry with
+//! ` (2)`, ` (3)`... (see [`Registry::label`]). Renaming the key instead would break every lookup
+//! made with the name the person typed, and the key would change under a running View.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -114,8 +125,10 @@ impl ToolEntry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServerInfo {
-    /// The name in the registry (unique).
+    /// The name in the registry (unique, stable: what lookups take).
     pub name: String,
+    /// What a person sees (unique too): see [`Registry::label`].
+    pub label: String,
     /// Its stable identity (the sandbox origin is derived from it).
     pub identity: String,
     /// Where it is.
@@ -126,6 +139,8 @@ pub struct ServerInfo {
 
 struct Entry {
     name: String,
+    /// What a person sees: the name, or the server's own name once known (see the module docs).
+    label: String,
     spec: ServerSpec,
     status: ServerStatus,
     connection: Option<Arc<Connection>>,
@@ -172,14 +187,9 @@ impl Registry {
     pub fn new(specs: Vec<ServerSpec>, options: ConnectOptions) -> Arc<Self> {
         let mut entries: Vec<Entry> = Vec::new();
         for spec in specs {
-            let base = spec.name().to_owned();
-            let mut name = base.clone();
-            let mut n = 2;
-            while entries.iter().any(|e| e.name == name) {
-                name = format!("{base} ({n})");
-                n += 1;
-            }
+            let name = unique(spec.name(), entries.iter().map(|e| e.name.as_str()));
             entries.push(Entry {
+                label: name.clone(),
                 name,
                 spec,
                 status: ServerStatus::Starting,
@@ -225,6 +235,7 @@ impl Registry {
             .iter()
             .map(|e| ServerInfo {
                 name: e.name.clone(),
+                label: e.label.clone(),
                 identity: e.spec.identity(),
                 status: e.status.clone(),
                 tools: e.connection.as_ref().or(e.last.as_ref()).map_or(0, |c| c.tools().len()),
@@ -235,6 +246,14 @@ impl Registry {
     /// One server's status.
     pub fn status(&self, name: &str) -> Option<ServerStatus> {
         self.with_entry(name, |e| e.status.clone())
+    }
+
+    /// What a person sees for server `name` (the picker, a View's card, log lines): its name,
+    /// unless that name was made up from the command line or URL; then, once the server is
+    /// connected, its own `serverInfo.title` (else `serverInfo.name`) as one line, unique among
+    /// this registry's labels. Lookups never take a label: they take the name.
+    pub fn label(&self, name: &str) -> Option<String> {
+        self.with_entry(name, |e| e.label.clone())
     }
 
     /// One server's stable identity.
@@ -348,16 +367,26 @@ impl Registry {
     fn connected(self: &Arc<Self>, name: &str, outcome: Result<Arc<Connection>>) -> Result<Arc<Connection>> {
         match outcome {
             Ok(conn) => {
-                let generation = self
-                    .with_entry(name, |e| {
-                        e.connection = Some(conn.clone());
-                        e.last = None;
-                        e.failures = 0;
-                        e.generation += 1;
-                        e.generation
-                    })
-                    .unwrap_or_default();
-                tracing::info!(server = %name, tools = conn.tools().len(), "connected");
+                let generation = {
+                    let mut entries = self.lock();
+                    let taken: Vec<String> =
+                        entries.iter().filter(|e| e.name != name).map(|e| e.label.clone()).collect();
+                    entries
+                        .iter_mut()
+                        .find(|e| e.name == name)
+                        .map(|e| {
+                            let own = conn.server_title();
+                            e.label = server_label(&e.name, e.spec.name_is_derived(), own.as_deref(), &taken);
+                            e.connection = Some(conn.clone());
+                            e.last = None;
+                            e.failures = 0;
+                            e.generation += 1;
+                            e.generation
+                        })
+                        .unwrap_or_default()
+                };
+                let label = self.label(name).unwrap_or_default();
+                tracing::info!(server = %name, label = %label, tools = conn.tools().len(), "connected");
                 self.set_status(name, ServerStatus::Ready);
                 self.watch(name.to_owned(), conn.clone(), generation);
                 Ok(conn)
@@ -593,6 +622,32 @@ impl Registry {
     }
 }
 
+/// `wanted`, or `wanted (2)`, `wanted (3)`... : the first that is not `taken`.
+fn unique<'a>(wanted: &str, taken: impl Iterator<Item = &'a str> + Clone) -> String {
+    let mut candidate = wanted.to_owned();
+    let mut n = 2;
+    while taken.clone().any(|t| t == candidate) {
+        candidate = format!("{wanted} ({n})");
+        n += 1;
+    }
+    candidate
+}
+
+/// The longest label, in characters (a server's own name is untrusted text).
+const LABEL_CHARS: usize = 60;
+
+/// The label of server `name` (see the module docs): the name when the person gave it
+/// (`derived` false) or the server says nothing; else the server's own name `own` as one line
+/// of at most [`LABEL_CHARS`]. Either way made unique among the other servers' labels `taken`.
+fn server_label(name: &str, derived: bool, own: Option<&str>, taken: &[String]) -> String {
+    let own = own.map(|o| crate::consent::one_line_max(o.trim(), LABEL_CHARS)).filter(|o| !o.trim().is_empty());
+    let wanted = match own {
+        Some(own) if derived => own,
+        _ => name.to_owned(),
+    };
+    unique(&wanted, taken.iter().map(String::as_str))
+}
+
 /// The wait before restart number `failures` (1-based).
 pub fn backoff(failures: u32) -> Duration {
     let doublings = failures.saturating_sub(1).min(16);
@@ -658,6 +713,41 @@ mod tests {
         assert_eq!(backoff(4), Duration::from_secs(8));
         assert_eq!(backoff(7), BACKOFF_MAX);
         assert_eq!(backoff(u32::MAX), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn labels_are_the_servers_own_names_when_the_host_made_the_name_up() {
+        let none: [String; 0] = [];
+        // `node dist/index.js` is `index`: the server's title (or name) says more.
+        assert_eq!(
+            server_label("index", true, Some("Everything Reference Server"), &none),
+            "Everything Reference Server"
+        );
+        // A name the person gave (a config key) stays.
+        assert_eq!(server_label("weather", false, Some("Weather Server"), &none), "weather");
+        // Nothing (or only blanks) from the server: the made-up name.
+        assert_eq!(server_label("index", true, None, &none), "index");
+        assert_eq!(server_label("index", true, Some("  \t "), &none), "index");
+        // Unique per window: a clash with another server's label gets ` (2)`, then ` (3)`.
+        let taken = ["Maps".to_owned(), "Maps (2)".to_owned()];
+        assert_eq!(server_label("index", true, Some("Maps"), &taken), "Maps (3)");
+        assert_eq!(server_label("Maps", false, None, &taken[..1]), "Maps (2)");
+        // Untrusted text: one line, bounded.
+        let label = server_label("index", true, Some("Evil\nsecond line"), &none);
+        assert!(!label.contains('\n'), "{label}");
+        assert!(server_label("index", true, Some(&"x".repeat(500)), &none).chars().count() < 100);
+    }
+
+    #[tokio::test]
+    async fn a_given_name_is_the_label_and_lookups_take_the_name() {
+        // A built-in server's name is given, not made up: its label stays (a stdio server's
+        // made-up name giving way is proven end to end, tests/e2e_servers.rs).
+        let registry = Registry::new(vec![ServerSpec::builtin("demo")], ConnectOptions::default());
+        registry.start().await;
+        assert_eq!(registry.label("demo").as_deref(), Some("demo"));
+        assert_eq!(registry.servers()[0].label, "demo");
+        assert!(registry.find_tool(Some("demo"), "weather").is_ok());
+        registry.shutdown().await;
     }
 
     #[test]
