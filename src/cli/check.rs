@@ -39,6 +39,9 @@ pub struct CheckArgs {
     /// Seconds each View may take to initialize and get its result.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     timeout: f64,
+    /// Check OpenAI Apps SDK widgets without the `window.openai` shim (as `run --no-openai-shim`).
+    #[arg(long)]
+    no_openai_shim: bool,
     /// Check this host instead of a server: a built-in probe View tests the host's MUSTs from inside.
     #[arg(long = "self", conflicts_with_all = ["stdio", "url", "config", "tool", "args"])]
     self_check: bool,
@@ -282,6 +285,9 @@ fn run_one(
         &args.timeout.to_string(),
     ]);
     cmd.arg("--trace").arg(&trace);
+    if args.no_openai_shim {
+        cmd.arg("--no-openai-shim");
+    }
     if let Some(dir) = &args.screenshots {
         let file: String =
             tool.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();

@@ -1,0 +1,122 @@
+//! The options of a run: what the CLI and the embedding API set.
+
+use super::*;
+
+/// When `run` should exit on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExitAfter {
+    /// Every View completed the handshake.
+    Initialized,
+    /// Every View received its tool result.
+    Result,
+    /// Every View was torn down (e.g. after it asked to close).
+    Teardown,
+}
+
+/// Options of `mcp-apps-host run`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RunOptions {
+    /// The servers to connect to (all at once).
+    pub servers: Vec<ServerSpec>,
+    /// Tools to call at start, each with its arguments (empty: the app starts with its tool
+    /// picker). A name may be given as `server/tool` when several servers have that tool.
+    pub opens: Vec<(String, Map<String, Value>)>,
+    /// Directories offered to servers in `roots/list`.
+    pub roots: Vec<Root>,
+    /// Answers servers' elicitation and sampling instead of the in-app form.
+    pub requests: Option<RequestHandler>,
+    /// Where to write the JSON Lines trace.
+    pub trace: Option<PathBuf>,
+    /// Exit on its own at this point.
+    pub exit_after: Option<ExitAfter>,
+    /// Give up (exit 1) when `exit_after` is not reached in this time; also the limit for a View
+    /// to initialize.
+    pub timeout: Duration,
+    /// How consent prompts are answered.
+    pub consent: Consent,
+    /// A command that opens links instead of the system browser (the URL is appended).
+    pub opener: Option<String>,
+    /// Where downloads are saved (default: the user's download folder).
+    pub downloads: Option<PathBuf>,
+    /// A script evaluated in the shell once it is ready (automation and tests).
+    pub automation: Option<String>,
+    /// Start with this theme instead of the system's.
+    pub theme: Option<Theme>,
+    /// Write a screenshot here once the View has initialized (and reached `exit_after`) and settled.
+    pub screenshot: Option<PathBuf>,
+    /// How long a View settles before the screenshot or the exit.
+    pub settle: Duration,
+    /// Show the developer panel (live log, host-context controls, notification editor, CSP).
+    pub preview: bool,
+    /// Serve this local HTML file as the View of the opened tools, reloading it when it changes.
+    pub html: Option<PathBuf>,
+    /// Decides for the Views instead of the desktop's consent dialogs.
+    pub policy: Option<SharedPolicy>,
+    /// Receives every View's events (lifecycle, messages, model context, logs).
+    pub events: Option<mpsc::UnboundedSender<(ViewId, ViewEvent)>>,
+    /// The web content's memory limit in MB (default: a quarter of the machine's memory, at
+    /// most 4 GiB); above it the host stops the web content and the Apps restart.
+    pub web_memory_limit_mb: Option<u64>,
+    /// Stop unresponsive web content after this long without the person's answer (default 15 s).
+    pub stop_unresponsive: Option<Duration>,
+    /// Render OpenAI Apps SDK widgets (a `text/html+skybridge` resource, or a tool linked only by
+    /// `_meta["openai/outputTemplate"]`) with the `window.openai` shim (default on; the CLI's
+    /// `--no-openai-shim` turns it off).
+    pub openai_shim: bool,
+    /// Mounted in an embedder's window (no picture-in-picture: the window is not ours to move).
+    pub(crate) embedded: bool,
+}
+
+/// A [`HostPolicy`] shared with the host (a newtype so options stay `Debug`).
+#[derive(Clone)]
+pub struct SharedPolicy(pub Arc<dyn HostPolicy>);
+
+impl std::fmt::Debug for SharedPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedPolicy(..)")
+    }
+}
+
+impl RunOptions {
+    /// Options for calling `tool` on `server` with no arguments.
+    pub fn new(server: ServerSpec, tool: impl Into<String>) -> Self {
+        let mut options = Self::app(server);
+        options.opens.push((tool.into(), Map::new()));
+        options
+    }
+
+    /// Options for the interactive app: connect, then let the person pick tools.
+    pub fn app(server: ServerSpec) -> Self {
+        Self::app_with(vec![server])
+    }
+
+    /// Options for the interactive app with several servers.
+    pub fn app_with(servers: Vec<ServerSpec>) -> Self {
+        Self {
+            servers,
+            opens: Vec::new(),
+            roots: Vec::new(),
+            requests: None,
+            trace: None,
+            exit_after: None,
+            timeout: Duration::from_secs(30),
+            consent: Consent::Ask,
+            opener: None,
+            downloads: None,
+            automation: None,
+            theme: None,
+            screenshot: None,
+            settle: Duration::from_millis(500),
+            preview: false,
+            html: None,
+            policy: None,
+            events: None,
+            web_memory_limit_mb: None,
+            stop_unresponsive: None,
+            openai_shim: true,
+            embedded: false,
+        }
+    }
+}

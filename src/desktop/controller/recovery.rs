@@ -1,0 +1,287 @@
+//! Recycling the web process when idle, and bringing the Apps back after the web content
+//! stopped (the rules are in `desktop/supervisor.rs`).
+
+use super::*;
+
+/// The supervisor's reason for a web process the host ends on purpose (idle recycling).
+pub(super) const RECYCLED: &str = "recycled";
+
+/// An open View to bring back after the web content stopped.
+#[derive(Debug, Clone)]
+pub(super) struct Restore {
+    old: ViewId,
+    server: String,
+    tool: String,
+    arguments: Map<String, Value>,
+    result: Option<Value>,
+}
+
+impl Controller {
+    /// WebKit keeps much of the memory of closed Views in its web process. When many Views
+    /// were opened and none is open any more, the process is replaced after a quiet moment (not
+    /// in preview, whose log lives in the page).
+    pub(super) fn schedule_recycle(&mut self) {
+        let idle = self.views.values().all(|v| v.closed) && self.pending_args.is_empty();
+        if !idle || self.options.preview || self.opened_since_recycle < RECYCLE_AFTER_VIEWS || self.exiting.is_some() {
+            return;
+        }
+        let (tx, generation) = (self.recycle_tx.clone(), self.next_view);
+        tokio::spawn(async move {
+            tokio::time::sleep(RECYCLE_IDLE).await;
+            let _ = tx.send(generation);
+        });
+    }
+
+    pub(super) fn recycle(&mut self, generation: u64) {
+        // Anything opened or asked since it was scheduled keeps the page.
+        let idle = self.views.values().all(|v| v.closed) && self.pending_args.is_empty();
+        let quiet = self.dialogs.is_empty() && self.elicits.is_empty() && !self.recycling;
+        if generation != self.next_view || !idle || !quiet || self.exiting.is_some() {
+            return;
+        }
+        self.opened_since_recycle = 0;
+        self.recycling = true;
+        self.shell_ready = false;
+        // The process ends on purpose: its termination is not a failure to recover from.
+        self.supervisor.stopping(RECYCLED);
+        // Closed Views' records are not needed by a fresh page.
+        self.views.clear();
+        self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycle"}));
+        let _ = self.ui.send_event(UserEvent::Recycle);
+    }
+
+    /// The supervisor's tick: a hang to report or to end, and (every other tick) the memory limit.
+    pub(super) fn supervise(&mut self, check_memory: bool) {
+        if self.exiting.is_some() {
+            return;
+        }
+        match self.supervisor.tick(Instant::now()) {
+            Tick::Quiet => {}
+            Tick::HangStarted => {
+                let apps = self.open_apps();
+                let line = format!(
+                    "the Apps are not responding (no sign of the web content for {:.1} s); open: {apps}",
+                    supervisor::HANG_AFTER.as_secs_f64()
+                );
+                tracing::warn!("{}", say(&line));
+                self.trace.record(None, Direction::Diagnostic, &json!({"kind": "unresponsive", "apps": apps}));
+                let text = format!(
+                    "One of these Apps keeps the web content busy: {apps}.\n\nWait for it, or stop the Apps: every other App comes back with its last input and result. Without an answer they are stopped in {} s.",
+                    self.supervisor.auto_stop().as_secs()
+                );
+                let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::AskHung { text }));
+            }
+            Tick::StopNow => self.stop_web_content(format!(
+                "the Apps did not respond for {} s",
+                (supervisor::HANG_AFTER + self.supervisor.auto_stop()).as_secs()
+            )),
+        }
+        if check_memory && self.shell_ready {
+            if let Some((pid, mb)) = supervisor::over_limit(self.web_memory_limit_mb) {
+                self.stop_web_content(format!(
+                    "the web content used {mb} MB, over its limit of {} MB (process {pid})",
+                    self.web_memory_limit_mb
+                ));
+            }
+        }
+    }
+
+    /// The open Apps, for a person: `tool · server, ...`.
+    pub(super) fn open_apps(&self) -> String {
+        let mut apps: Vec<String> =
+            self.views.values().filter(|v| !v.closed).map(|v| consent::app_label(&v.tool, &v.server)).collect();
+        apps.sort();
+        if apps.is_empty() {
+            "no App".into()
+        } else {
+            apps.join(", ")
+        }
+    }
+
+    /// Ends the web content for `reason`; WebKit then reports it terminated and it restarts.
+    pub(super) fn stop_web_content(&mut self, reason: String) {
+        tracing::warn!("stopping the web content: {}", say(&reason));
+        self.supervisor.stopping(reason);
+        let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::Stop));
+    }
+
+    pub(super) fn on_web_content(&mut self, signal: WebContentSignal) {
+        match signal {
+            WebContentSignal::Responsive(responsive) => {
+                tracing::info!(
+                    responsive,
+                    "WebKit: the web process is {}responsive",
+                    if responsive { "" } else { "not " }
+                );
+            }
+            WebContentSignal::HangAnswer { stop: true } => self.stop_web_content("you stopped the Apps".into()),
+            WebContentSignal::HangAnswer { stop: false } => {
+                tracing::info!("the person chose to wait for the Apps");
+                self.supervisor.wait_more(Instant::now());
+            }
+            WebContentSignal::Terminated(webkit_reason) => self.on_web_content_gone(&webkit_reason),
+        }
+    }
+
+    /// The web process ended: every View's frame is gone. The shell restarts in a new process,
+    /// and once it is ready the open Views come back (see [`Self::restore_views`]).
+    pub(super) fn on_web_content_gone(&mut self, webkit_reason: &str) {
+        let reason = self.supervisor.terminated(Instant::now(), webkit_reason);
+        if reason == RECYCLED || self.exiting.is_some() {
+            return;
+        }
+        let mut open: Vec<(ViewId, ViewState)> = self.views.drain().filter(|(_, v)| !v.closed).collect();
+        open.sort_by(|a, b| a.0.cmp(&b.0));
+        let apps = open.iter().map(|(_, v)| consent::app_label(&v.tool, &v.server)).collect::<Vec<_>>().join(", ");
+        tracing::error!("{}; restarting it (open Apps: {})", say(&reason), say(&apps));
+        eprintln!("warning: {}; the Apps restart", say(&reason));
+        self.trace.record(
+            None,
+            Direction::Diagnostic,
+            &json!({"kind": "web-process-terminated", "reason": reason, "views": open.iter().map(|(id, _)| id).collect::<Vec<_>>()}),
+        );
+        // The View on probation when it stopped again is the culprit.
+        let culprit = self.on_probation.take();
+        self.probation_mark = None;
+        for (id, v) in open {
+            v.handle.frame_gone();
+            self.registry.remove(&id);
+            if culprit.as_ref().is_some_and(|(c, _)| *c == id) {
+                continue;
+            }
+            self.to_restore.push(Restore {
+                old: id,
+                server: v.server,
+                tool: v.tool,
+                arguments: v.arguments,
+                result: v.result,
+            });
+        }
+        if let Some((_, r)) = culprit {
+            self.held.push(r);
+        }
+        // Consent questions of the gone Views are answered no; servers' questions are shown again.
+        for (_, (_, reply)) in self.dialogs.drain() {
+            let _ = reply.send(false);
+        }
+        let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::DismissHung));
+        self.status_after_restart = Some(reason);
+        self.recycling = true;
+        self.shell_ready = false;
+        self.opened_since_recycle = 0;
+        let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::Restart));
+    }
+
+    /// A restarted shell is ready: the Views open before the stop come back with their last
+    /// input and result: all at once after a first stop, one at a time (probation) after
+    /// repeated stops (see `supervisor`).
+    pub(super) fn restore_views(&mut self) {
+        for cmd in self.elicit_cmds.values().cloned().collect::<Vec<_>>() {
+            self.shell(cmd);
+        }
+        let Some(reason) = self.status_after_restart.take() else { return };
+        // A script that drives the shell (tests, demos) drives the new one too.
+        if let Some(script) = self.options.automation.clone() {
+            let _ = self.ui.send_event(UserEvent::Eval(script));
+        }
+        for r in std::mem::take(&mut self.held) {
+            let app = consent::app_label(&r.tool, &r.server);
+            tracing::warn!("{} stopped the web content again; it is not reopened", say(&app));
+            self.trace.record(
+                Some(&r.old),
+                Direction::Diagnostic,
+                &json!({"kind": "held", "reason": "the web content stopped again while it was on probation"}),
+            );
+            self.shell(json!({"op": "text", "title": tool_label(&r.tool), "error": true,
+                "text": format!("{app} stopped the Apps ({reason}) again right after it was reopened, so it was not reopened. Call it again from the list to try once more.")}));
+        }
+        let restoring = std::mem::take(&mut self.to_restore);
+        let count = restoring.len() + self.probation.len();
+        let line = if self.supervisor.recent_stops() >= 2 {
+            self.probation.extend(restoring);
+            if self.on_probation.is_none() {
+                self.advance_probation();
+            }
+            format!(
+                "The Apps stopped again: {reason}. {count} come back one at a time, to find the App that stops them."
+            )
+        } else {
+            let mut n = 0;
+            for r in restoring {
+                n += usize::from(self.reopen(r).is_some());
+            }
+            format!("The Apps stopped: {reason}. {n} reopened with their last input and result.")
+        };
+        // A card stays where the person looks; the status line changes with the next call.
+        self.shell(json!({"op": "text", "title": "The Apps restarted", "text": line, "error": true}));
+        self.status(&line, true);
+    }
+
+    /// Reopens one View of before the stop; returns its new id.
+    pub(super) fn reopen(&mut self, r: Restore) -> Option<ViewId> {
+        let id: ViewId = format!("v{}", self.next_view);
+        if let Some(result) = r.result {
+            self.cached_results.insert(id.clone(), result);
+        }
+        match self.open(Some(&r.server), &r.tool, r.arguments, Opening::Reload) {
+            Ok(()) => {
+                self.trace.record(Some(&id), Direction::Diagnostic, &json!({"kind": "restored", "from": r.old}));
+                Some(id)
+            }
+            Err(e) => {
+                self.cached_results.remove(&id);
+                tracing::warn!("could not reopen {}: {e}", r.old);
+                None
+            }
+        }
+    }
+
+    /// Opens the next View on probation, if any.
+    pub(super) fn advance_probation(&mut self) {
+        while let Some(r) = self.probation.pop_front() {
+            if let Some(id) = self.reopen(r.clone()) {
+                self.on_probation = Some((id, r));
+                return;
+            }
+        }
+    }
+
+    /// The View on probation initialized: once it stayed quiet a moment, the next may open.
+    pub(super) fn probation_initialized(&mut self, view: &str) {
+        if self.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
+            self.probation_mark = Some((Instant::now(), supervisor::web_content_mb()));
+            self.probation_check_later(view);
+        }
+    }
+
+    pub(super) fn probation_check_later(&self, view: &str) {
+        let (tx, view) = (self.probation_tx.clone(), view.to_owned());
+        tokio::spawn(async move {
+            tokio::time::sleep(supervisor::PROBATION_QUIET).await;
+            let _ = tx.send(view);
+        });
+    }
+
+    /// A quiet period of the View on probation ended: it passes when the web content kept
+    /// responding and did not grow much (a busy loop or a memory bomb is not quiet).
+    pub(super) fn probation_passed(&mut self, view: &str) {
+        if self.on_probation.as_ref().is_none_or(|(id, _)| id != view) {
+            return;
+        }
+        let now = Instant::now();
+        let Some((since, mb)) = self.probation_mark else { return };
+        let grown = supervisor::web_content_mb().saturating_sub(mb);
+        let responsive = self.supervisor.alive_within(now, Duration::from_millis(750));
+        let quiet = responsive && grown <= supervisor::PROBATION_GROWTH_MB;
+        if !quiet && now.saturating_duration_since(since) < supervisor::PROBATION_MAX {
+            tracing::info!(view, responsive, grown_mb = grown, "not quiet yet on probation");
+            self.probation_mark = Some((since, mb + grown));
+            self.probation_check_later(view);
+            return;
+        }
+        tracing::info!(view, "passed probation");
+        self.on_probation = None;
+        self.probation_mark = None;
+        self.advance_probation();
+    }
+}
