@@ -449,9 +449,13 @@
   // The accept button of a fresh dialog takes clicks only after a moment: a View cannot make a
   // dialog appear under a click or key press the person meant for the View.
   var ARM_MS = 600;
+  var arming = 0;
   function armAccept(button) {
+    // Only the newest dialog's timer may arm the button: a dialog answered within ARM_MS must
+    // not arm the one shown after it early.
+    var mine = ++arming;
     button.disabled = true;
-    setTimeout(function () { button.disabled = false; }, ARM_MS);
+    setTimeout(function () { if (mine === arming) button.disabled = false; }, ARM_MS);
   }
 
   function answerElicit(action) {

@@ -687,9 +687,11 @@ fn consent_dialogs_show_what_is_decided_first_and_cannot_be_spoofed() {
             focused: document.activeElement && document.activeElement.id,
             armedAtFirst: !accept.disabled,
           });
+          // Still disarmed a moment later: the previous dialog's timer must not arm this one.
+          await wait(400);
+          seen[seen.length - 1].armedAt400 = !accept.disabled;
           document.getElementById("dialog-reject").click();
           await until(() => box.hidden);
-          await wait(200);
         }
         const card = document.querySelector('[data-view="v1"] .title');
         await call("person-report", { data: JSON.stringify({ seen, card: card && card.textContent,
@@ -736,6 +738,7 @@ fn consent_dialogs_show_what_is_decided_first_and_cannot_be_spoofed() {
         }
         assert_eq!(d["focused"], "dialog-reject", "the safe answer has the focus: {d:#}");
         assert_eq!(d["armedAtFirst"], false, "the accept button takes no click at once: {d:#}");
+        assert_eq!(d["armedAt400"], false, "armed early by the previous dialog's timer: {d:#}");
     }
     let card = person["card"].as_str().unwrap();
     assert!(!has_deceptive(card) && card.contains("\\n"), "card title {card:?}");

@@ -10,6 +10,7 @@ mod engine;
 mod ipc;
 mod policy;
 mod schemes;
+mod shell_command;
 mod snapshot;
 mod supervisor;
 mod web_content;

@@ -96,7 +96,7 @@ impl Controller {
             }
             _ => {}
         }
-        self.shell(json!({"op": "display", "view": view, "mode": mode}));
+        self.shell(ShellCommand::Display { view: view.to_owned(), mode });
         let container = self.container(mode);
         if let Some(v) = self.views.get_mut(view) {
             v.mode = mode;

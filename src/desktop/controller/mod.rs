@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::ipc::ShellMessage;
 use super::policy::{content_text, open_url, Ask, Consent, DesktopPolicy, DesktopRequests};
 use super::schemes::{ProxyPolicy, ProxyRegistry};
+use super::shell_command::ShellCommand;
 use super::supervisor::{self, Supervisor, Tick};
 use super::web_content::{WebContentOp, WebContentSignal};
 use super::{HostInput, Ui, UserEvent, WindowOp};
@@ -143,7 +144,7 @@ pub(super) struct Controller {
     /// Open elicitation dialogs: their server and where the answer goes.
     elicits: HashMap<u64, (String, oneshot::Sender<ElicitAnswer>)>,
     /// The shell commands of open elicitation dialogs, to show them again in a restarted shell.
-    elicit_cmds: HashMap<u64, Value>,
+    elicit_cmds: HashMap<u64, ShellCommand>,
     /// Set once every server was tried at start.
     servers_started: bool,
     exiting: Option<i32>,
@@ -169,7 +170,7 @@ pub(super) struct Controller {
     recycling: bool,
     /// Shell commands that are the conversation's record (messages, model context): sent again
     /// to a reloaded shell.
-    history: Vec<Value>,
+    history: Vec<ShellCommand>,
     recycle_tx: mpsc::UnboundedSender<u64>,
     /// Tools named at start whose server is not ready yet: each opens when its own server is.
     startup_waiting: Vec<StartupOpen>,
@@ -291,8 +292,8 @@ impl Controller {
         )
     }
 
-    fn shell(&mut self, command: Value) {
-        self.shell_text(command.to_string());
+    fn shell(&mut self, command: ShellCommand) {
+        self.shell_text(command.to_text());
     }
 
     fn shell_text(&mut self, text: String) {
@@ -305,7 +306,7 @@ impl Controller {
 
     /// The status line: one line, whatever a server's reason contains.
     fn status(&mut self, text: &str, error: bool) {
-        self.shell(json!({"op": "status", "text": consent::one_line_max(text, 400), "error": error}));
+        self.shell(ShellCommand::Status { text: consent::one_line_max(text, 400), error });
     }
 
     /// Starts closing: every open View gets its graceful teardown (bounded) while the loop keeps
@@ -378,11 +379,11 @@ impl Controller {
                 }
             }
         }
-        self.shell(json!({"op": "theme", "theme": self.theme}));
+        self.shell(ShellCommand::Theme { theme: self.theme });
         let (tap_tx, mut tap_rx) = mpsc::unbounded_channel::<Value>();
         if self.options.preview {
             self.trace = self.trace.clone().with_tap(tap_tx);
-            self.shell(json!({"op": "dev"}));
+            self.shell(ShellCommand::Dev);
         }
         let (reload_tx, mut reload_rx) = mpsc::unbounded_channel::<()>();
         if let Some(path) = self.options.html.clone() {
@@ -452,7 +453,12 @@ impl Controller {
                             self.views.remove(&view);
                             self.pending_args.remove(&view);
                             // The error takes the place of the card's spinner.
-                            self.shell(json!({"op": "text", "view": view, "title": tool_label(&tool), "text": consent::block(&e.to_string()), "error": true}));
+                            self.shell(ShellCommand::Text {
+                                view: Some(view.clone()),
+                                title: tool_label(&tool),
+                                text: consent::block(&e.to_string()),
+                                error: true,
+                            });
                             if self.startup_ids.contains(&view) {
                                 self.fail(&e.to_string());
                             }
@@ -673,9 +679,17 @@ impl Controller {
                 }
             }
             if preview {
-                let cmd = json!({"op": "csp", "view": view_id, "header": csp.header, "granted": csp.granted,
-                    "rejected": csp.rejected.iter().map(|r| json!({"field": r.field, "entry": r.entry, "reason": r.reason})).collect::<Vec<_>>()});
-                let _ = ui.send_event(UserEvent::Shell(cmd.to_string()));
+                let cmd = ShellCommand::Csp {
+                    view: view_id.clone(),
+                    header: csp.header.clone(),
+                    granted: serde_json::to_value(&csp.granted).unwrap_or_default(),
+                    rejected: csp
+                        .rejected
+                        .iter()
+                        .map(|r| json!({"field": r.field, "entry": r.entry, "reason": r.reason}))
+                        .collect(),
+                };
+                let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
             }
 
             let mut config = ViewConfig::new(view_id.clone(), tool, resource.html);
@@ -742,7 +756,7 @@ impl Controller {
         let fetch = self.prepare_view(&entry, &id, arguments)?;
         let label = tool_label(entry.name());
         self.status(&format!("Calling {label} on {}…", self.label(&entry.server)), false);
-        self.shell(json!({"op": "pending", "view": id, "title": label}));
+        self.shell(ShellCommand::Pending { view: id.clone(), title: label });
         let setup = self.channels.clone().expect("running").setup;
         let tool = entry.name().to_owned();
         let view = id.clone();
@@ -799,7 +813,7 @@ impl Controller {
     /// A tool without a UI: its result is shown as text.
     fn call_plain(&mut self, entry: &ToolEntry, id: &str, arguments: Map<String, Value>) {
         let tool = entry.name().to_owned();
-        self.shell(json!({"op": "pending", "view": id, "title": tool_label(&tool)}));
+        self.shell(ShellCommand::Pending { view: id.to_owned(), title: tool_label(&tool) });
         let (servers, server, ui, trace, id) =
             (self.servers.clone(), entry.server.clone(), self.ui.clone(), self.trace.clone(), id.to_owned());
         tokio::spawn(async move {
@@ -826,8 +840,9 @@ impl Controller {
                     Err(e) => json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "error": e.to_value()}),
                 },
             );
-            let cmd = json!({"op": "text", "view": id, "title": tool_label(&tool), "text": consent::block(&text), "error": error});
-            let _ = ui.send_event(UserEvent::Shell(cmd.to_string()));
+            let cmd =
+                ShellCommand::Text { view: Some(id), title: tool_label(&tool), text: consent::block(&text), error };
+            let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
         });
     }
 
@@ -877,7 +892,7 @@ impl Controller {
                     for dialog in orphaned {
                         self.elicits.remove(&dialog);
                         self.elicit_cmds.remove(&dialog);
-                        self.shell(json!({"op": "dismiss", "dialog": dialog}));
+                        self.shell(ShellCommand::Dismiss { dialog });
                     }
                 }
                 self.show_servers();
@@ -972,7 +987,7 @@ impl Controller {
                 json!({"name": info.name, "label": info.label, "status": info.status.label(), "reason": reason, "retryIn": retry_in, "tools": tools})
             })
             .collect();
-        self.shell(json!({"op": "servers", "servers": servers}));
+        self.shell(ShellCommand::Servers { servers });
     }
 
     /// What the person sees for `server`: its label (see [`Registry::label`]), never its key.
@@ -993,18 +1008,17 @@ impl Controller {
         let first_height = self.first_height();
         let (server, arguments) = self.pending_args.remove(&id).unwrap_or_default();
         let label = sandbox_label(&self.servers.identity(&server).unwrap_or_default());
-        self.shell(json!({
-            "op": "mount",
-            "view": id,
-            "src": format!("{}/proxy.html?view={id}", sandbox_origin(&label)),
-            "origin": sandbox_origin(&label),
-            "sandbox": FRAME_SANDBOX,
+        self.shell(ShellCommand::Mount {
+            view: id.clone(),
+            src: format!("{}/proxy.html?view={id}", sandbox_origin(&label)),
+            origin: sandbox_origin(&label),
+            sandbox: FRAME_SANDBOX.to_owned(),
             // Permission delegation must be granted on both frames; the proxy sets the inner one.
-            "allow": allow,
-            "title": tool_label(tool),
-            "server": consent::one_line_max(&self.label(&server), 80),
-            "height": first_height,
-        }));
+            allow: allow.to_owned(),
+            title: tool_label(tool),
+            server: consent::one_line_max(&self.label(&server), 80),
+            height: first_height,
+        });
         self.status(&format!("{} from {}", tool_label(tool), self.label(&server)), false);
         let result = self.early_results.remove(&id);
         self.views.insert(
@@ -1049,7 +1063,7 @@ impl Controller {
                 self.shell_ready = true;
                 self.supervisor.alive(Instant::now());
                 self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycled"}));
-                self.shell(json!({"op": "theme", "theme": self.theme}));
+                self.shell(ShellCommand::Theme { theme: self.theme });
                 self.show_servers();
                 for cmd in self.history.clone() {
                     self.shell(cmd);
@@ -1084,7 +1098,7 @@ impl Controller {
                 }
                 self.trace.record(Some(&view), Direction::Diagnostic, &json!({"kind": kind, "detail": detail}));
                 if self.options.preview {
-                    self.shell(json!({"op": "diagnostic", "view": view, "kind": kind, "detail": detail}));
+                    self.shell(ShellCommand::Diagnostic { view: view.clone(), kind, detail });
                 }
             }
             ShellMessage::Dropped { view, reason } => {
@@ -1126,7 +1140,12 @@ impl Controller {
             ShellMessage::Inspector => tracing::warn!("web inspector refused: it opens only in preview"),
             ShellMessage::CallTool { server, tool, arguments } => {
                 if let Err(e) = self.open(server.as_deref(), &tool, arguments, Opening::Person) {
-                    self.shell(json!({"op": "text", "title": tool_label(&tool), "text": consent::block(&e.to_string()), "error": true}));
+                    self.shell(ShellCommand::Text {
+                        view: None,
+                        title: tool_label(&tool),
+                        text: consent::block(&e.to_string()),
+                        error: true,
+                    });
                 }
             }
             ShellMessage::ElicitAnswer { dialog, action, content } => {
@@ -1176,7 +1195,7 @@ impl Controller {
                     self.pending_args.remove(&view);
                     self.registry.remove(&view);
                     tracing::info!(view = %view, "cancelled before its View was mounted");
-                    self.shell(json!({"op": "unmount", "view": view}));
+                    self.shell(ShellCommand::Unmount { view: view.clone() });
                     if self.startup_ids.contains(&view) && self.options.exit_after.is_some() {
                         self.fail(&format!("View {view} was cancelled before it was mounted"));
                     }
@@ -1191,7 +1210,7 @@ impl Controller {
             return;
         }
         self.theme = theme;
-        self.shell(json!({"op": "theme", "theme": theme}));
+        self.shell(ShellCommand::Theme { theme });
         for v in self.views.values().filter(|v| !v.closed) {
             v.handle.update_host_context(HostContext {
                 theme: Some(theme),
@@ -1229,11 +1248,14 @@ impl Controller {
                 let dialog = self.next_dialog;
                 self.next_dialog += 1;
                 self.dialogs.insert(dialog, (view, reply));
-                let mut cmd = json!({"op": "confirm", "dialog": dialog});
-                if let (Some(cmd), Ok(Value::Object(prompt))) = (cmd.as_object_mut(), serde_json::to_value(&prompt)) {
-                    cmd.extend(prompt);
-                }
-                self.shell(cmd);
+                self.shell(ShellCommand::Confirm {
+                    dialog,
+                    title: prompt.title.to_owned(),
+                    subject: prompt.subject,
+                    source: prompt.source,
+                    detail: prompt.detail,
+                    accept: prompt.accept.to_owned(),
+                });
             }
             Ask::DisplayMode { view, mode, reply } => {
                 let mode = self.set_display_mode(&view, mode);
@@ -1241,10 +1263,12 @@ impl Controller {
             }
             Ask::Message { view, content } => {
                 tracing::info!(view = %view.view, "message from the View: {:?}", content_text(&content));
-                let cmd = json!({
-                    "op": "message", "view": view.view, "from": consent::app_label(&view.tool, &view.server),
-                    "role": "user", "text": consent::block(&content_text(&content)),
-                });
+                let cmd = ShellCommand::Message {
+                    view: view.view.clone(),
+                    from: consent::app_label(&view.tool, &view.server),
+                    role: "user".into(),
+                    text: consent::block(&content_text(&content)),
+                };
                 self.remember(cmd.clone());
                 self.shell(cmd);
             }
@@ -1258,9 +1282,13 @@ impl Controller {
                     }
                 });
                 let text = text.map(|t| consent::block(&t));
-                let cmd = json!({"op": "context", "view": view.view, "from": consent::app_label(&view.tool, &view.server), "text": text});
                 // Only a View's latest model context matters.
-                self.history.retain(|c| !(c["op"] == "context" && c["view"] == cmd["view"]));
+                self.history.retain(|c| !matches!(c, ShellCommand::Context { view: v, .. } if *v == view.view));
+                let cmd = ShellCommand::Context {
+                    view: view.view.clone(),
+                    from: consent::app_label(&view.tool, &view.server),
+                    text,
+                };
                 self.remember(cmd.clone());
                 self.shell(cmd);
             }
@@ -1269,23 +1297,35 @@ impl Controller {
                 self.next_dialog += 1;
                 // What is decided on comes first: the server asking, or the website to open.
                 let server = consent::one_line_max(&request.server, 80);
-                let mut cmd = json!({"op": "elicit", "dialog": dialog, "server": server,
-                    "message": consent::block(&request.message)});
-                let url = match &request.kind {
-                    ElicitationKind::Form { schema } => {
-                        cmd["title"] = json!("A server asks you a question");
-                        cmd["subject"] = json!([server]);
-                        cmd["schema"] = schema.clone();
-                        None
-                    }
+                let message = consent::block(&request.message);
+                let (cmd, url) = match &request.kind {
+                    ElicitationKind::Form { schema } => (
+                        ShellCommand::Elicit {
+                            dialog,
+                            server: server.clone(),
+                            message,
+                            title: "A server asks you a question".into(),
+                            subject: vec![server],
+                            source: None,
+                            url: None,
+                            schema: Some(schema.clone()),
+                        },
+                        None,
+                    ),
                     ElicitationKind::Url { url, .. } => match LinkSubject::parse(url) {
-                        Ok((parsed, subject)) => {
-                            cmd["title"] = json!("A server asks you to open this website");
-                            cmd["subject"] = json!([subject.host]);
-                            cmd["source"] = json!(format!("Asked by the server {server}"));
-                            cmd["url"] = json!(subject.address);
-                            Some(parsed.to_string())
-                        }
+                        Ok((parsed, subject)) => (
+                            ShellCommand::Elicit {
+                                dialog,
+                                server: server.clone(),
+                                message,
+                                title: "A server asks you to open this website".into(),
+                                subject: vec![subject.host],
+                                source: Some(format!("Asked by the server {server}")),
+                                url: Some(subject.address),
+                                schema: None,
+                            },
+                            Some(parsed.to_string()),
+                        ),
                         Err(reason) => {
                             tracing::warn!(server = %request.server, "URL elicitation declined: {reason}");
                             let _ = reply.send(ElicitAnswer::Decline);
@@ -1325,7 +1365,7 @@ impl Controller {
                 if self.elicits.remove(&dialog).is_some() {
                     tracing::info!(dialog, "elicitation withdrawn before it was answered");
                 }
-                self.shell(json!({"op": "dismiss", "dialog": dialog}));
+                self.shell(ShellCommand::Dismiss { dialog });
             }
         }
     }
@@ -1345,7 +1385,11 @@ impl Controller {
         match output {
             ViewOutput::Post(text) => {
                 // `text` is serialized JSON: it goes into the page as data, never as code.
-                self.shell_text(format!(r#"{{"op":"post","view":{},"msg":{text}}}"#, json!(view)));
+                // `text` is the message as the bridge serialized it: it goes in unparsed.
+                match serde_json::value::RawValue::from_string(text) {
+                    Ok(msg) => self.shell(ShellCommand::Post { view: view.to_owned(), msg }),
+                    Err(e) => tracing::error!(view, "a message for the View is not JSON: {e}"),
+                }
                 None
             }
             ViewOutput::Event(event) => {
@@ -1409,7 +1453,7 @@ impl Controller {
                     }
                 };
                 tracing::debug!(view, height, "resizing the View's frame");
-                self.shell(json!({"op": "resize", "view": view, "height": height}));
+                self.shell(ShellCommand::Resize { view: view.to_owned(), height });
             }
             ViewEvent::DisplayModeChanged { mode } => tracing::info!(view, "display mode is now {mode:?}"),
             ViewEvent::TeardownRequested => {
@@ -1432,7 +1476,7 @@ impl Controller {
             if let Some((_, reply)) = self.dialogs.remove(&dialog) {
                 let _ = reply.send(false);
             }
-            self.shell(json!({"op": "dismiss", "dialog": dialog}));
+            self.shell(ShellCommand::Dismiss { dialog });
         }
         let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && !v.closed);
         if pip {
@@ -1442,14 +1486,14 @@ impl Controller {
             if !v.closed {
                 v.closed = true;
                 self.registry.remove(view);
-                self.shell(json!({"op": "unmount", "view": view}));
+                self.shell(ShellCommand::Unmount { view: view.to_owned() });
             }
         }
         self.schedule_recycle();
     }
 
     /// Keeps a shell command of the conversation's record for a reloaded shell (bounded).
-    fn remember(&mut self, cmd: Value) {
+    fn remember(&mut self, cmd: ShellCommand) {
         if self.history.len() >= 1000 {
             self.history.remove(0);
         }

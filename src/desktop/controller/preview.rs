@@ -12,7 +12,7 @@ impl Controller {
             if dropped > 0 {
                 let note = json!({"t_ms": self.started.elapsed().as_secs_f64() * 1000.0, "view": null, "dir": "diagnostic",
                     "msg": {"kind": "log", "reason": format!("{dropped} records not shown (over {LOG_RECORDS_PER_SECOND} a second; the trace file has them)")}});
-                self.shell(json!({"op": "log", "record": note}));
+                self.shell(ShellCommand::Log { record: note });
             }
             self.log_window = (Instant::now(), 0, 0);
         } else if sent >= LOG_RECORDS_PER_SECOND {
@@ -20,7 +20,7 @@ impl Controller {
             return;
         }
         self.log_window.1 += 1;
-        self.shell(json!({"op": "log", "record": shorten(record)}));
+        self.shell(ShellCommand::Log { record: shorten(record) });
     }
 
     /// Whether preview may reload the Views of `uri` on `server` once more (the storm guard).
@@ -59,7 +59,12 @@ impl Controller {
                 self.cached_results.insert(id.clone(), result);
             }
             if let Err(e) = self.open(Some(&server), &tool, arguments, Opening::Reload) {
-                self.shell(json!({"op": "text", "title": tool_label(&tool), "text": consent::block(&format!("reload failed: {e}")), "error": true}));
+                self.shell(ShellCommand::Text {
+                    view: None,
+                    title: tool_label(&tool),
+                    text: consent::block(&format!("reload failed: {e}")),
+                    error: true,
+                });
             }
         }
     }

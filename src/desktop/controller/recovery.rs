@@ -192,8 +192,12 @@ impl Controller {
                 Direction::Diagnostic,
                 &json!({"kind": "held", "reason": "the web content stopped again while it was on probation"}),
             );
-            self.shell(json!({"op": "text", "title": tool_label(&r.tool), "error": true,
-                "text": format!("{app} stopped the Apps ({reason}) again right after it was reopened, so it was not reopened. Call it again from the list to try once more.")}));
+            self.shell(ShellCommand::Text {
+                view: None,
+                title: tool_label(&r.tool),
+                text: format!("{app} stopped the Apps ({reason}) again right after it was reopened, so it was not reopened. Call it again from the list to try once more."),
+                error: true,
+            });
         }
         let restoring = std::mem::take(&mut self.to_restore);
         let count = restoring.len() + self.probation.len();
@@ -213,7 +217,12 @@ impl Controller {
             format!("The Apps stopped: {reason}. {n} reopened with their last input and result.")
         };
         // A card stays where the person looks; the status line changes with the next call.
-        self.shell(json!({"op": "text", "title": "The Apps restarted", "text": line, "error": true}));
+        self.shell(ShellCommand::Text {
+            view: None,
+            title: "The Apps restarted".into(),
+            text: line.clone(),
+            error: true,
+        });
         self.status(&line, true);
     }
 

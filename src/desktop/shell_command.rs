@@ -1,0 +1,200 @@
+//! What Rust tells the shell page (`window.__mcpShell.dispatch`): one enum, serialized in one
+//! place ([`ShellCommand::to_text`]). The other direction is [`super::ipc::ShellMessage`].
+//!
+//! Every text a server or View controls is already made safe for a person by the controller
+//! (see [`crate::consent`]); the shell puts it into `textContent` only. The command reaches the
+//! page as a JSON string literal parsed there, never as an object literal in script.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::protocol::{DisplayMode, Theme};
+
+/// One command for the shell page; `op` names it (kebab-case), the rest are its fields.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub(crate) enum ShellCommand {
+    /// The status line.
+    Status { text: String, error: bool },
+    /// The shell's theme.
+    Theme { theme: Theme },
+    /// Show the developer panel (preview).
+    Dev,
+    /// A card with text: a plain tool's result, or an error (replacing `view`'s pending card).
+    Text {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        view: Option<String>,
+        title: String,
+        text: String,
+        error: bool,
+    },
+    /// A card waiting for its View, with a Cancel button.
+    Pending { view: String, title: String },
+    /// Mount a View's proxy frame.
+    Mount {
+        view: String,
+        src: String,
+        origin: String,
+        sandbox: String,
+        /// The frame's `allow` attribute (permission delegation).
+        allow: String,
+        title: String,
+        server: String,
+        /// The first inline height.
+        height: f64,
+    },
+    /// Post a JSON-RPC message (already serialized) into a View's proxy frame.
+    Post { view: String, msg: Box<RawValue> },
+    /// An inline View's new height.
+    Resize { view: String, height: f64 },
+    /// Lay a View out in a display mode.
+    Display { view: String, mode: DisplayMode },
+    /// Remove a View's card (or its pending card).
+    Unmount { view: String },
+    /// The tool picker: servers with their status and tools.
+    Servers { servers: Vec<Value> },
+    /// A record of the developer panel's live log.
+    Log { record: Value },
+    /// The CSP a View was granted, for the developer panel.
+    Csp { view: String, header: String, granted: Value, rejected: Vec<Value> },
+    /// A View's diagnostic, for the developer panel.
+    Diagnostic { view: String, kind: String, detail: Value },
+    /// A message a View added to the conversation.
+    Message { view: String, from: String, role: String, text: String },
+    /// A View's latest model context (`None`: cleared).
+    Context { view: String, from: String, text: Option<String> },
+    /// A yes/no consent dialog.
+    Confirm { dialog: u64, title: String, subject: Vec<String>, source: String, detail: String, accept: String },
+    /// A server's question: a form, or a website to open.
+    Elicit {
+        dialog: u64,
+        server: String,
+        message: String,
+        title: String,
+        subject: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        schema: Option<Value>,
+    },
+    /// A dialog nobody waits for any more.
+    Dismiss { dialog: u64 },
+}
+
+impl ShellCommand {
+    /// The command as JSON text (the one place commands are serialized).
+    pub(crate) fn to_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            tracing::error!("a shell command could not be serialized: {e}");
+            r#"{"op":"none"}"#.to_owned()
+        })
+    }
+
+    /// The `op` of this command.
+    #[cfg(test)]
+    fn op(&self) -> String {
+        serde_json::to_value(self).ok().and_then(|v| v["op"].as_str().map(str::to_owned)).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn every_command() -> Vec<ShellCommand> {
+        let s = || "x".to_owned();
+        vec![
+            ShellCommand::Status { text: s(), error: true },
+            ShellCommand::Theme { theme: Theme::Dark },
+            ShellCommand::Dev,
+            ShellCommand::Text { view: Some(s()), title: s(), text: s(), error: false },
+            ShellCommand::Pending { view: s(), title: s() },
+            ShellCommand::Mount {
+                view: s(),
+                src: s(),
+                origin: s(),
+                sandbox: s(),
+                allow: s(),
+                title: s(),
+                server: s(),
+                height: 427.0,
+            },
+            ShellCommand::Post { view: s(), msg: RawValue::from_string(r#"{"__proto__":{"a":1}}"#.into()).unwrap() },
+            ShellCommand::Resize { view: s(), height: 300.0 },
+            ShellCommand::Display { view: s(), mode: DisplayMode::Pip },
+            ShellCommand::Unmount { view: s() },
+            ShellCommand::Servers { servers: vec![json!({"name": "a"})] },
+            ShellCommand::Log { record: json!({"dir": "rejected"}) },
+            ShellCommand::Csp { view: s(), header: s(), granted: json!({}), rejected: vec![] },
+            ShellCommand::Diagnostic { view: s(), kind: s(), detail: json!(null) },
+            ShellCommand::Message { view: s(), from: s(), role: "user".into(), text: s() },
+            ShellCommand::Context { view: s(), from: s(), text: None },
+            ShellCommand::Confirm {
+                dialog: 1,
+                title: s(),
+                subject: vec![s()],
+                source: s(),
+                detail: s(),
+                accept: "Open".into(),
+            },
+            ShellCommand::Elicit {
+                dialog: 2,
+                server: s(),
+                message: s(),
+                title: s(),
+                subject: vec![s()],
+                source: None,
+                url: Some(s()),
+                schema: None,
+            },
+            ShellCommand::Dismiss { dialog: 2 },
+        ]
+    }
+
+    #[test]
+    fn every_command_round_trips_through_its_text() {
+        for cmd in every_command() {
+            let text = cmd.to_text();
+            let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(value["op"], cmd.op(), "{text}");
+            // serde cannot read a raw value back through an internally tagged enum; `post` is
+            // checked as text below.
+            if !matches!(cmd, ShellCommand::Post { .. }) {
+                let back: ShellCommand = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+                assert_eq!(back.to_text(), text);
+            }
+        }
+        // A View's message goes in as it came, keys such as "__proto__" included.
+        let post = every_command().into_iter().find(|c| matches!(c, ShellCommand::Post { .. })).unwrap();
+        assert_eq!(post.to_text(), r#"{"op":"post","view":"x","msg":{"__proto__":{"a":1}}}"#);
+    }
+
+    #[test]
+    fn the_shell_handles_every_command_and_no_other() {
+        let shell = include_str!("../../assets/shell.js");
+        let table = &shell[shell.find("var handlers = {").expect("the shell's handler table")..];
+        let table = &table[..table.find("};").expect("its end")];
+        for cmd in every_command() {
+            let op = cmd.op();
+            let key = if op.contains('-') { format!("\"{op}\":") } else { format!("{op}:") };
+            assert!(table.contains(&key), "the shell has no handler for {op:?}");
+        }
+        let ops: Vec<String> = every_command().iter().map(ShellCommand::op).collect();
+        let names = table
+            .lines()
+            .flat_map(|l| l.split(','))
+            .filter_map(|part| {
+                let name = part.trim().trim_start_matches("var handlers = {").trim().split(':').next()?.trim();
+                (!name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '-')).then(|| name.to_owned())
+            })
+            .collect::<Vec<_>>();
+        for name in names {
+            assert!(ops.contains(&name), "the shell handles {name:?}, which Rust never sends");
+        }
+    }
+}
