@@ -30,11 +30,28 @@ fn view_call<'a>(run: &'a Run, tool: &str) -> Option<(&'a Value, bool)> {
 #[test]
 fn an_mcp_ui_widget_with_the_mcp_apps_adapter_works() {
     let server = node_server("mcp-ui-server.mjs", "");
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("mcp-ui.png");
+    let shot_arg = shot.to_string_lossy().into_owned();
     let run = run_host_until(
-        &["run", "--stdio", &server, "--tool", "mcp-ui-greet", "--args", r#"{"name":"WebKit"}"#, "--timeout", "50"],
+        &[
+            "run",
+            "--stdio",
+            &server,
+            "--tool",
+            "mcp-ui-greet",
+            "--args",
+            r#"{"name":"WebKit"}"#,
+            "--timeout",
+            "50",
+            "--screenshot",
+            &shot_arg,
+        ],
         |t| {
-            t.iter()
-                .any(|r| r["dir"] == "host->view" && r["msg"]["result"]["structuredContent"]["from"] == "mcp-ui widget")
+            shot.exists()
+                && t.iter().any(|r| {
+                    r["dir"] == "host->view" && r["msg"]["result"]["structuredContent"]["from"] == "mcp-ui widget"
+                })
         },
         LIMIT,
     );
@@ -64,6 +81,8 @@ fn an_mcp_ui_widget_with_the_mcp_apps_adapter_works() {
     for level in ["log", "debug"] {
         assert!(levels.contains(&level), "no console.{level} of the View forwarded: {levels:?}");
     }
+    // The widget rendered: its card in the screenshot is not blank.
+    assert_painted(&shot, &[]);
 }
 
 /// An uncaught error of the View is reported with the View's resource URI and the line in its
@@ -304,4 +323,194 @@ fn a_skybridge_app_works() {
     assert!(html.contains(&format!("http://127.0.0.1:{port}/assets/greet.js")), "{html}");
     assert!(server.stderr().contains("SKYBRIDGE ECHO"), "the server never got the call:\n{}", server.stderr());
     assert_painted(&shot, &[[0xe7, 0x6f, 0x51], [0x83, 0x38, 0xec], [0x3a, 0x86, 0xff]]);
+}
+
+/// mcp-use (npm `mcp-use` 2.5.2): its `MCPServer` with a view-bound tool over Streamable HTTP
+/// (`listen()`), the View written with its React runtime (`mcp-use/react`: `useToolContext`,
+/// `useCallTool`, mounted by `bootstrapView` as `mcp-use build` does), bundled by esbuild when
+/// the fixture starts and primed as an inline view (what `mcp-use build --inline` emits).
+#[test]
+fn a_mcp_use_app_works() {
+    let port = free_port();
+    let mut cmd = std::process::Command::new(node22());
+    cmd.arg(fixtures().join("mcp-use/server.mjs")).env("__PORT", port.to_string());
+    let server = HttpServer::start(cmd, "mcp-use-server ready");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("view.png");
+    let shot_arg = shot.to_string_lossy().into_owned();
+    let run = run_host(
+        &[
+            "run",
+            "--url",
+            &url,
+            "--tool",
+            "mu-greet",
+            "--args",
+            r#"{"name":"WebKit"}"#,
+            "--exit-after",
+            "result",
+            "--settle-ms",
+            "1000",
+            "--screenshot",
+            &shot_arg,
+            "--timeout",
+            "40",
+        ],
+        LIMIT,
+    );
+    assert_framework_view(&run, "mcp-use-view", "mu-echo");
+    // The View is mcp-use's synthesized document with the bundle inline.
+    let html = run.dir("host->proxy").find_map(|m| m["params"]["html"].as_str()).unwrap_or_default();
+    assert!(html.contains("__mcpUseViewConfig"), "{html}");
+    assert!(server.stderr().contains("MCP-USE ECHO"), "the server never got the call:\n{}", server.stderr());
+    assert_painted(&shot, &[[0x2d, 0x6a, 0x4f], [0xf4, 0xa2, 0x61], [0x9b, 0x22, 0x26]]);
+}
+
+/// xmcp (npm `xmcp` 1.1.3 with its compiler `@xmcp-dev/compiler` 1.1.3): file-system tools, a
+/// React `.tsx` tool whose default export is its View and a plain `.ts` app-only tool, compiled by
+/// xmcp's own compiler when the fixture starts (`xmcp build` in a temporary copy, about 3 s) and
+/// served over stdio; the View calls back with xmcp's own client (`createMcpHostBridge` from
+/// `xmcp/host-bridge`).
+///
+/// xmcp's View template (the HTML of `ui://app/xm-greet.html`) puts the compiled bundle in a
+/// string and loads it with `await import(URL.createObjectURL(new Blob([src])))`: this test
+/// found that the host's `script-src` had no `blob:` (WebKit blocked the import, the View never
+/// initialized); `blob:` is now allowed for scripts (see `sandbox/csp.rs`).
+#[test]
+fn a_xmcp_app_works() {
+    let server = node_server("xmcp/server.mjs", "");
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("view.png");
+    let shot_arg = shot.to_string_lossy().into_owned();
+    let run = run_host(
+        &[
+            "run",
+            "--stdio",
+            &server,
+            "--tool",
+            "xm-greet",
+            "--args",
+            r#"{"name":"WebKit"}"#,
+            "--exit-after",
+            "result",
+            "--settle-ms",
+            "1000",
+            "--screenshot",
+            &shot_arg,
+            "--timeout",
+            "20",
+        ],
+        LIMIT,
+    );
+    let blocked: Vec<&Value> = run.dir("diagnostic").filter(|m| m["kind"] == "csp").collect();
+    assert!(blocked.is_empty(), "the View's CSP blocked: {blocked:#?}");
+    assert_framework_view(&run, "xmcp React Widget", "xm-echo");
+    // The View is xmcp's template, the compiled React bundle inside it.
+    let html = run.dir("host->proxy").find_map(|m| m["params"]["html"].as_str()).unwrap_or_default();
+    assert!(html.contains("componentSource"), "{html}");
+    assert!(run.stderr.contains("XMCP ECHO"), "the server never got the call:\n{}", dump(&run));
+    assert_painted(&shot, &[[0x00, 0x77, 0xb6], [0xff, 0xb7, 0x03], [0x6a, 0x4c, 0x93]]);
+}
+
+/// A raw MCP Apps View (hand-written JSON-RPC) that calls `progress-echo` with its own
+/// `_meta`: its progress token, a W3C `traceparent`, a vendor key and a reserved
+/// `io.modelcontextprotocol/` key. It answers `ui/resource-teardown`.
+const PROGRESS_VIEW: &str = r#"<!doctype html><html><head><meta charset="utf-8"><title>progress probe</title></head>
+<body style="margin:0;font:16px sans-serif"><p id="out">waiting</p><ul id="progress"></ul>
+<script>
+(function () {
+  var send = function (m) { window.parent.postMessage(Object.assign({ jsonrpc: "2.0" }, m), "*"); };
+  var called = false;
+  window.addEventListener("message", function (e) {
+    if (e.source !== window.parent) return;
+    var m = e.data;
+    if (!m || m.jsonrpc !== "2.0") return;
+    if (m.id === 1 && m.result) send({ method: "ui/notifications/initialized", params: {} });
+    if (m.method === "ui/resource-teardown") send({ id: m.id, result: {} });
+    if (m.method === "ui/notifications/tool-result" && !called) {
+      called = true;
+      send({ id: 2, method: "tools/call", params: { name: "progress-echo", arguments: {}, _meta: {
+        progressToken: "p1",
+        traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        "com.example/x": 1,
+        "io.modelcontextprotocol/related-task": { taskId: "t1" }
+      } } });
+    }
+    if (m.method === "notifications/progress") {
+      var li = document.createElement("li");
+      li.textContent = JSON.stringify(m.params);
+      document.getElementById("progress").appendChild(li);
+    }
+    if (m.id === 2) document.getElementById("out").textContent = JSON.stringify(m.result || m.error);
+  });
+  send({ id: 1, method: "ui/initialize", params: { protocolVersion: "2026-01-26",
+    appInfo: { name: "progress-probe", version: "1.0.0" }, appCapabilities: {} } });
+})();
+</script></body></html>"#;
+
+/// A View's `tools/call` `_meta` reaches a real server (the 1.x TypeScript SDK's `McpServer`,
+/// `progress-echo` in mcp-ui-server.mjs, which returns the `_meta` it got): `traceparent` and the
+/// vendor key are forwarded, the reserved `io.modelcontextprotocol/` key and the View's own
+/// progress token are not; the server's `notifications/progress` reach the View on the View's
+/// token `p1`.
+#[test]
+fn a_views_call_meta_reaches_a_real_server_and_its_progress_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("progress-view.html");
+    std::fs::write(&html, PROGRESS_VIEW).unwrap();
+    let html_arg = html.to_string_lossy().into_owned();
+    let server = node_server("mcp-ui-server.mjs", "");
+    let answered = |t: &[Value]| {
+        t.iter().any(|r| r["dir"] == "host->view" && r["msg"]["id"] == 2 && r["msg"].get("result").is_some())
+    };
+    let run = run_host_until(
+        &[
+            "preview",
+            "--stdio",
+            &server,
+            "--tool",
+            "mcp-ui-greet",
+            "--args",
+            r#"{"name":"WebKit"}"#,
+            "--html",
+            &html_arg,
+            "--timeout",
+            "50",
+        ],
+        answered,
+        LIMIT,
+    );
+    assert!(answered(&run.trace), "the View's call was not answered:\n{}", dump(&run));
+    let sent = run
+        .dir("host->server")
+        .find(|m| m["method"] == "tools/call" && m["params"]["name"] == "progress-echo")
+        .unwrap_or_else(|| panic!("progress-echo was not forwarded:\n{}", dump(&run)));
+    let meta = &sent["params"]["_meta"];
+    assert_eq!(meta["traceparent"], "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "{sent}");
+    assert_eq!(meta["com.example/x"], 1, "{sent}");
+    assert!(meta.get("io.modelcontextprotocol/related-task").is_none(), "reserved key forwarded: {sent}");
+    assert_ne!(meta["progressToken"], "p1", "the View's own progress token reached the server: {sent}");
+    // What the server itself saw (its `_meta` minus the progress token it was given).
+    let result = run
+        .dir("host->view")
+        .find(|m| m["id"] == 2)
+        .map(|m| m["result"]["structuredContent"]["meta"].clone())
+        .unwrap_or_default();
+    assert_eq!(result["traceparent"], meta["traceparent"], "{result}");
+    assert_eq!(result["com.example/x"], 1, "{result}");
+    assert!(result.get("io.modelcontextprotocol/related-task").is_none(), "{result}");
+    assert!(run.stderr.contains("PROGRESS-ECHO"), "the server never got the call:\n{}", dump(&run));
+    // The server reported progress (it does only when given a token), and the View got it on p1.
+    let progress: Vec<&Value> = run.dir("host->view").filter(|m| m["method"] == "notifications/progress").collect();
+    assert_eq!(progress.len(), 2, "{progress:#?}\n{}", dump(&run));
+    for (i, p) in progress.iter().enumerate() {
+        assert_eq!(p["params"]["progressToken"], "p1", "{p}");
+        assert_eq!(p["params"]["progress"].as_f64(), Some((i + 1) as f64), "{p}");
+    }
+    // Progress comes before the answer.
+    let last_progress =
+        run.trace.iter().rposition(|r| r["dir"] == "host->view" && r["msg"]["method"] == "notifications/progress");
+    let answer = run.position(|r| r["dir"] == "host->view" && r["msg"]["id"] == 2 && r["msg"].get("result").is_some());
+    assert!(last_progress < answer, "progress after the answer");
 }
