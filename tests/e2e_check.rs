@@ -216,8 +216,9 @@ fn inspect_and_check_an_npm_app_that_declares_csp() {
     let header = res["cspHeader"].as_str().unwrap();
     assert!(header.contains("connect-src 'self' https://*.openstreetmap.org"), "{header}");
     assert!(
-        header
-            .contains("script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' https://*.openstreetmap.org"),
+        header.contains(
+            "script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' blob: https://*.openstreetmap.org"
+        ),
         "{header}"
     );
 

@@ -25,7 +25,7 @@ fn config(default: u32) -> Config {
 /// The 12 directives, in order, with the sources this host adds on its own.
 const DIRECTIVES: &[(&str, &[&str])] = &[
     ("default-src", &["'none'"]),
-    ("script-src", &["'self'", "'unsafe-inline'", "'unsafe-eval'", "'wasm-unsafe-eval'"]),
+    ("script-src", &["'self'", "'unsafe-inline'", "'unsafe-eval'", "'wasm-unsafe-eval'", "blob:"]),
     ("style-src", &["'self'", "'unsafe-inline'"]),
     ("connect-src", &["'self'", "'none'"]),
     ("img-src", &["'self'", "data:", "blob:"]),

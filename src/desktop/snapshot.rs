@@ -30,8 +30,12 @@ fn write_png(surface: cairo::Surface, path: &std::path::Path) -> Result<(), Stri
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let mut file = std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    image.write_to_png(&mut file).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    // Written beside it, then renamed: whoever waits for the file never reads half a PNG.
+    let partial = path.with_extension("png.partial");
+    let mut file = std::fs::File::create(&partial).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
+    image.write_to_png(&mut file).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
+    drop(file);
+    std::fs::rename(&partial, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -4,8 +4,10 @@
 //! Network origins are never loosened: only entries that parse as an origin (optionally with a
 //! `*.` wildcard host and a path) reach the header; anything else is rejected with a reason.
 //! Beyond the formula we allow a few non-network sources that real Apps need and that reach no
-//! server: `'unsafe-eval'` and `'wasm-unsafe-eval'` for scripts (Apps that compile code or run
-//! WebAssembly), `blob:` for images, media and workers, `data:` for fonts. `form-action 'none'`
+//! server: `'unsafe-eval'`, `'wasm-unsafe-eval'` and `blob:` for scripts (Apps that compile
+//! code, run WebAssembly, or import a bundle they hold as a string, as xmcp's Views do: a blob
+//! the View made itself reaches no server and runs nothing `'unsafe-eval'` could not), `blob:`
+//! for images, media and workers, `data:` for fonts. `form-action 'none'`
 //! is added so a form cannot post the View's data to an undeclared origin.
 
 use crate::protocol::ResourceCsp;
@@ -168,7 +170,11 @@ pub fn build_csp(declared: Option<&ResourceCsp>) -> CspPolicy {
     };
     let directives = [
         "default-src 'none'".to_owned(),
-        directive("script-src", &["'self'", "'unsafe-inline'", "'unsafe-eval'", "'wasm-unsafe-eval'"], &resource),
+        directive(
+            "script-src",
+            &["'self'", "'unsafe-inline'", "'unsafe-eval'", "'wasm-unsafe-eval'", "blob:"],
+            &resource,
+        ),
         directive("style-src", &["'self'", "'unsafe-inline'"], &resource),
         if connect.is_empty() {
             directive("connect-src", connect_base, &[])
@@ -220,7 +226,7 @@ mod tests {
         assert_eq!(
             p.header,
             "default-src 'none'; \
-             script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval'; \
+             script-src 'self' 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' blob:; \
              style-src 'self' 'unsafe-inline'; connect-src 'none'; \
              img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; \
              worker-src 'self' blob:; frame-src 'none'; object-src 'none'; base-uri 'self'; \
