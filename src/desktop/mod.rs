@@ -6,9 +6,9 @@
 //! crosses into the page as a serialized argument, never spliced into code by hand.
 
 mod controller;
+mod dialogs;
 mod engine;
 mod ipc;
-mod policy;
 mod schemes;
 mod shell_command;
 mod snapshot;
@@ -16,7 +16,7 @@ mod supervisor;
 mod web_content;
 
 pub use controller::{ExitAfter, RunOptions, SharedPolicy};
-pub use policy::Consent;
+pub use dialogs::Consent;
 
 use std::sync::Arc;
 use std::time::Instant;

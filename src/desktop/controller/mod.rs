@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
+use super::dialogs::{content_text, open_url, Ask, Consent, DesktopPolicy, DesktopRequests};
 use super::ipc::ShellMessage;
-use super::policy::{content_text, open_url, Ask, Consent, DesktopPolicy, DesktopRequests};
 use super::schemes::{ProxyPolicy, ProxyRegistry};
 use super::shell_command::ShellCommand;
 use super::supervisor::{self, Supervisor, Tick};
