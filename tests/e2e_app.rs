@@ -627,9 +627,12 @@ fn a_view_that_fills_its_viewport_starts_tall_and_never_loops() {
           });
           return JSON.stringify(frames);
         };
-        // Until the frames stopped changing for 2 s (at most 30 s).
+        // Until v2 (always taller than its frame) has been resized at least once and the frames
+        // stopped changing for 2 s (at most 30 s): a slow machine may load the Views late, and
+        // frames that never changed yet are not "stable".
+        const first = JSON.parse(heights()).v2;
         let last = heights(), stable = 0;
-        for (let i = 0; i < 60 && stable < 4; i++) {
+        for (let i = 0; i < 60 && (stable < 4 || JSON.parse(last).v2 === first); i++) {
           await wait(500);
           const now = heights();
           stable = now === last ? stable + 1 : 0;
