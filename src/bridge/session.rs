@@ -587,14 +587,7 @@ impl ViewSession {
             }
             Command::Completed { id, method, outcome, traced } => {
                 if traced {
-                    self.trace.record(
-                        Some(self.id()),
-                        Direction::ServerToHost,
-                        &match &outcome {
-                            Ok(result) => json!({"jsonrpc": "2.0", "method": method, "result": result}),
-                            Err(e) => json!({"jsonrpc": "2.0", "method": method, "error": e.to_value()}),
-                        },
-                    );
+                    self.trace.server_answer(Some(self.id()), method, outcome.as_ref());
                 }
                 self.respond(id, outcome);
             }

@@ -100,6 +100,22 @@ impl Trace {
         }
     }
 
+    /// A request the host sends a server (`host->server`), for `view` if it is on a View's
+    /// behalf: the one shape every server call is traced in.
+    pub fn server_request(&self, view: Option<&str>, method: &str, params: &Value) {
+        self.record(view, Direction::HostToServer, &json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// The server's answer to [`Trace::server_request`] (`server->host`): its result, or the
+    /// error as JSON-RPC.
+    pub fn server_answer(&self, view: Option<&str>, method: &str, outcome: Result<&Value, &crate::protocol::RpcError>) {
+        let msg = match outcome {
+            Ok(result) => json!({"jsonrpc": "2.0", "method": method, "result": result}),
+            Err(e) => json!({"jsonrpc": "2.0", "method": method, "error": e.to_value()}),
+        };
+        self.record(view, Direction::ServerToHost, &msg);
+    }
+
     /// True when records are written somewhere.
     pub fn is_enabled(&self) -> bool {
         self.out.lock().map(|g| g.is_some()).unwrap_or(false)

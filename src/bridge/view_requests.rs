@@ -419,11 +419,7 @@ impl ViewSession {
                     return (Err(RpcError::denied(format!("tools/call: the user did not allow `{name}`"))), false);
                 }
                 // Traced only once it really goes to the server.
-                trace.record(
-                    Some(&view_id),
-                    Direction::HostToServer,
-                    &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": traced}),
-                );
+                trace.server_request(Some(&view_id), methods::TOOLS_CALL, &traced);
                 (server.call_tool(name, arguments, control).await, true)
             };
             tokio::pin!(call);
@@ -460,11 +456,7 @@ impl ViewSession {
         let mut forwarded = params.clone();
         // The View's progress token means nothing to the server; it is the View's, not ours.
         forwarded.remove("_meta");
-        self.trace.record(
-            Some(self.id()),
-            Direction::HostToServer,
-            &json!({"jsonrpc": "2.0", "method": method, "params": forwarded}),
-        );
+        self.trace.server_request(Some(self.id()), method, &Value::Object(forwarded.clone()));
         let fut = self.server.request(method, Value::Object(forwarded));
         self.complete_later(id, method, true, fut);
     }

@@ -589,21 +589,11 @@ impl Controller {
             let arguments = arguments.clone();
             let tool_name = tool_name.clone();
             tokio::spawn(async move {
-                trace.record(
-                    Some(&view_id),
-                    Direction::HostToServer,
-                    &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": {"name": tool_name, "arguments": arguments}}),
-                );
+                let params = json!({"name": tool_name, "arguments": arguments});
+                trace.server_request(Some(&view_id), methods::TOOLS_CALL, &params);
                 // Through the server's port, like the View's own calls: restart and sign-in on demand.
                 let outcome = servers.port(&server).call_tool(tool_name, Some(arguments), CallControl::default()).await;
-                trace.record(
-                    Some(&view_id),
-                    Direction::ServerToHost,
-                    &match &outcome {
-                        Ok(r) => json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "result": r}),
-                        Err(e) => json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "error": e.to_value()}),
-                    },
-                );
+                trace.server_answer(Some(&view_id), methods::TOOLS_CALL, outcome.as_ref());
                 let Ok(handle) = session_rx.await else { return };
                 match &outcome {
                     Ok(result) => handle.tool_result(result.clone()),
@@ -633,11 +623,7 @@ impl Controller {
         Ok(async move {
             let conn = servers.connection(&server).await?;
             if html_file.is_none() {
-                trace.record(
-                    Some(&view_id),
-                    Direction::HostToServer,
-                    &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "params": {"uri": uri}}),
-                );
+                trace.server_request(Some(&view_id), methods::RESOURCES_READ, &json!({"uri": uri}));
             }
             let read = match &html_file {
                 // An App author's local file stands in for the server's resource.
@@ -654,12 +640,9 @@ impl Controller {
                 })?,
             };
             if html_file.is_none() {
+                // The HTML itself is in the host->proxy record; here only how many contents came.
                 let items = read.get("contents").and_then(Value::as_array).map_or(0, Vec::len);
-                trace.record(
-                    Some(&view_id),
-                    Direction::ServerToHost,
-                    &json!({"jsonrpc": "2.0", "method": methods::RESOURCES_READ, "result": {"contents": items}}),
-                );
+                trace.server_answer(Some(&view_id), methods::RESOURCES_READ, Ok(&json!({"contents": items})));
             }
             let resource = ui_resource_from_read(&uri, &read, conn.listed_resource(&uri).as_ref())?;
             for w in &resource.meta.warnings {
@@ -817,7 +800,7 @@ impl Controller {
         let (servers, server, ui, trace, id) =
             (self.servers.clone(), entry.server.clone(), self.ui.clone(), self.trace.clone(), id.to_owned());
         tokio::spawn(async move {
-            trace.record(Some(&id), Direction::HostToServer, &json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "params": {"name": tool, "arguments": arguments}}));
+            trace.server_request(Some(&id), methods::TOOLS_CALL, &json!({"name": tool, "arguments": arguments}));
             let outcome = servers.port(&server).call_tool(tool.clone(), Some(arguments), CallControl::default()).await;
             let (text, error) = match &outcome {
                 Ok(r) => {
@@ -832,14 +815,7 @@ impl Controller {
                 }
                 Err(e) => (e.to_string(), true),
             };
-            trace.record(
-                Some(&id),
-                Direction::ServerToHost,
-                &match &outcome {
-                    Ok(r) => json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "result": r}),
-                    Err(e) => json!({"jsonrpc": "2.0", "method": methods::TOOLS_CALL, "error": e.to_value()}),
-                },
-            );
+            trace.server_answer(Some(&id), methods::TOOLS_CALL, outcome.as_ref());
             let cmd =
                 ShellCommand::Text { view: Some(id), title: tool_label(&tool), text: consent::block(&text), error };
             let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
