@@ -201,29 +201,7 @@ fn a_python_sdk_app_works() {
         shell_words::quote(&python.to_string_lossy()),
         shell_words::quote(&fixtures().join("python/apps_server.py").to_string_lossy())
     );
-    let dir = tempfile::tempdir().unwrap();
-    let shot = dir.path().join("view.png");
-    let shot_arg = shot.to_string_lossy().into_owned();
-    let run = run_host(
-        &[
-            "run",
-            "--stdio",
-            &server,
-            "--tool",
-            "py-greet",
-            "--args",
-            r#"{"name":"WebKit"}"#,
-            "--exit-after",
-            "result",
-            "--settle-ms",
-            "800",
-            "--screenshot",
-            &shot_arg,
-            "--timeout",
-            "40",
-        ],
-        LIMIT,
-    );
+    let (run, shot, _dir) = greet(&["--stdio", &server], "py-greet", 800, 40);
     assert_framework_view(&run, "python-sdk-view", "py-echo");
     assert!(run.stderr.contains("PY ECHO"), "the server never got the call:\n{}", dump(&run));
     assert_painted(&shot, &[[0xd6, 0x28, 0x28], [0x2a, 0x9d, 0x8f], [0x26, 0x46, 0x53]]);
@@ -279,6 +257,43 @@ impl Drop for HttpServer {
     }
 }
 
+/// Runs `tool` with `{"name": "WebKit"}` on the server `server` names (`["--stdio", cmd]` or
+/// `["--url", url]`) until its result reached the View, with a screenshot after `settle_ms`;
+/// returns the run, the screenshot's path and the folder that holds it.
+fn greet(server: &[&str], tool: &str, settle_ms: u32, timeout_s: u32) -> (Run, std::path::PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("view.png");
+    let (shot_arg, settle, timeout) =
+        (shot.to_string_lossy().into_owned(), settle_ms.to_string(), timeout_s.to_string());
+    let mut args = vec!["run"];
+    args.extend_from_slice(server);
+    args.extend([
+        "--tool",
+        tool,
+        "--args",
+        r#"{"name":"WebKit"}"#,
+        "--exit-after",
+        "result",
+        "--settle-ms",
+        &settle,
+        "--screenshot",
+        &shot_arg,
+        "--timeout",
+        &timeout,
+    ]);
+    let run = run_host(&args, LIMIT);
+    (run, shot, dir)
+}
+
+/// Starts a Node 22 framework server fixture on a free port; returns it and its MCP URL.
+fn http_fixture(script: &str, ready: &str) -> (HttpServer, String) {
+    let port = free_port();
+    let mut cmd = std::process::Command::new(node22());
+    cmd.arg(fixtures().join(script)).env("__PORT", port.to_string());
+    let server = HttpServer::start(cmd, ready);
+    (server, format!("http://127.0.0.1:{port}/mcp"))
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
@@ -289,38 +304,13 @@ fn free_port() -> u16 {
 /// (allowed by the `resourceDomains` skybridge declares).
 #[test]
 fn a_skybridge_app_works() {
-    let port = free_port();
-    let mut cmd = std::process::Command::new(node22());
-    cmd.arg(fixtures().join("skybridge/server.mjs")).env("__PORT", port.to_string());
-    let server = HttpServer::start(cmd, "skybridge-server ready");
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let dir = tempfile::tempdir().unwrap();
-    let shot = dir.path().join("view.png");
-    let shot_arg = shot.to_string_lossy().into_owned();
-    let run = run_host(
-        &[
-            "run",
-            "--url",
-            &url,
-            "--tool",
-            "sb-greet",
-            "--args",
-            r#"{"name":"WebKit"}"#,
-            "--exit-after",
-            "result",
-            "--settle-ms",
-            "1000",
-            "--screenshot",
-            &shot_arg,
-            "--timeout",
-            "40",
-        ],
-        LIMIT,
-    );
+    let (server, url) = http_fixture("skybridge/server.mjs", "skybridge-server ready");
+    let (run, shot, _dir) = greet(&["--url", &url], "sb-greet", 1000, 40);
     assert_framework_view(&run, "skybridge-app", "sb-echo");
     // The View is skybridge's template: a module script that imports the bundle from the server.
     let html = run.dir("host->proxy").find_map(|m| m["params"]["html"].as_str()).unwrap_or_default();
-    assert!(html.contains(&format!("http://127.0.0.1:{port}/assets/greet.js")), "{html}");
+    let origin = url.trim_end_matches("/mcp");
+    assert!(html.contains(&format!("{origin}/assets/greet.js")), "{html}");
     assert!(server.stderr().contains("SKYBRIDGE ECHO"), "the server never got the call:\n{}", server.stderr());
     assert_painted(&shot, &[[0xe7, 0x6f, 0x51], [0x83, 0x38, 0xec], [0x3a, 0x86, 0xff]]);
 }
@@ -331,34 +321,8 @@ fn a_skybridge_app_works() {
 /// the fixture starts and primed as an inline view (what `mcp-use build --inline` emits).
 #[test]
 fn a_mcp_use_app_works() {
-    let port = free_port();
-    let mut cmd = std::process::Command::new(node22());
-    cmd.arg(fixtures().join("mcp-use/server.mjs")).env("__PORT", port.to_string());
-    let server = HttpServer::start(cmd, "mcp-use-server ready");
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let dir = tempfile::tempdir().unwrap();
-    let shot = dir.path().join("view.png");
-    let shot_arg = shot.to_string_lossy().into_owned();
-    let run = run_host(
-        &[
-            "run",
-            "--url",
-            &url,
-            "--tool",
-            "mu-greet",
-            "--args",
-            r#"{"name":"WebKit"}"#,
-            "--exit-after",
-            "result",
-            "--settle-ms",
-            "1000",
-            "--screenshot",
-            &shot_arg,
-            "--timeout",
-            "40",
-        ],
-        LIMIT,
-    );
+    let (server, url) = http_fixture("mcp-use/server.mjs", "mcp-use-server ready");
+    let (run, shot, _dir) = greet(&["--url", &url], "mu-greet", 1000, 40);
     assert_framework_view(&run, "mcp-use-view", "mu-echo");
     // The View is mcp-use's synthesized document with the bundle inline.
     let html = run.dir("host->proxy").find_map(|m| m["params"]["html"].as_str()).unwrap_or_default();
@@ -380,29 +344,7 @@ fn a_mcp_use_app_works() {
 #[test]
 fn a_xmcp_app_works() {
     let server = node_server("xmcp/server.mjs", "");
-    let dir = tempfile::tempdir().unwrap();
-    let shot = dir.path().join("view.png");
-    let shot_arg = shot.to_string_lossy().into_owned();
-    let run = run_host(
-        &[
-            "run",
-            "--stdio",
-            &server,
-            "--tool",
-            "xm-greet",
-            "--args",
-            r#"{"name":"WebKit"}"#,
-            "--exit-after",
-            "result",
-            "--settle-ms",
-            "1000",
-            "--screenshot",
-            &shot_arg,
-            "--timeout",
-            "20",
-        ],
-        LIMIT,
-    );
+    let (run, shot, _dir) = greet(&["--stdio", &server], "xm-greet", 1000, 20);
     let blocked: Vec<&Value> = run.dir("diagnostic").filter(|m| m["kind"] == "csp").collect();
     assert!(blocked.is_empty(), "the View's CSP blocked: {blocked:#?}");
     assert_framework_view(&run, "xmcp React Widget", "xm-echo");
