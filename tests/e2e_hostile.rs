@@ -858,9 +858,7 @@ fn a_view_cannot_keep_thousands_of_calls_in_flight() {
 #[test]
 fn one_servers_questions_cannot_bury_another_servers_prompt() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("mcp.json");
-    let entry = |instance: &str| json!({"command": "node", "args": [common::fixtures().join("hostile-server.mjs").to_string_lossy(), "--instance", instance]});
-    std::fs::write(&config, json!({"mcpServers": {"a": entry("a"), "b": entry("b")}}).to_string()).unwrap();
+    let config = two_hostile_servers(&dir);
     // The person answers every dialog in the order they come (Cancel), noting what each was.
     let script = write_automation(
         &dir,
@@ -971,9 +969,7 @@ fn the_person_can_always_take_the_window_back_from_a_view() {
 #[test]
 fn bound_post_message_from_another_origin_never_passes_a_proxy() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("mcp.json");
-    let entry = |instance: &str| json!({"command": "node", "args": [common::fixtures().join("hostile-server.mjs").to_string_lossy(), "--instance", instance]});
-    std::fs::write(&config, json!({"mcpServers": {"a": entry("a"), "b": entry("b")}}).to_string()).unwrap();
+    let config = two_hostile_servers(&dir);
     let script = write_automation(
         &dir,
         r##"

@@ -344,6 +344,15 @@ pub fn run_host_watch(
     }
 }
 
+/// A config file with two hostile servers named `a` and `b` (two origins), in `dir`.
+pub fn two_hostile_servers(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    let config = dir.path().join("mcp.json");
+    let script = super::fixtures().join("hostile-server.mjs");
+    let entry = |instance: &str| serde_json::json!({"command": "node", "args": [script.to_string_lossy(), "--instance", instance]});
+    std::fs::write(&config, serde_json::json!({"mcpServers": {"a": entry("a"), "b": entry("b")}}).to_string()).unwrap();
+    config
+}
+
 pub fn hostile(instance: Option<&str>) -> String {
     match instance {
         Some(i) => node_server("hostile-server.mjs", &format!("--instance {i}")),
