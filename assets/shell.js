@@ -154,6 +154,8 @@
     // A server's `name` is its key (sent back to Rust); its `label` is what a person reads.
     var labelOf = function (s) { return s.label || s.name; };
     document.getElementById("picker-server").textContent = several ? "Servers" : cmd.servers[0] ? labelOf(cmd.servers[0]) : "";
+    var only = !several && cmd.servers[0];
+    document.getElementById("picker-server").title = only && only.protocol ? "MCP " + only.protocol : "";
     var list = document.getElementById("tools");
     list.textContent = "";
     toolsByKey.clear();
@@ -163,6 +165,7 @@
         head.dataset.server = s.name;
         var line = el("div", "server-line");
         line.append(el("span", "server-name", labelOf(s)), el("span", "state", s.status));
+        if (s.protocol) line.title = "MCP " + s.protocol;
         head.append(line);
         if (s.reason) {
           var why = el("p", "server-reason", s.reason);

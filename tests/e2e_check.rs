@@ -52,9 +52,12 @@ fn inspect_lists_the_reference_server_cleanly() {
     assert_eq!(t["resourceUri"], "ui://get-time/mcp-app.html");
     assert_eq!(r["resources"][0]["mimeType"], "text/html;profile=mcp-app");
     assert_eq!(r["summary"]["errors"], 0, "{r:#}");
+    // The negotiated protocol revision is shown.
+    assert_eq!(r["protocolVersion"], "2025-11-25", "{r:#}");
     // Human output too.
     let human = host(&["inspect", "--stdio", &basic_vanillajs()], false);
     assert!(human.stdout.contains("get-time") && human.stdout.contains("findings: 0 errors"), "{}", human.stdout);
+    assert!(human.stdout.contains("(MCP 2025-11-25)"), "{}", human.stdout);
 }
 
 #[test]

@@ -402,6 +402,7 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
         }
     };
     let server = survey.conn.name().to_owned();
+    let protocol = survey.conn.protocol_version();
     let ui_tools: Vec<&Value> = survey
         .tools
         .iter()
@@ -473,10 +474,14 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
     if args.json {
         let passed = checks.iter().filter(|c| c.status == "pass").count();
         let skipped = checks.len() - passed - failed;
-        let report = json!({"server": server, "tools": checks, "summary": {"passed": passed, "failed": failed, "skipped": skipped}});
+        let report = json!({"server": server, "protocolVersion": protocol, "tools": checks,
+            "summary": {"passed": passed, "failed": failed, "skipped": skipped}});
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("server: {server}");
+        match &protocol {
+            Some(version) => println!("server: {server} (MCP {version})"),
+            None => println!("server: {server}"),
+        }
         for c in &checks {
             let timing = c.initialized_ms.map(|t| format!("  initialized at {t:.0} ms")).unwrap_or_default();
             let app = c

@@ -47,8 +47,11 @@ pub async fn survey(server: &ServerArgs) -> anyhow::Result<Survey> {
     Ok(Survey { conn, tools, report })
 }
 
-fn print_human(server: &str, report: &Report) {
-    println!("server: {server}");
+fn print_human(server: &str, protocol: Option<&str>, report: &Report) {
+    match protocol {
+        Some(version) => println!("server: {server} (MCP {version})"),
+        None => println!("server: {server}"),
+    }
     println!("tools ({}):", report.tools.len());
     let width = report.tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
     for t in &report.tools {
@@ -100,10 +103,13 @@ pub fn inspect(args: InspectArgs) -> anyhow::Result<i32> {
         }
     };
     let name = survey.conn.name().to_owned();
+    let protocol = survey.conn.protocol_version();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report_json(&name, &survey.report))?);
+        let mut report = report_json(&name, &survey.report);
+        report["protocolVersion"] = serde_json::json!(protocol);
+        println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_human(&name, &survey.report);
+        print_human(&name, protocol.as_deref(), &survey.report);
     }
     Ok(if survey.report.count(Severity::Error) > 0 { 1 } else { 0 })
 }

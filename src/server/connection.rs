@@ -819,6 +819,12 @@ impl Connection {
         &self.name
     }
 
+    /// The protocol revision negotiated with the server (its `initialize` answer), e.g.
+    /// `2025-11-25`.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.peer.peer_info().map(|i| i.protocol_version.to_string())
+    }
+
     /// The server's own name for itself, from its initialize result: `serverInfo.title` when it
     /// gives one, else `serverInfo.name` (`None` when both are blank). Untrusted text: make it
     /// one line before showing it (the registry's labels do, see [`super::registry::Registry::label`]).

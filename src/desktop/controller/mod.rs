@@ -960,7 +960,10 @@ impl Controller {
                     _ => (None, None),
                 };
                 // `name` is the key the shell sends back; `label` is what it shows.
-                json!({"name": info.name, "label": info.label, "status": info.status.label(), "reason": reason, "retryIn": retry_in, "tools": tools})
+                // The revision negotiated with it, for the person (and bug reports).
+                let protocol = self.servers.current(&info.name).and_then(|c| c.protocol_version());
+                json!({"name": info.name, "label": info.label, "status": info.status.label(), "reason": reason,
+                    "retryIn": retry_in, "tools": tools, "protocol": protocol})
             })
             .collect();
         self.shell(ShellCommand::Servers { servers });
