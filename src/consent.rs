@@ -57,38 +57,26 @@ pub fn one_line(text: &str) -> String {
 
 /// [`one_line`] with another length limit.
 pub fn one_line_max(text: &str, max_chars: usize) -> String {
-    let mut out = String::with_capacity(text.len().min(max_chars * 4));
-    let mut shown = 0usize;
-    let mut total = 0usize;
-    for c in text.chars() {
-        total += 1;
-        if shown >= max_chars {
-            continue;
-        }
-        shown += 1;
-        if is_deceptive(c) {
-            escape_char(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    if total > max_chars {
-        let _ = write!(out, "… ({} more characters)", total - max_chars);
-    }
-    out
+    escape(text, max_chars, false)
 }
 
 /// A block of untrusted text (a message's body): newlines kept as line breaks, every other
 /// deceptive character escaped, at most [`MAX_BLOCK_CHARS`] characters.
 pub fn block(text: &str) -> String {
-    let mut out = String::with_capacity(text.len().min(MAX_BLOCK_CHARS * 4));
+    escape(text, MAX_BLOCK_CHARS, true)
+}
+
+/// The first `max_chars` characters of `text` with every deceptive character escaped (newlines
+/// kept when `keep_newlines`), and how many more there were.
+fn escape(text: &str, max_chars: usize, keep_newlines: bool) -> String {
+    let mut out = String::with_capacity(text.len().min(max_chars * 4));
     let mut total = 0usize;
     for c in text.chars() {
         total += 1;
-        if total > MAX_BLOCK_CHARS {
+        if total > max_chars {
             continue;
         }
-        if c == '\n' {
+        if c == '\n' && keep_newlines {
             out.push('\n');
         } else if is_deceptive(c) {
             escape_char(&mut out, c);
@@ -96,8 +84,8 @@ pub fn block(text: &str) -> String {
             out.push(c);
         }
     }
-    if total > MAX_BLOCK_CHARS {
-        let _ = write!(out, "… ({} more characters)", total - MAX_BLOCK_CHARS);
+    if total > max_chars {
+        let _ = write!(out, "… ({} more characters)", total - max_chars);
     }
     out
 }

@@ -1,12 +1,13 @@
 //! What Rust tells the shell page (`window.__mcpShell.dispatch`): one enum, serialized in one
-//! place ([`ShellCommand::to_text`]). The other direction is [`super::ipc::ShellMessage`].
+//! place ([`ShellCommand::to_text`]), and `post` (a JSON-RPC message for a View, the hot path)
+//! written around the bridge's JSON text by [`ShellCommand::post_text`]. The other direction is
+//! [`super::ipc::ShellMessage`].
 //!
 //! Every text a server or View controls is already made safe for a person by the controller
 //! (see [`crate::consent`]); the shell puts it into `textContent` only. The command reaches the
 //! page as a JSON string literal parsed there, never as an object literal in script.
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::protocol::{DisplayMode, Theme};
@@ -45,8 +46,6 @@ pub(crate) enum ShellCommand {
         /// The first inline height.
         height: f64,
     },
-    /// Post a JSON-RPC message (already serialized) into a View's proxy frame.
-    Post { view: String, msg: Box<RawValue> },
     /// An inline View's new height.
     Resize { view: String, height: f64 },
     /// Lay a View out in a display mode.
@@ -94,6 +93,14 @@ impl ShellCommand {
         })
     }
 
+    /// The `post` command: the JSON-RPC message `msg` (JSON text the bridge serialized) for
+    /// `view`'s proxy frame, written around it without parsing it again (every message to a View
+    /// takes this path).
+    pub(crate) fn post_text(view: &str, msg: &str) -> String {
+        let view = serde_json::to_string(view).unwrap_or_else(|_| "\"\"".into());
+        format!(r#"{{"op":"post","view":{view},"msg":{msg}}}"#)
+    }
+
     /// The `op` of this command.
     #[cfg(test)]
     fn op(&self) -> String {
@@ -124,7 +131,6 @@ mod tests {
                 server: s(),
                 height: 427.0,
             },
-            ShellCommand::Post { view: s(), msg: RawValue::from_string(r#"{"__proto__":{"a":1}}"#.into()).unwrap() },
             ShellCommand::Resize { view: s(), height: 300.0 },
             ShellCommand::Display { view: s(), mode: DisplayMode::Pip },
             ShellCommand::Unmount { view: s() },
@@ -162,16 +168,15 @@ mod tests {
             let text = cmd.to_text();
             let value: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert_eq!(value["op"], cmd.op(), "{text}");
-            // serde cannot read a raw value back through an internally tagged enum; `post` is
-            // checked as text below.
-            if !matches!(cmd, ShellCommand::Post { .. }) {
-                let back: ShellCommand = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
-                assert_eq!(back.to_text(), text);
-            }
+            let back: ShellCommand = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(back.to_text(), text);
         }
-        // A View's message goes in as it came, keys such as "__proto__" included.
-        let post = every_command().into_iter().find(|c| matches!(c, ShellCommand::Post { .. })).unwrap();
-        assert_eq!(post.to_text(), r#"{"op":"post","view":"x","msg":{"__proto__":{"a":1}}}"#);
+        // A View's message goes in as it came, keys such as "__proto__" included; the id is
+        // escaped like any JSON string.
+        let post = ShellCommand::post_text("v\"1", r#"{"__proto__":{"a":1}}"#);
+        assert_eq!(post, r#"{"op":"post","view":"v\"1","msg":{"__proto__":{"a":1}}}"#);
+        let value: serde_json::Value = serde_json::from_str(&post).unwrap();
+        assert_eq!(value["msg"]["__proto__"]["a"], 1);
     }
 
     #[test]
@@ -184,7 +189,9 @@ mod tests {
             let key = if op.contains('-') { format!("\"{op}\":") } else { format!("{op}:") };
             assert!(table.contains(&key), "the shell has no handler for {op:?}");
         }
-        let ops: Vec<String> = every_command().iter().map(ShellCommand::op).collect();
+        let mut ops: Vec<String> = every_command().iter().map(ShellCommand::op).collect();
+        ops.push("post".into());
+        assert!(table.contains("post:"), "the shell has no handler for \"post\"");
         let names = table
             .lines()
             .flat_map(|l| l.split(','))

@@ -184,6 +184,26 @@ pub(super) fn web_content_mb() -> u64 {
     web_processes().into_iter().map(|(_, kb)| kb).sum::<u64>() / 1024
 }
 
+/// Checks the web processes against `limit_mb` every 500 ms on a blocking thread and sends
+/// `(pid, MB)` of one above it; ends when the receiver is dropped.
+pub(super) fn watch_memory(limit_mb: u64) -> tokio::sync::mpsc::Receiver<(u32, u64)> {
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let Ok(found) = tokio::task::spawn_blocking(move || over_limit(limit_mb)).await else { return };
+            if let Some(over) = found {
+                if tx.send(over).await.is_err() {
+                    return;
+                }
+            } else if tx.is_closed() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
 /// The first web process above `limit_mb`, if any: `(pid, its MB)`.
 pub(super) fn over_limit(limit_mb: u64) -> Option<(u32, u64)> {
     web_processes().into_iter().map(|(pid, kb)| (pid, kb / 1024)).find(|(_, mb)| *mb > limit_mb)

@@ -426,13 +426,12 @@ impl Controller {
         tracing::debug!("web content memory limit: {} MB", self.web_memory_limit_mb);
         let mut watch = tokio::time::interval(supervisor::HEARTBEAT);
         watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        let mut ticks: u64 = 0;
+        // The /proc scan runs on a blocking thread, not in this loop, which relays every message.
+        let mut over_limit = supervisor::watch_memory(self.web_memory_limit_mb);
         loop {
             tokio::select! {
-                _ = watch.tick() => {
-                    ticks += 1;
-                    self.supervise(ticks.is_multiple_of(2));
-                },
+                _ = watch.tick() => self.supervise(),
+                Some((pid, mb)) = over_limit.recv() => self.over_memory_limit(pid, mb),
                 input = from_ui.recv() => match input {
                     Some(HostInput::Shell(msg)) => self.on_shell(msg),
                     Some(HostInput::CloseRequested) => self.begin_exit(0),
@@ -1363,12 +1362,8 @@ impl Controller {
     fn on_view_output(&mut self, view: &str, output: ViewOutput) -> Option<i32> {
         match output {
             ViewOutput::Post(text) => {
-                // `text` is serialized JSON: it goes into the page as data, never as code.
-                // `text` is the message as the bridge serialized it: it goes in unparsed.
-                match serde_json::value::RawValue::from_string(text) {
-                    Ok(msg) => self.shell(ShellCommand::Post { view: view.to_owned(), msg }),
-                    Err(e) => tracing::error!(view, "a message for the View is not JSON: {e}"),
-                }
+                // `text` is the message as the bridge serialized it: it goes in unparsed (the hot path).
+                self.shell_text(ShellCommand::post_text(view, &text));
                 None
             }
             ViewOutput::Event(event) => {

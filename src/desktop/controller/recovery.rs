@@ -50,8 +50,8 @@ impl Controller {
         let _ = self.ui.send_event(UserEvent::Recycle);
     }
 
-    /// The supervisor's tick: a hang to report or to end, and (every other tick) the memory limit.
-    pub(super) fn supervise(&mut self, check_memory: bool) {
+    /// The supervisor's tick: a hang to report or to end.
+    pub(super) fn supervise(&mut self) {
         if self.exiting.is_some() {
             return;
         }
@@ -76,13 +76,15 @@ impl Controller {
                 (supervisor::HANG_AFTER + self.supervisor.auto_stop()).as_secs()
             )),
         }
-        if check_memory && self.shell_ready {
-            if let Some((pid, mb)) = supervisor::over_limit(self.web_memory_limit_mb) {
-                self.stop_web_content(format!(
-                    "the web content used {mb} MB, over its limit of {} MB (process {pid})",
-                    self.web_memory_limit_mb
-                ));
-            }
+    }
+
+    /// A web process is above the memory limit (see [`supervisor::watch_memory`]).
+    pub(super) fn over_memory_limit(&mut self, pid: u32, mb: u64) {
+        if self.shell_ready && self.exiting.is_none() {
+            self.stop_web_content(format!(
+                "the web content used {mb} MB, over its limit of {} MB (process {pid})",
+                self.web_memory_limit_mb
+            ));
         }
     }
 
