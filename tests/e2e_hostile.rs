@@ -881,18 +881,15 @@ fn one_servers_questions_cannot_bury_another_servers_prompt() {
         await call("person-report", { data: JSON.stringify({ order }) }, "b");
         "##,
     );
-    let mut args: Vec<String> = ["run", "--config", &config.to_string_lossy(), "--automation", &script]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-    for (tool, a) in [
-        ("a/attack-elicit-flood", json!({})),
-        ("b/attack-dialogs", json!({"count": 1, "delay": 1500, "stay": true})),
-        ("b/honest", json!({})),
-    ] {
-        args.extend(["--tool".into(), tool.into(), "--args".into(), a.to_string()]);
-    }
-    args.extend(["--timeout".into(), "80".into()]);
+    let args = config_views(
+        &config,
+        &script,
+        &[
+            ("a/attack-elicit-flood", json!({})),
+            ("b/attack-dialogs", json!({"count": 1, "delay": 1500, "stay": true})),
+            ("b/honest", json!({})),
+        ],
+    );
     let run = run_host(
         &args,
         |t| {
@@ -985,14 +982,8 @@ fn bound_post_message_from_another_origin_never_passes_a_proxy() {
         await call("person-report", { data: JSON.stringify({ sent }) }, "a");
         "##,
     );
-    let mut args: Vec<String> = ["run", "--config", &config.to_string_lossy(), "--automation", &script]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-    for (tool, a) in [("a/honest", json!({})), ("b/attack-bound-post", json!({"waitMs": 1500}))] {
-        args.extend(["--tool".into(), tool.into(), "--args".into(), a.to_string()]);
-    }
-    args.extend(["--timeout".into(), "80".into()]);
+    let args =
+        config_views(&config, &script, &[("a/honest", json!({})), ("b/attack-bound-post", json!({"waitMs": 1500}))]);
     let run = run_host(
         &args,
         |t| {

@@ -12,19 +12,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::hostile::{reports, run_host};
+use common::hostile::{person_reports_in, reports, run_host};
 use common::{automation, node_server};
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(150);
-
-/// `(t_ms, data)` of every `person-report` call.
-fn person_reports(trace: &[Value]) -> impl Iterator<Item = (f64, Value)> + '_ {
-    trace.iter().filter(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "person-report").map(|r| {
-        let data = r["msg"]["params"]["arguments"]["data"].as_str().unwrap_or("null");
-        (r["t_ms"].as_f64().unwrap_or(0.0), serde_json::from_str(data).unwrap_or(Value::Null))
-    })
-}
 
 /// `honest-ok` calls of `view` after `t_ms`.
 fn honest_calls_after(trace: &[Value], view: &str, t_ms: f64) -> usize {
@@ -41,7 +33,7 @@ fn honest_calls_after(trace: &[Value], view: &str, t_ms: f64) -> usize {
 
 /// Done once the person reported and the honest View `honest` made `n` calls after that.
 fn person_then_honest(honest: &'static str, n: usize) -> impl Fn(&[Value]) -> bool {
-    move |trace| person_reports(trace).next().is_some_and(|(t, _)| honest_calls_after(trace, honest, t) >= n)
+    move |trace| person_reports_in(trace).next().is_some_and(|(t, _)| honest_calls_after(trace, honest, t) >= n)
 }
 
 fn hostile(args: &str) -> String {

@@ -77,13 +77,8 @@ impl HostRun {
 
     /// The automation script's first `person-report` (its `data`, parsed) and when it came.
     pub fn person_report(&self) -> (f64, Value) {
-        self.trace
-            .iter()
-            .find(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "person-report")
-            .map(|r| {
-                let data = r["msg"]["params"]["arguments"]["data"].as_str().unwrap_or("null");
-                (r["t_ms"].as_f64().unwrap_or(0.0), serde_json::from_str(data).unwrap_or(Value::Null))
-            })
+        person_reports_in(&self.trace)
+            .next()
             .unwrap_or_else(|| panic!("the person (automation script) never reported:\n{}", self.dump()))
     }
 
@@ -380,13 +375,30 @@ pub fn text(v: &Value) -> String {
     v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string())
 }
 
+/// `(t_ms, data)` of every `person-report` call (the person's automation script), oldest first.
+pub fn person_reports_in(trace: &[Value]) -> impl Iterator<Item = (f64, Value)> + '_ {
+    trace.iter().filter(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "person-report").map(|r| {
+        let data = r["msg"]["params"]["arguments"]["data"].as_str().unwrap_or("null");
+        (r["t_ms"].as_f64().unwrap_or(0.0), serde_json::from_str(data).unwrap_or(Value::Null))
+    })
+}
+
 /// What the person's automation reported (`person-report` calls, newest last).
 pub fn person_reports(run: &HostRun) -> Vec<Value> {
-    run.trace
+    person_reports_in(&run.trace).map(|(_, data)| data).filter(|d| !d.is_null()).collect()
+}
+
+/// `run --config <config> --automation <script> --tool A --args {..} ... --timeout 80`.
+pub fn config_views(config: &Path, automation: &str, tools: &[(&str, Value)]) -> Vec<String> {
+    let mut args: Vec<String> = ["run", "--config", &config.to_string_lossy(), "--automation", automation]
         .iter()
-        .filter(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "person-report")
-        .filter_map(|r| r["msg"]["params"]["arguments"]["data"].as_str().and_then(|d| serde_json::from_str(d).ok()))
-        .collect()
+        .map(|s| (*s).to_owned())
+        .collect();
+    for (tool, arguments) in tools {
+        args.extend(["--tool".to_owned(), (*tool).to_owned(), "--args".to_owned(), arguments.to_string()]);
+    }
+    args.extend(["--timeout".to_owned(), "80".to_owned()]);
+    args
 }
 
 pub fn write_automation(dir: &tempfile::TempDir, body: &str) -> String {
