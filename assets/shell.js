@@ -1,5 +1,7 @@
 // The host shell: trusted UI on mcp-host://app. It never renders server-provided HTML itself
-// (text only, via textContent); Views live in sandbox proxy frames on their own origins.
+// (text only, via textContent). Views are not in this page: each has a webview of its own, in its
+// server's web process, which the host places over the View's slot in its card. This page tells
+// the host where the slots are (reportLayout) whenever they move.
 //
 // To Rust it speaks only through window.__mcpHostSend, which the host's main-frame init script
 // defines with the per-launch IPC secret in a closure. From Rust it receives commands through
@@ -8,7 +10,7 @@
   "use strict";
 
   var send = window.__mcpHostSend;
-  var views = new Map(); // view id -> { frame, origin, card, height }
+  var views = new Map(); // view id -> { slot, origin, card, height }
   var stream = document.getElementById("stream");
   var statusLine = document.getElementById("status");
   var side = document.getElementById("side");
@@ -29,7 +31,6 @@
   function setTheme(cmd) {
     theme = cmd.theme === "dark" ? "dark" : "light";
     document.documentElement.dataset.theme = theme;
-    views.forEach(function (v) { v.frame.style.colorScheme = theme; });
   }
 
   document.getElementById("theme").addEventListener("click", function () {
@@ -75,35 +76,50 @@
     close.setAttribute("aria-label", "Close " + cmd.title);
     close.addEventListener("click", function () { send({ kind: "close", view: cmd.view }); });
     head.append(el("span", "title", cmd.title), origin, close);
-    var frame = document.createElement("iframe");
-    // Attributes before insertion: sandbox and allow apply from the first load.
-    frame.setAttribute("sandbox", cmd.sandbox);
-    if (cmd.allow) frame.setAttribute("allow", cmd.allow);
-    frame.setAttribute("title", cmd.title);
-    frame.style.colorScheme = theme;
-    frame.src = cmd.src;
+    // The View's webview is placed over this slot (it is not part of this page).
+    var slot = el("div", "slot");
+    slot.setAttribute("role", "group");
+    slot.setAttribute("aria-label", cmd.title);
     // The first height comes from Rust (a share of the window); the View's reports change it.
     var height = typeof cmd.height === "number" ? cmd.height : 240;
-    frame.style.height = height + "px";
-    views.set(cmd.view, { frame: frame, origin: cmd.origin, card: card, height: height });
+    slot.style.height = height + "px";
+    views.set(cmd.view, { slot: slot, origin: cmd.origin, card: card, height: height });
     if (width) card.style.maxWidth = (width + 2) + "px";
     addViewOption(cmd.view, cmd.title);
-    card.append(head, frame);
+    card.append(head, slot);
+    resizes.observe(slot);
     if (placeholder) placeholder.replaceWith(card); else stream.append(card);
     card.scrollIntoView({ block: "nearest" });
-  }
-
-  function post(cmd) {
-    var v = views.get(cmd.view);
-    if (!v || !v.frame.contentWindow) return;
-    v.frame.contentWindow.postMessage(cmd.msg, v.origin);
   }
 
   function resize(cmd) {
     var v = views.get(cmd.view);
     if (!v || typeof cmd.height !== "number") return;
     v.height = cmd.height;
-    v.frame.style.height = cmd.height + "px";
+    v.slot.style.height = cmd.height + "px";
+  }
+
+  // A View whose web process does not answer: the card says so, with Wait and Stop. This is
+  // above the View's slot, so the View cannot cover it.
+  function hung(cmd) {
+    var v = views.get(cmd.view);
+    if (!v) return;
+    var bar = v.card.querySelector(".hung");
+    if (!cmd.hung) {
+      if (bar) bar.remove();
+      return;
+    }
+    if (bar) return;
+    bar = el("div", "hung");
+    bar.setAttribute("role", "alert");
+    var wait = el("button", "", "Wait");
+    wait.type = "button";
+    wait.addEventListener("click", function () { send({ kind: "wait", view: cmd.view }); });
+    var stop = el("button", "danger", "Stop it");
+    stop.type = "button";
+    stop.addEventListener("click", function () { send({ kind: "stop-app", view: cmd.view }); });
+    bar.append(el("span", "", cmd.text), wait, stop);
+    v.slot.before(bar);
   }
 
   function display(cmd) {
@@ -112,16 +128,19 @@
     v.card.classList.toggle("fullscreen", cmd.mode === "fullscreen");
     v.card.classList.toggle("pip", cmd.mode === "pip");
     document.body.classList.toggle("pip", cmd.mode === "pip");
-    if (cmd.mode === "inline") v.frame.style.height = v.height + "px";
-    // A way back that the View cannot cover or remove: the shell's own button over the frame.
-    var exit = v.card.querySelector(".mode-exit");
+    if (cmd.mode === "inline") v.slot.style.height = v.height + "px";
+    // A way back that the View cannot cover or remove: the shell's own bar above the View's
+    // slot (the View's webview is placed over the slot only).
+    var bar = v.card.querySelector(".mode-bar");
     if (cmd.mode === "inline") {
-      if (exit) exit.remove();
-    } else if (!exit) {
-      exit = el("button", "mode-exit", cmd.mode === "pip" ? "Back to the window" : "Exit full screen");
+      if (bar) bar.remove();
+    } else if (!bar) {
+      bar = el("div", "mode-bar");
+      var exit = el("button", "mode-exit", cmd.mode === "pip" ? "Back to the window" : "Exit full screen");
       exit.type = "button";
       exit.addEventListener("click", function () { send({ kind: "inline", view: cmd.view }); });
-      v.card.append(exit);
+      bar.append(exit);
+      v.slot.before(bar);
     }
   }
 
@@ -131,6 +150,7 @@
     var v = views.get(cmd.view);
     if (!v) return;
     views.delete(cmd.view);
+    resizes.unobserve(v.slot);
     if (v.card.classList.contains("pip")) document.body.classList.remove("pip");
     v.card.remove();
   }
@@ -674,7 +694,7 @@
   });
 
   var handlers = {
-    mount: mount, post: post, resize: resize, unmount: unmount, text: text, display: display,
+    mount: mount, resize: resize, hung: hung, unmount: unmount, text: text, display: display,
     pending: pending, servers: servers,
     dev: function () { dev.hidden = false; side.classList.add("with-dev"); },
     log: function (cmd) {
@@ -708,29 +728,56 @@
     status: function (cmd) { setStatus(cmd.text, cmd.error); }
   };
 
-  window.addEventListener("message", function (event) {
-    // Check: a message counts only if it comes from a proxy frame we mounted, on its origin.
-    for (var entry of views) {
-      var id = entry[0], v = entry[1];
-      if (event.source !== v.frame.contentWindow) continue;
-      if (event.origin !== v.origin) {
-        send({ kind: "dropped", view: id, reason: "message from unexpected origin " + event.origin });
-        return;
-      }
-      if (event.data && typeof event.data === "object" && event.data.mcpHostDiagnostic) {
-        send({ kind: "diagnostic", view: id, data: event.data.mcpHostDiagnostic });
-        return;
-      }
-      var textMsg;
-      try {
-        textMsg = JSON.stringify(event.data);
-      } catch (e) {
-        send({ kind: "dropped", view: id, reason: "message is not serialisable: " + e });
-        return;
-      }
-      send({ kind: "view", view: id, msg: textMsg === undefined ? "undefined" : textMsg });
-      return;
+  // Where the Views go: each slot's rectangle in this page, and the rectangle they are clipped
+  // to (the stream; in fullscreen and pip the one View's slot). No slot is reported while a
+  // dialog is open (the dialog is above everything), or for a View behind another's fullscreen.
+  // Reported after layout, once per frame at most, and only when something moved.
+  var lastLayout = "";
+  var layoutQueued = false;
+  function queueLayout() {
+    if (layoutQueued) return;
+    layoutQueued = true;
+    requestAnimationFrame(reportLayout);
+  }
+  function rectOf(node) {
+    var r = node.getBoundingClientRect();
+    return { x: r.left, y: r.top, w: r.width, h: r.height };
+  }
+  function reportLayout() {
+    layoutQueued = false;
+    var focus = null;
+    views.forEach(function (v) {
+      if (v.card.classList.contains("fullscreen") || v.card.classList.contains("pip")) focus = v;
+    });
+    var clip;
+    if (focus) {
+      clip = rectOf(focus.slot);
+    } else {
+      var s = stream.getBoundingClientRect();
+      clip = { x: s.left + stream.clientLeft, y: s.top + stream.clientTop, w: stream.clientWidth, h: stream.clientHeight };
     }
+    var modal = !document.getElementById("dialog").hidden || !document.getElementById("elicit").hidden;
+    var slots = [];
+    if (!modal) {
+      views.forEach(function (v, id) {
+        if (focus && v !== focus) return;
+        var r = rectOf(v.slot);
+        if (r.w < 1 || r.h < 1) return;
+        if (r.y + r.h <= clip.y || r.y >= clip.y + clip.h || r.x + r.w <= clip.x || r.x >= clip.x + clip.w) return;
+        slots.push({ view: id, x: r.x, y: r.y, w: r.w, h: r.h });
+      });
+    }
+    var text = JSON.stringify([clip, slots]);
+    if (text === lastLayout) return;
+    lastLayout = text;
+    send({ kind: "frames", clip: clip, slots: slots });
+  }
+  var resizes = new ResizeObserver(queueLayout);
+  resizes.observe(stream);
+  stream.addEventListener("scroll", queueLayout, { passive: true });
+  window.addEventListener("resize", queueLayout);
+  new MutationObserver(queueLayout).observe(document.body, {
+    subtree: true, childList: true, attributes: true, attributeFilter: ["class", "hidden", "style"]
   });
 
   Object.defineProperty(window, "__mcpShell", {
@@ -738,7 +785,9 @@
       dispatch: function (cmd) {
         var h = handlers[cmd.op];
         if (h) h(cmd);
-      }
+      },
+      // The wheel over a View that did not scroll it scrolls the stream, as in a browser.
+      scrollStream: function (dx, dy) { stream.scrollBy(dx, dy); }
     })
   });
 

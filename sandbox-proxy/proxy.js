@@ -1,20 +1,23 @@
-// The sandbox proxy: the only code between the host shell and a View.
+// The sandbox proxy: the only code between the host and a View.
 //
-// It runs on the per-server sandbox origin (mcp-sandbox://<label>), under the CSP header the host
-// built from the View's metadata. It announces itself once, writes the View's HTML into an inner
-// frame with document.write (so the View keeps this origin and inherits the CSP header), and relays
-// every other message unchanged in both directions. The View can script this document (same
-// origin), so the host treats everything from here as untrusted; the checks below keep honest
-// traffic honest and stop other frames from talking through us.
+// It is the top page of the View's own webview (one per View, one web process per server), on
+// the per-server sandbox origin (mcp-sandbox://<label>), under the CSP header the host built from
+// the View's metadata (with a `sandbox` directive: no popups, dialogs or navigation). It
+// announces itself once, writes the View's HTML into an inner frame with document.write (so the
+// View keeps this origin and inherits the CSP header), and relays every other message unchanged
+// in both directions: to the host through window.__mcpProxySend (the line the host's init script
+// gave this page alone), from the host through window.__mcpProxy.deliver. The View can script
+// this document (same origin), so the host treats everything from here as the View's word; the
+// checks below keep honest traffic honest and stop other frames from talking through us.
 (function () {
   "use strict";
 
-  var HOST_ORIGIN = "mcp-host://app";
   var READY = "ui/notifications/sandbox-proxy-ready";
   var RESOURCE_READY = "ui/notifications/sandbox-resource-ready";
 
-  // Check: a proxy is only meaningful inside the host shell.
-  if (window.self === window.top || window.parent !== window.top) {
+  // Check: a proxy is only meaningful as the top page of a View's webview in the host.
+  var hostSend = window.__mcpProxySend;
+  if (window.self !== window.top || typeof hostSend !== "function") {
     document.body.textContent = "This page only runs inside mcp-apps-host.";
     return;
   }
@@ -103,9 +106,36 @@
   // on the View itself.
   function report(kind, detail) {
     try {
-      window.parent.postMessage({ mcpHostDiagnostic: { kind: kind, detail: detail } }, HOST_ORIGIN);
+      hostSend("d", JSON.stringify({ kind: kind, detail: detail }));
     } catch (e) { /* nothing to do */ }
   }
+
+  // A View's message, as JSON text, to the host.
+  function toHost(data) {
+    var text;
+    try {
+      text = JSON.stringify(data);
+    } catch (e) {
+      hostSend("x", "message is not serialisable: " + e);
+      return;
+    }
+    hostSend("v", text === undefined ? "undefined" : text);
+  }
+
+  // A message from the host (JSON text, checked by Rust), for the View.
+  Object.defineProperty(window, "__mcpProxy", {
+    value: Object.freeze({
+      deliver: function (text) {
+        var data = JSON.parse(text);
+        if (data && data.method === RESOURCE_READY) {
+          loadView(data.params);
+          return;
+        }
+        followTheme(data);
+        if (inner && inner.contentWindow) inner.contentWindow.postMessage(data, window.origin);
+      }
+    })
+  });
 
   function text(value) {
     try { return typeof value === "string" ? value : (value && value.stack) || JSON.stringify(value) || String(value); }
@@ -165,17 +195,6 @@
 
   window.addEventListener("message", function (event) {
     var data = event.data;
-    if (event.source === window.parent) {
-      // Check: only the host shell's origin may drive the proxy.
-      if (event.origin !== HOST_ORIGIN) return;
-      if (data && data.method === RESOURCE_READY) {
-        loadView(data.params);
-        return;
-      }
-      followTheme(data);
-      if (inner && inner.contentWindow) inner.contentWindow.postMessage(data, window.origin);
-      return;
-    }
     // Check: only our own View frame, on our own origin, may send through us.
     //
     // `event.source === window` is accepted too, for one WebKitGTK behaviour: a postMessage
@@ -192,18 +211,17 @@
     //   (another sandbox origin), an opaque-origin frame (sandboxed srcdoc: "null"), a frame the
     //   View's CSP allowed. Bound or not, WebKit reports that sender and its real origin, which
     //   the origin check refuses.
-    // - The shell (mcp-host://app) binding our postMessage shows up as window.parent with its
-    //   own origin: the branch above, where it is trusted anyway; never relayed to the host.
-    // - This proxy never posts to itself, so nothing of ours is relayed back by mistake.
+    // - The host does not post to us at all (it calls deliver), and this proxy never posts to
+    //   itself, so nothing of ours is relayed back by mistake.
     if (inner && event.origin === window.origin && (event.source === inner.contentWindow || event.source === window)) {
       // The shim's "write the widget now" (for the proxy alone: never relayed to the host).
       if (shimMode && data && data.openaiShimReady === true) {
         writeHeldHtml();
         return;
       }
-      window.parent.postMessage(data, HOST_ORIGIN);
+      toHost(data);
     }
   });
 
-  window.parent.postMessage({ jsonrpc: "2.0", method: READY, params: {} }, HOST_ORIGIN);
+  toHost({ jsonrpc: "2.0", method: READY, params: {} });
 })();

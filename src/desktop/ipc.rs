@@ -48,6 +48,27 @@ impl IpcSecret {
         )
     }
 
+    /// The init script that hands a View's proxy page (`src`, the main frame only) its
+    /// `__mcpProxySend` function: the line to Rust that only this page holds.
+    pub fn proxy_init_script(&self, src: &str) -> String {
+        format!(
+            r#"(function () {{
+  "use strict";
+  if (window.top !== window || String(location.href) !== {src}) return;
+  var handler = window.webkit && window.webkit.messageHandlers && window.webkit.messageHandlers.ipc;
+  if (!handler) return;
+  var post = handler.postMessage.bind(handler);
+  var secret = {secret};
+  Object.defineProperty(window, "__mcpProxySend", {{
+    value: function (kind, text) {{ post(secret + kind + text); }},
+    writable: false, configurable: false
+  }});
+}})();"#,
+            src = serde_json::to_string(src).expect("string"),
+            secret = serde_json::to_string(&self.0).expect("string"),
+        )
+    }
+
     /// The message without the secret, or `None` when the secret is missing or wrong.
     pub fn open<'a>(&self, body: &'a str) -> Option<&'a str> {
         let head = body.get(..self.0.len())?;
@@ -65,7 +86,8 @@ pub enum ShellMessage {
     Ready,
     /// The shell's heartbeat: its web process runs (see `supervisor.rs`).
     Alive,
-    /// A message from a View's proxy frame (already checked for source and origin).
+    /// A message from a View, on its proxy page's own IPC line (`frames.rs`): never from the shell.
+    #[serde(skip_deserializing)]
     View {
         /// The View.
         view: String,
@@ -147,24 +169,44 @@ pub enum ShellMessage {
         /// The View.
         view: String,
     },
+    /// The person chose to wait for a View that does not respond.
+    Wait {
+        /// The View.
+        view: String,
+    },
+    /// The person chose to stop a View that does not respond (and its server's other Views).
+    StopApp {
+        /// The View.
+        view: String,
+    },
     /// The person took a View out of fullscreen or picture-in-picture.
     Inline {
         /// The View.
         view: String,
     },
-    /// A diagnostic from a View's frame (CSP violation, uncaught error, console error).
+    /// A diagnostic from a View's proxy page (CSP violation, uncaught error, console message), on
+    /// its own IPC line: never from the shell.
+    #[serde(skip_deserializing)]
     Diagnostic {
         /// The View.
         view: String,
         /// `{kind, detail}` as the proxy reported it.
         data: serde_json::Value,
     },
-    /// The shell dropped a frame message.
+    /// A View's proxy page dropped a message of the View (not serialisable), on its own line.
+    #[serde(skip_deserializing)]
     Dropped {
-        /// The View whose frame sent it.
+        /// The View.
         view: String,
         /// Why.
         reason: String,
+    },
+    /// Where the Views' slots are, in the rectangle they are clipped to (`frames.rs`).
+    Frames {
+        /// The clip rectangle: the stream, or the window in fullscreen and pip.
+        clip: super::frames::Rect,
+        /// The slots in sight.
+        slots: Vec<super::frames::Slot>,
     },
 }
 
@@ -192,8 +234,11 @@ mod tests {
 
     #[test]
     fn shell_messages_parse() {
-        let m: ShellMessage = serde_json::from_str(r#"{"kind":"view","view":"v1","msg":"{}"}"#).unwrap();
-        assert_eq!(m, ShellMessage::View { view: "v1".into(), msg: "{}".into() });
+        let m: ShellMessage = serde_json::from_str(r#"{"kind":"stop-app","view":"v1"}"#).unwrap();
+        assert_eq!(m, ShellMessage::StopApp { view: "v1".into() });
+        // A View's words come on its own line only: the shell cannot speak for a View.
+        assert!(serde_json::from_str::<ShellMessage>(r#"{"kind":"view","view":"v1","msg":"{}"}"#).is_err());
+        assert!(serde_json::from_str::<ShellMessage>(r#"{"kind":"diagnostic","view":"v1","data":{}}"#).is_err());
         let m: ShellMessage = serde_json::from_str(r#"{"kind":"inspector"}"#).unwrap();
         assert_eq!(m, ShellMessage::Inspector);
     }

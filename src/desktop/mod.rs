@@ -8,6 +8,7 @@
 mod controller;
 mod dialogs;
 mod engine;
+mod frames;
 mod ipc;
 mod schemes;
 mod shell_command;
@@ -38,6 +39,8 @@ use schemes::ProxyRegistry;
 pub(crate) enum UserEvent {
     /// A shell command (JSON) for `window.__mcpShell.dispatch`.
     Shell(String),
+    /// Something for the Views' own webviews.
+    Frame(frames::FrameOp),
     /// Evaluate an automation script in the shell.
     Eval(String),
     /// Change the window itself.
@@ -82,6 +85,8 @@ pub(crate) enum HostInput {
     SystemTheme(crate::protocol::Theme),
     /// What WebKit or the person said about the web content.
     WebContent(web_content::WebContentSignal),
+    /// What the Views' webviews reported.
+    Frame(frames::FrameSignal),
 }
 
 fn theme_of(theme: tao::window::Theme) -> crate::protocol::Theme {
@@ -101,19 +106,11 @@ fn navigation_allowed(url: &str, registry: &ProxyRegistry) -> bool {
         || url == "about:srcdoc"
 }
 
-/// On Linux the webview goes into tao's GTK box (an X11 child window would not paint under every
-/// window system, and Wayland has none); elsewhere it is built on the window itself.
-#[cfg(target_os = "linux")]
-fn build_webview(builder: WebViewBuilder<'_>, window: &tao::window::Window) -> Result<wry::WebView> {
+/// The window's GTK box: the shell's webview and the layer of Views go in there (an X11 child
+/// window would not paint under every window system, and Wayland has none).
+fn window_box(window: &tao::window::Window) -> Result<&gtk::Box> {
     use tao::platform::unix::WindowExtUnix;
-    use wry::WebViewBuilderExtUnix;
-    let vbox = window.default_vbox().ok_or_else(|| Error::Desktop("the window has no GTK box".into()))?;
-    builder.build_gtk(vbox).map_err(|e| Error::Desktop(format!("cannot create the webview: {e}")))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn build_webview(builder: WebViewBuilder<'_>, window: &tao::window::Window) -> Result<wry::WebView> {
-    builder.build(window).map_err(|e| Error::Desktop(format!("cannot create the webview: {e}")))
+    window.default_vbox().ok_or_else(|| Error::Desktop("the window has no GTK box".into()))
 }
 
 /// Where the tokio side sends work for the UI thread: the host's own event loop, or an
@@ -145,6 +142,9 @@ impl Ui {
 /// line to the controller. Shared by [`run`] (the host's own window) and embedders' windows.
 pub(crate) struct Running {
     webview: wry::WebView,
+    /// The Views' webviews over the shell.
+    frames: std::rc::Rc<std::cell::RefCell<frames::FrameLayer>>,
+    registry: ProxyRegistry,
     runtime: Option<tokio::runtime::Runtime>,
     to_controller: mpsc::UnboundedSender<HostInput>,
     /// The embedder owns the window: the host does not resize it or keep it on top.
@@ -182,7 +182,24 @@ impl Running {
         let registry = ProxyRegistry::default();
         let (to_controller, from_ui) = mpsc::unbounded_channel::<HostInput>();
         let devtools = options.preview;
-        let webview = build_webview(host_webview(&secret, &registry, to_controller.clone(), devtools), window)?;
+        let (overlay, frames) = frames::FrameLayer::new(window_box(window)?, to_controller.clone(), devtools);
+        let webview = {
+            use wry::WebViewBuilderExtUnix;
+            let mut layer = frames.borrow_mut();
+            let builder = host_webview(
+                layer.context(),
+                &secret,
+                &registry,
+                to_controller.clone(),
+                std::rc::Rc::downgrade(&frames),
+                devtools,
+            );
+            builder.build_gtk(&overlay).map_err(|e| Error::Desktop(format!("cannot create the webview: {e}")))?
+        };
+        {
+            use wry::WebViewExtUnix;
+            frames.borrow_mut().set_shell(webview.webview());
+        }
         tracing::info!("web inspector: {}", if inspector_enabled(&webview) { "available (preview)" } else { "off" });
         lean_cache(&webview);
         // The webview was built without a URL: the shell loads only once the engine features
@@ -192,12 +209,14 @@ impl Running {
         webview
             .load_url(&format!("{HOST_ORIGIN}/"))
             .map_err(|e| Error::Desktop(format!("cannot load the shell: {e}")))?;
-        let (controller, receivers) = controller::Controller::new(options, ui, registry, theme, started);
+        let (controller, receivers) = controller::Controller::new(options, ui, registry.clone(), theme, started);
         runtime.spawn(controller.run(from_ui, receivers));
         let (width, height) = logical(window.inner_size(), window.scale_factor());
         let _ = to_controller.send(HostInput::Resized { width, height });
         Ok(Self {
             webview,
+            frames,
+            registry: registry.clone(),
             runtime: Some(runtime),
             to_controller,
             embedded,
@@ -225,7 +244,8 @@ impl Running {
                     tracing::warn!("automation script failed: {e}");
                 }
             }
-            UserEvent::Screenshot(path, done) => snapshot::capture(&self.webview, path, done),
+            UserEvent::Frame(op) => self.frames.borrow_mut().apply(op, &self.registry),
+            UserEvent::Screenshot(path, done) => frames::FrameLayer::screenshot(&self.frames, path, done),
             UserEvent::Window(_) if self.embedded => {}
             // The window's size is not read while switching (GTK applies a new size later, so a
             // quick pip -> restore -> pip would save the pip size as the normal one): the normal
@@ -372,15 +392,17 @@ fn open_inspector(_webview: &wry::WebView) {
 /// `devtools` (preview only) turns on WebKit's developer extras; wry turns them on in every
 /// debug build unless told otherwise, so `run` says `false` explicitly.
 fn host_webview<'a>(
+    context: &'a mut wry::WebContext,
     secret: &IpcSecret,
     registry: &ProxyRegistry,
     to_controller: mpsc::UnboundedSender<HostInput>,
+    frames: std::rc::Weak<std::cell::RefCell<frames::FrameLayer>>,
     devtools: bool,
 ) -> WebViewBuilder<'a> {
     let ipc_secret = secret.clone();
     let sandbox_registry = registry.clone();
     let nav_registry = registry.clone();
-    WebViewBuilder::new()
+    WebViewBuilder::new_with_web_context(context)
         .with_devtools(devtools)
         .with_initialization_script(secret.init_script())
         .with_custom_protocol(HOST_SCHEME.into(), move |_id, request| schemes::serve_host(&request))
@@ -395,6 +417,14 @@ fn host_webview<'a>(
                 return;
             };
             match serde_json::from_str::<ShellMessage>(json) {
+                // Where the Views' slots are: carried out here, on the UI thread, right away.
+                Ok(ShellMessage::Frames { clip, slots }) => {
+                    if let Some(frames) = frames.upgrade() {
+                        if let Ok(mut frames) = frames.try_borrow_mut() {
+                            frames.place(clip, &slots);
+                        }
+                    }
+                }
                 Ok(msg) => {
                     let _ = to_controller.send(HostInput::Shell(msg));
                 }

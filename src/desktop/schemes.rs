@@ -100,6 +100,14 @@ pub fn serve_host(request: &Request<Vec<u8>>) -> Response<Body> {
     response(StatusCode::OK, ct, Cow::Borrowed(body.as_bytes()), Some(SHELL_CSP))
 }
 
+/// The proxy page's policy: the View's CSP, and the sandbox flags a frame of the View would get
+/// from its `sandbox` attribute. The proxy is the top page of the View's webview, and the View
+/// can script it (same origin): the directive keeps popups, dialogs, top navigation and
+/// downloads shut for both, as they were when the proxy was a sandboxed frame of the shell.
+fn proxy_policy(csp: &str) -> String {
+    format!("{csp}; sandbox {}", crate::sandbox::FRAME_SANDBOX)
+}
+
 /// Serves `mcp-sandbox://<label>/proxy.html?view=<id>` with the View's CSP header, `proxy.js`,
 /// and `openai-shim.js` (loaded by an OpenAI Apps SDK widget's document as a same-origin script,
 /// so it runs under that View's CSP like the View's own scripts).
@@ -118,9 +126,9 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
                         tracing::error!("MCP_APPS_HOST_TEST_DISABLE_CSP is set: serving a View WITHOUT its CSP header");
                         None
                     } else {
-                        Some(policy.csp.as_str())
+                        Some(proxy_policy(&policy.csp))
                     };
-                    response(StatusCode::OK, "text/html; charset=utf-8", Cow::Borrowed(PROXY_HTML.as_bytes()), csp)
+                    response(StatusCode::OK, "text/html; charset=utf-8", Cow::Borrowed(PROXY_HTML.as_bytes()), csp.as_deref())
                 }
                 _ => not_found(&uri.to_string()),
             }
@@ -157,7 +165,10 @@ mod tests {
         reg.insert("v1", ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
         let ok = serve_sandbox(&get("mcp-sandbox://abc/proxy.html?view=v1"), &reg);
         assert_eq!(ok.status(), 200);
-        assert_eq!(ok.headers()[header::CONTENT_SECURITY_POLICY], "default-src 'none'");
+        assert_eq!(
+            ok.headers()[header::CONTENT_SECURITY_POLICY],
+            "default-src 'none'; sandbox allow-scripts allow-same-origin allow-forms"
+        );
         assert_eq!(serve_sandbox(&get("mcp-sandbox://other/proxy.html?view=v1"), &reg).status(), 404);
         assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/proxy.html?view=v2"), &reg).status(), 404);
         assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/secret"), &reg).status(), 404);

@@ -1,7 +1,6 @@
 //! What Rust tells the shell page (`window.__mcpShell.dispatch`): one enum, serialized in one
-//! place ([`ShellCommand::to_text`]), and `post` (a JSON-RPC message for a View, the hot path)
-//! written around the bridge's JSON text by [`ShellCommand::post_text`]. The other direction is
-//! [`super::ipc::ShellMessage`].
+//! place ([`ShellCommand::to_text`]). The other direction is [`super::ipc::ShellMessage`].
+//! Messages for Views do not pass the shell: each View has a webview of its own (`frames.rs`).
 //!
 //! Every text a server or View controls is already made safe for a person by the controller
 //! (see [`crate::consent`]); the shell puts it into `textContent` only. The command reaches the
@@ -33,14 +32,11 @@ pub(crate) enum ShellCommand {
     },
     /// A card waiting for its View, with a Cancel button.
     Pending { view: String, title: String },
-    /// Mount a View's proxy frame.
+    /// A View's card, with the slot its webview is placed over (`frames.rs`).
     Mount {
         view: String,
-        src: String,
+        /// The View's sandbox origin (said in the card's tooltip).
         origin: String,
-        sandbox: String,
-        /// The frame's `allow` attribute (permission delegation).
-        allow: String,
         title: String,
         server: String,
         /// The first inline height.
@@ -52,6 +48,9 @@ pub(crate) enum ShellCommand {
     Display { view: String, mode: DisplayMode },
     /// Remove a View's card (or its pending card).
     Unmount { view: String },
+    /// A View's web process does not respond (`hung`), or responds again: the card says so and
+    /// offers to wait or to stop it.
+    Hung { view: String, hung: bool, text: String },
     /// The tool picker: servers with their status and tools.
     Servers { servers: Vec<Value> },
     /// A record of the developer panel's live log.
@@ -93,14 +92,6 @@ impl ShellCommand {
         })
     }
 
-    /// The `post` command: the JSON-RPC message `msg` (JSON text the bridge serialized) for
-    /// `view`'s proxy frame, written around it without parsing it again (every message to a View
-    /// takes this path).
-    pub(crate) fn post_text(view: &str, msg: &str) -> String {
-        let view = serde_json::to_string(view).unwrap_or_else(|_| "\"\"".into());
-        format!(r#"{{"op":"post","view":{view},"msg":{msg}}}"#)
-    }
-
     /// The `op` of this command.
     #[cfg(test)]
     fn op(&self) -> String {
@@ -121,16 +112,8 @@ mod tests {
             ShellCommand::Dev,
             ShellCommand::Text { view: Some(s()), title: s(), text: s(), error: false },
             ShellCommand::Pending { view: s(), title: s() },
-            ShellCommand::Mount {
-                view: s(),
-                src: s(),
-                origin: s(),
-                sandbox: s(),
-                allow: s(),
-                title: s(),
-                server: s(),
-                height: 427.0,
-            },
+            ShellCommand::Mount { view: s(), origin: s(), title: s(), server: s(), height: 427.0 },
+            ShellCommand::Hung { view: s(), hung: true, text: s() },
             ShellCommand::Resize { view: s(), height: 300.0 },
             ShellCommand::Display { view: s(), mode: DisplayMode::Pip },
             ShellCommand::Unmount { view: s() },
@@ -171,12 +154,6 @@ mod tests {
             let back: ShellCommand = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(back.to_text(), text);
         }
-        // A View's message goes in as it came, keys such as "__proto__" included; the id is
-        // escaped like any JSON string.
-        let post = ShellCommand::post_text("v\"1", r#"{"__proto__":{"a":1}}"#);
-        assert_eq!(post, r#"{"op":"post","view":"v\"1","msg":{"__proto__":{"a":1}}}"#);
-        let value: serde_json::Value = serde_json::from_str(&post).unwrap();
-        assert_eq!(value["msg"]["__proto__"]["a"], 1);
     }
 
     #[test]
@@ -189,9 +166,7 @@ mod tests {
             let key = if op.contains('-') { format!("\"{op}\":") } else { format!("{op}:") };
             assert!(table.contains(&key), "the shell has no handler for {op:?}");
         }
-        let mut ops: Vec<String> = every_command().iter().map(ShellCommand::op).collect();
-        ops.push("post".into());
-        assert!(table.contains("post:"), "the shell has no handler for \"post\"");
+        let ops: Vec<String> = every_command().iter().map(ShellCommand::op).collect();
         let names = table
             .lines()
             .flat_map(|l| l.split(','))

@@ -134,6 +134,81 @@ impl Supervisor {
     }
 }
 
+/// The web processes of Views, one per server (by sandbox label; see `frames.rs`): which do not
+/// respond and since when, when each stopped, and why the host ended one.
+#[derive(Debug, Default)]
+pub(super) struct ViewProcesses {
+    /// Label -> when it stopped answering and when the host stops it.
+    hung: std::collections::HashMap<String, (Instant, Instant)>,
+    /// Label -> its recent stops, recent first.
+    stops: std::collections::HashMap<String, VecDeque<Instant>>,
+    /// Why the host just ended a process, for the termination report that follows.
+    ending: Option<(Instant, String)>,
+}
+
+/// How long the host's reason for ending a process waits for WebKit's report of it.
+const ENDING_MATCHES_FOR: Duration = Duration::from_secs(3);
+
+impl ViewProcesses {
+    /// The process of `label` stopped answering at `since`; the host stops it after `auto_stop`.
+    pub(super) fn hung(&mut self, label: &str, since: Instant, auto_stop: Duration) {
+        self.hung.entry(label.to_owned()).or_insert((since, since + HANG_AFTER + auto_stop));
+    }
+
+    /// It answers again: whether it was hung.
+    pub(super) fn responsive(&mut self, label: &str) -> bool {
+        self.hung.remove(label).is_some()
+    }
+
+    pub(super) fn is_hung(&self, label: &str) -> bool {
+        self.hung.contains_key(label)
+    }
+
+    /// The person chose to wait for `label`: stopped by the host only after another period.
+    pub(super) fn wait_more(&mut self, label: &str, now: Instant, auto_stop: Duration) {
+        if let Some((_, stop_at)) = self.hung.get_mut(label) {
+            *stop_at = now + auto_stop;
+        }
+    }
+
+    /// The labels whose unanswered hang is over its time now (each reported once).
+    pub(super) fn overdue(&mut self, now: Instant) -> Vec<String> {
+        let due: Vec<String> = self.hung.iter().filter(|(_, (_, at))| now >= *at).map(|(l, _)| l.clone()).collect();
+        for label in &due {
+            // Not again until it answers, or dies.
+            if let Some(h) = self.hung.get_mut(label) {
+                h.1 = now + Duration::from_secs(86_400);
+            }
+        }
+        due
+    }
+
+    /// The host is about to end a process, for `reason`.
+    pub(super) fn ending(&mut self, now: Instant, reason: impl Into<String>) {
+        self.ending = Some((now, reason.into()));
+    }
+
+    /// The host's reason if it ended a process just now (taken), else `webkit_reason`.
+    pub(super) fn reason(&mut self, now: Instant, webkit_reason: &str) -> String {
+        match self.ending.take() {
+            Some((at, reason)) if now.saturating_duration_since(at) <= ENDING_MATCHES_FOR => reason,
+            _ => webkit_reason.to_owned(),
+        }
+    }
+
+    /// The process of `label` ended at `now`; returns how many times it did within
+    /// [`SUSPECT_WINDOW`] (counting this one).
+    pub(super) fn terminated(&mut self, label: &str, now: Instant) -> usize {
+        self.hung.remove(label);
+        let stops = self.stops.entry(label.to_owned()).or_default();
+        stops.push_front(now);
+        while stops.back().is_some_and(|t| now.saturating_duration_since(*t) > SUSPECT_WINDOW) {
+            stops.pop_back();
+        }
+        stops.len()
+    }
+}
+
 /// The web content memory limit in MB: `configured`, or a quarter of the machine's memory (at
 /// most [`DEFAULT_LIMIT_CAP_MB`]).
 pub(super) fn memory_limit_mb(configured: Option<u64>) -> u64 {
@@ -204,6 +279,16 @@ pub(super) fn watch_memory(limit_mb: u64) -> tokio::sync::mpsc::Receiver<(u32, u
     rx
 }
 
+/// Ends web process `pid` (over its memory limit) at once. WebKit's own stop needs the webview,
+/// and WebKit does not say which process serves which webview; it reports the process gone to
+/// every webview it served (`web-process-terminated`), so the right Views recover.
+#[allow(unsafe_code)]
+pub(super) fn kill(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else { return false };
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours.
+    unsafe { libc::kill(pid, libc::SIGKILL) == 0 }
+}
+
 /// The first web process above `limit_mb`, if any: `(pid, its MB)`.
 pub(super) fn over_limit(limit_mb: u64) -> Option<(u32, u64)> {
     web_processes().into_iter().map(|(pid, kb)| (pid, kb / 1024)).find(|(_, mb)| *mb > limit_mb)
@@ -241,6 +326,38 @@ mod tests {
         assert_eq!(s.recent_stops(), 2, "a repeat stop: Views come back on probation");
         s.terminated(t0 + SUSPECT_WINDOW * 3, "crashed");
         assert_eq!(s.recent_stops(), 1, "old stops are forgotten");
+    }
+
+    #[test]
+    fn a_servers_process_hangs_stops_and_repeats_on_its_own() {
+        let t0 = Instant::now();
+        let mut p = ViewProcesses::default();
+        p.hung("a", t0, AUTO_STOP_AFTER);
+        assert!(p.is_hung("a") && !p.is_hung("b"));
+        assert!(p.overdue(t0 + AUTO_STOP_AFTER).is_empty(), "counted from when it stopped answering");
+        assert_eq!(p.overdue(t0 + HANG_AFTER + AUTO_STOP_AFTER), vec!["a".to_owned()]);
+        assert!(p.overdue(t0 + HANG_AFTER + AUTO_STOP_AFTER * 2).is_empty(), "reported once");
+        assert!(p.responsive("a") && !p.responsive("a"));
+        p.hung("b", t0, AUTO_STOP_AFTER);
+        p.wait_more("b", t0 + Duration::from_secs(16), AUTO_STOP_AFTER);
+        assert!(p.overdue(t0 + Duration::from_secs(20)).is_empty(), "the person chose to wait");
+        assert_eq!(p.overdue(t0 + Duration::from_secs(31)), vec!["b".to_owned()]);
+        assert_eq!(p.terminated("b", t0 + Duration::from_secs(31)), 1);
+        assert!(!p.is_hung("b"), "a dead process does not hang");
+        assert_eq!(p.terminated("b", t0 + Duration::from_secs(40)), 2, "a repeat stop");
+        assert_eq!(p.terminated("a", t0 + Duration::from_secs(40)), 1, "another server's count is its own");
+        assert_eq!(p.terminated("b", t0 + SUSPECT_WINDOW * 3), 1, "old stops are forgotten");
+    }
+
+    #[test]
+    fn the_hosts_reason_for_ending_a_process_is_used_once_and_only_soon_after() {
+        let t0 = Instant::now();
+        let mut p = ViewProcesses::default();
+        p.ending(t0, "it used 900 MB");
+        assert_eq!(p.reason(t0 + Duration::from_millis(300), "crashed"), "it used 900 MB");
+        assert_eq!(p.reason(t0 + Duration::from_millis(400), "crashed"), "crashed", "taken");
+        p.ending(t0, "it used 900 MB");
+        assert_eq!(p.reason(t0 + Duration::from_secs(10), "crashed"), "crashed", "too old to be this one");
     }
 
     #[test]

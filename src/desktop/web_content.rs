@@ -40,23 +40,30 @@ pub(crate) enum WebContentOp {
 /// Connects WebKit's process signals of `webview` to the controller.
 #[cfg(target_os = "linux")]
 pub(crate) fn watch(webview: &wry::WebView, to_controller: mpsc::UnboundedSender<HostInput>) {
-    use webkit2gtk::{WebProcessTerminationReason, WebViewExt};
+    use webkit2gtk::WebViewExt;
     use wry::WebViewExtUnix;
     let view = webview.webview();
     let tx = to_controller.clone();
     view.connect_web_process_terminated(move |_, reason| {
-        let reason = match reason {
-            WebProcessTerminationReason::Crashed => "the web content crashed",
-            WebProcessTerminationReason::ExceededMemoryLimit => "the web content used more memory than WebKit allows",
-            WebProcessTerminationReason::TerminatedByApi => "the web content was stopped",
-            _ => "the web content ended",
-        };
+        let reason = termination_reason(reason);
         let _ = tx.send(HostInput::WebContent(WebContentSignal::Terminated(reason.to_owned())));
     });
     view.connect_is_web_process_responsive_notify(move |view| {
         let _ =
             to_controller.send(HostInput::WebContent(WebContentSignal::Responsive(view.is_web_process_responsive())));
     });
+}
+
+/// WebKit's reason for a web process that ended, in words for a person.
+#[cfg(target_os = "linux")]
+pub(crate) fn termination_reason(reason: webkit2gtk::WebProcessTerminationReason) -> &'static str {
+    use webkit2gtk::WebProcessTerminationReason;
+    match reason {
+        WebProcessTerminationReason::Crashed => "the web content crashed",
+        WebProcessTerminationReason::ExceededMemoryLimit => "the web content used more memory than WebKit allows",
+        WebProcessTerminationReason::TerminatedByApi => "the web content was stopped",
+        _ => "the web content ended",
+    }
 }
 
 #[cfg(not(target_os = "linux"))]

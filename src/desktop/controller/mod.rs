@@ -13,8 +13,9 @@ use super::dialogs::{content_text, open_url, Ask, Consent, DesktopPolicy, Deskto
 use super::ipc::ShellMessage;
 use super::schemes::{ProxyPolicy, ProxyRegistry};
 use super::shell_command::ShellCommand;
-use super::supervisor::{self, Supervisor, Tick};
+use super::supervisor::{self, Supervisor, Tick, ViewProcesses};
 use super::web_content::{WebContentOp, WebContentSignal};
+use super::frames::{FrameMount, FrameOp};
 use super::{HostInput, Ui, UserEvent, WindowOp};
 use crate::bridge::{
     CallControl, Direction, HostPolicy, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
@@ -23,7 +24,7 @@ use crate::consent::{self, tool_label, LinkSubject};
 use crate::error::{Error, Result};
 use crate::protocol::styles::host_styles;
 use crate::protocol::{methods, ContainerDimensions, DisplayMode, HostContext, Theme};
-use crate::sandbox::{allow_attribute, build_csp, origin::sandbox_origin, sandbox_label, FRAME_SANDBOX};
+use crate::sandbox::{build_csp, origin::sandbox_origin, sandbox_label};
 use crate::server::auth::SystemBrowser;
 use crate::server::connection::{ConnectOptions, RequestHandler, ServerChange};
 use crate::server::registry::{Registry, ServerEvent, ServerEventKind, ServerStatus, ToolEntry};
@@ -89,6 +90,8 @@ const LOG_RECORDS_PER_SECOND: usize = 200;
 struct ViewState {
     handle: ViewHandle,
     server: String,
+    /// The server's sandbox label: its Views share a web process.
+    label: String,
     tool: String,
     arguments: Map<String, Value>,
     result: Option<Value>,
@@ -198,10 +201,12 @@ pub(super) struct Controller {
     status_after_restart: Option<String>,
     /// Views found to stop the web content (on probation at a stop): not reopened.
     held: Vec<Restore>,
+    /// The web processes of the Views, one per server: hangs and stops.
+    processes: ViewProcesses,
 }
 
-/// A View's session and its frame's `allow` attribute, or why it could not start.
-type Setup = Result<(ViewHandle, String)>;
+/// A View's session, or why it could not start.
+type Setup = Result<ViewHandle>;
 
 /// Where sessions, fetches and tool calls report back to the controller loop.
 #[derive(Clone)]
@@ -279,6 +284,7 @@ impl Controller {
             probation_tx,
             status_after_restart: None,
             held: Vec::new(),
+            processes: ViewProcesses::default(),
         };
         (
             controller,
@@ -380,6 +386,7 @@ impl Controller {
             }
         }
         self.shell(ShellCommand::Theme { theme: self.theme });
+        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Theme(self.theme)));
         let (tap_tx, mut tap_rx) = mpsc::unbounded_channel::<Value>();
         if self.options.preview {
             self.trace = self.trace.clone().with_tap(tap_tx);
@@ -442,12 +449,13 @@ impl Controller {
                         }
                     }
                     Some(HostInput::WebContent(signal)) => self.on_web_content(signal),
+                    Some(HostInput::Frame(signal)) => self.on_frame(signal),
                     None => return,
                 },
                 Some((view, tool, setup)) = setup_rx.recv() => {
                     self.preparing.remove(&view);
                     match setup {
-                        Ok((handle, allow)) => self.mount(handle, &tool, &allow),
+                        Ok(handle) => self.mount(handle, &tool),
                         Err(e) => {
                             self.views.remove(&view);
                             self.pending_args.remove(&view);
@@ -555,7 +563,7 @@ impl Controller {
         entry: &ToolEntry,
         view_id: &str,
         arguments: Map<String, Value>,
-    ) -> Result<impl std::future::Future<Output = Result<(ViewHandle, String)>> + Send + 'static> {
+    ) -> Result<impl std::future::Future<Output = Setup> + Send + 'static> {
         let channels = self.channels.clone().expect("channels exist while running");
         let (out, results) = (channels.out, channels.results);
         let tool_name = entry.name().to_owned();
@@ -685,11 +693,10 @@ impl Controller {
             config.granted_permissions = resource.meta.permissions.clone().filter(|p| !p.is_empty());
             config.host_context = host_context;
             config.policy = policy;
-            let allow = allow_attribute(config.granted_permissions.as_ref());
             let handle = ViewSession::spawn(config, servers.port(&server), out, trace);
             handle.tool_input(arguments);
             let _ = session_tx.send(handle.clone());
-            Ok((handle, allow))
+            Ok(handle)
         })
     }
 
@@ -980,23 +987,26 @@ impl Controller {
             .clamp(MIN_FIRST_HEIGHT, INLINE_MAX_HEIGHT)
     }
 
-    fn mount(&mut self, handle: ViewHandle, tool: &str, allow: &str) {
+    fn mount(&mut self, handle: ViewHandle, tool: &str) {
         self.opened_since_recycle += 1;
         let id = handle.id().to_owned();
         let first_height = self.first_height();
         let (server, arguments) = self.pending_args.remove(&id).unwrap_or_default();
         let label = sandbox_label(&self.servers.identity(&server).unwrap_or_default());
+        // The card (with the slot) in the shell, the View in a webview of its own over the slot.
         self.shell(ShellCommand::Mount {
             view: id.clone(),
-            src: format!("{}/proxy.html?view={id}", sandbox_origin(&label)),
             origin: sandbox_origin(&label),
-            sandbox: FRAME_SANDBOX.to_owned(),
-            // Permission delegation must be granted on both frames; the proxy sets the inner one.
-            allow: allow.to_owned(),
             title: tool_label(tool),
             server: consent::one_line_max(&self.label(&server), 80),
             height: first_height,
         });
+        let src = format!("{}/proxy.html?view={id}", sandbox_origin(&label));
+        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Mount(FrameMount {
+            view: id.clone(),
+            label: label.clone(),
+            src,
+        })));
         self.status(&format!("{} from {}", tool_label(tool), self.label(&server)), false);
         let result = self.early_results.remove(&id);
         self.views.insert(
@@ -1004,6 +1014,7 @@ impl Controller {
             ViewState {
                 handle,
                 server,
+                label,
                 tool: tool.to_owned(),
                 arguments,
                 result,
@@ -1080,9 +1091,13 @@ impl Controller {
                 }
             }
             ShellMessage::Dropped { view, reason } => {
-                tracing::warn!(view = %view, "shell dropped a frame message: {reason}");
+                tracing::warn!(view = %view, "the View's proxy dropped a message: {reason}");
                 self.trace.record(Some(&view), Direction::Rejected, &json!({"reason": reason}));
             }
+            // Carried out on the UI thread (`frames.rs`), never sent here.
+            ShellMessage::Frames { .. } => {}
+            ShellMessage::Wait { view } => self.wait_for(&view),
+            ShellMessage::StopApp { view } => self.stop_app(&view),
             ShellMessage::Answer { dialog, accepted } => {
                 if let Some((_, reply)) = self.dialogs.remove(&dialog) {
                     tracing::info!(dialog, accepted, "consent answered");
@@ -1165,7 +1180,12 @@ impl Controller {
                 }
             }
             ShellMessage::Close { view } => {
-                if let Some(v) = self.views.get(&view).filter(|v| !v.closed) {
+                if let Some(v) = self.views.get(&view).filter(|v| !v.closed && self.processes.is_hung(&v.label)) {
+                    // Its process does not answer: no teardown to wait for (closing ends it).
+                    tracing::warn!(view = %view, "closing a View that does not respond");
+                    v.handle.frame_gone();
+                    self.close_view(&view);
+                } else if let Some(v) = self.views.get(&view).filter(|v| !v.closed) {
                     self.spawn_teardown(v.handle.clone());
                 } else if let Some(task) = self.preparing.remove(&view) {
                     // Still reading its UI: the person gave up waiting.
@@ -1173,7 +1193,7 @@ impl Controller {
                     self.pending_args.remove(&view);
                     self.registry.remove(&view);
                     tracing::info!(view = %view, "cancelled before its View was mounted");
-                    self.shell(ShellCommand::Unmount { view: view.clone() });
+                    self.unmount(&view);
                     if self.startup_ids.contains(&view) && self.options.exit_after.is_some() {
                         self.fail(&format!("View {view} was cancelled before it was mounted"));
                     }
@@ -1189,6 +1209,7 @@ impl Controller {
         }
         self.theme = theme;
         self.shell(ShellCommand::Theme { theme });
+        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Theme(theme)));
         for v in self.views.values().filter(|v| !v.closed) {
             v.handle.update_host_context(HostContext {
                 theme: Some(theme),
@@ -1362,8 +1383,9 @@ impl Controller {
     fn on_view_output(&mut self, view: &str, output: ViewOutput) -> Option<i32> {
         match output {
             ViewOutput::Post(text) => {
-                // `text` is the message as the bridge serialized it: it goes in unparsed (the hot path).
-                self.shell_text(ShellCommand::post_text(view, &text));
+                // `text` is the message as the bridge serialized it: it goes to the View's own
+                // webview unparsed (the hot path).
+                let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Post { view: view.to_owned(), msg: text }));
                 None
             }
             ViewOutput::Event(event) => {
@@ -1460,10 +1482,16 @@ impl Controller {
             if !v.closed {
                 v.closed = true;
                 self.registry.remove(view);
-                self.shell(ShellCommand::Unmount { view: view.to_owned() });
+                self.unmount(view);
             }
         }
         self.schedule_recycle();
+    }
+
+    /// Removes a View's card and its webview.
+    fn unmount(&mut self, view: &str) {
+        self.shell(ShellCommand::Unmount { view: view.to_owned() });
+        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Unmount { view: view.to_owned() }));
     }
 
     /// Keeps a shell command of the conversation's record for a reloaded shell (bounded).

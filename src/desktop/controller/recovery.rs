@@ -2,6 +2,7 @@
 //! stopped (the rules are in `desktop/supervisor.rs`).
 
 use super::*;
+use crate::desktop::frames::FrameSignal;
 
 /// The supervisor's reason for a web process the host ends on purpose (idle recycling).
 pub(super) const RECYCLED: &str = "recycled";
@@ -55,6 +56,11 @@ impl Controller {
         if self.exiting.is_some() {
             return;
         }
+        for label in self.processes.overdue(Instant::now()) {
+            let apps = self.apps_of(&label);
+            let secs = (supervisor::HANG_AFTER + self.supervisor.auto_stop()).as_secs();
+            self.stop_process(&label, format!("{apps} did not respond for {secs} s"));
+        }
         match self.supervisor.tick(Instant::now()) {
             Tick::Quiet => {}
             Tick::HangStarted => {
@@ -78,14 +84,159 @@ impl Controller {
         }
     }
 
-    /// A web process is above the memory limit (see [`supervisor::watch_memory`]).
+    /// A web process is above the memory limit (see [`supervisor::watch_memory`]): it is
+    /// ended at once; WebKit then reports it gone to the webviews it served (the shell, or one
+    /// server's Views), and those recover.
     pub(super) fn over_memory_limit(&mut self, pid: u32, mb: u64) {
-        if self.shell_ready && self.exiting.is_none() {
-            self.stop_web_content(format!(
-                "the web content used {mb} MB, over its limit of {} MB (process {pid})",
-                self.web_memory_limit_mb
-            ));
+        if !self.shell_ready || self.exiting.is_some() {
+            return;
         }
+        let reason = format!("it used {mb} MB, over the limit of {} MB (process {pid})", self.web_memory_limit_mb);
+        tracing::warn!("ending a web process: {reason}");
+        self.processes.ending(Instant::now(), reason);
+        if !supervisor::kill(pid) {
+            tracing::warn!(pid, "the web process over its memory limit could not be ended");
+        }
+    }
+
+    /// The open Apps of the server with sandbox label `label`, for a person.
+    pub(super) fn apps_of(&self, label: &str) -> String {
+        let mut apps: Vec<String> = self
+            .views
+            .values()
+            .filter(|v| !v.closed && v.label == label)
+            .map(|v| consent::app_label(&v.tool, &v.server))
+            .collect();
+        apps.sort();
+        apps.dedup();
+        if apps.is_empty() {
+            "an App".into()
+        } else {
+            apps.join(", ")
+        }
+    }
+
+    /// Ends the web process of `label`'s Views for `reason`; they come back (see [`Self::on_frame`]).
+    pub(super) fn stop_process(&mut self, label: &str, reason: String) {
+        tracing::warn!("stopping a web process of Apps: {}", say(&reason));
+        self.processes.ending(Instant::now(), reason);
+        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Stop { label: label.to_owned() }));
+    }
+
+    /// The person waits for a View that does not respond.
+    pub(super) fn wait_for(&mut self, view: &str) {
+        let Some(label) = self.views.get(view).map(|v| v.label.clone()) else { return };
+        tracing::info!(view, "the person chose to wait for the App");
+        self.processes.wait_more(&label, Instant::now(), self.supervisor.auto_stop());
+    }
+
+    /// The person stops a View that does not respond.
+    pub(super) fn stop_app(&mut self, view: &str) {
+        let Some(label) = self.views.get(view).filter(|v| self.processes.is_hung(&v.label)).map(|v| v.label.clone())
+        else {
+            return;
+        };
+        let apps = self.apps_of(&label);
+        self.stop_process(&label, format!("you stopped {apps}"));
+    }
+
+    /// What a server's web process of Views did: it stopped answering, answers again, or ended.
+    /// Nothing else stops: the shell and other servers' Views have processes of their own.
+    pub(super) fn on_frame(&mut self, signal: FrameSignal) {
+        if self.exiting.is_some() {
+            return;
+        }
+        match signal {
+            FrameSignal::Hung { label } => {
+                let since = Instant::now() - crate::desktop::frames::HANG_AFTER;
+                self.processes.hung(&label, since, self.supervisor.auto_stop());
+                let apps = self.apps_of(&label);
+                let secs = self.supervisor.auto_stop().as_secs();
+                let line = format!("{apps} is not responding. Wait, or stop it (stopped in {secs} s without an answer); the other Apps are not affected.");
+                tracing::warn!("{}", say(&format!("{apps} is not responding")));
+                self.trace.record(None, Direction::Diagnostic, &json!({"kind": "unresponsive", "apps": apps, "process": label}));
+                self.mark_hung(&label, true, &line);
+                self.status(&line, true);
+            }
+            FrameSignal::Responsive { label, after } => {
+                if !self.processes.responsive(&label) {
+                    return;
+                }
+                let apps = self.apps_of(&label);
+                let line = format!("{apps} responds again after {:.1} s.", after.as_secs_f64());
+                tracing::warn!("{}", say(&line));
+                self.trace.record(
+                    None,
+                    Direction::Diagnostic,
+                    &json!({"kind": "responsive", "after_ms": after.as_millis() as u64, "process": label}),
+                );
+                self.mark_hung(&label, false, "");
+                self.status(&line, false);
+            }
+            FrameSignal::Gone { view, reason } => self.on_process_gone(&view, &reason),
+        }
+    }
+
+    fn mark_hung(&mut self, label: &str, hung: bool, text: &str) {
+        let views: Vec<ViewId> =
+            self.views.iter().filter(|(_, v)| !v.closed && v.label == label).map(|(id, _)| id.clone()).collect();
+        for view in views {
+            self.shell(ShellCommand::Hung { view, hung, text: text.to_owned() });
+        }
+    }
+
+    /// The web process of `view`'s server ended: every open View of that server is gone and
+    /// comes back with its last input and result (the tool is not called again), unless that
+    /// process ended before within [`supervisor::SUSPECT_WINDOW`]: then the person is told and
+    /// reopens them (a View that crashes its process at once cannot loop).
+    fn on_process_gone(&mut self, view: &str, webkit_reason: &str) {
+        let Some(label) = self.views.get(view).filter(|v| !v.closed).map(|v| v.label.clone()) else { return };
+        let now = Instant::now();
+        let reason = self.processes.reason(now, webkit_reason);
+        let stops = self.processes.terminated(&label, now);
+        let mut gone: Vec<(ViewId, ViewState)> = Vec::new();
+        for id in self.views.iter().filter(|(_, v)| !v.closed && v.label == label).map(|(id, _)| id.clone()).collect::<Vec<_>>() {
+            if let Some(v) = self.views.remove(&id) {
+                gone.push((id, v));
+            }
+        }
+        gone.sort_by(|a, b| a.0.cmp(&b.0));
+        let apps = gone.iter().map(|(_, v)| consent::app_label(&v.tool, &v.server)).collect::<Vec<_>>().join(", ");
+        tracing::error!("the web process of {} ended: {}", say(&apps), say(&reason));
+        eprintln!("warning: the web process of {} ended: {}", say(&apps), say(&reason));
+        self.trace.record(
+            None,
+            Direction::Diagnostic,
+            &json!({"kind": "web-process-terminated", "reason": reason, "process": label, "views": gone.iter().map(|(id, _)| id).collect::<Vec<_>>()}),
+        );
+        let again = stops >= 2;
+        let mut reopened = 0;
+        for (id, v) in gone {
+            v.handle.frame_gone();
+            self.registry.remove(&id);
+            // Its consent questions are answered no.
+            let orphaned: Vec<u64> = self.dialogs.iter().filter(|(_, (d, _))| *d == id).map(|(d, _)| *d).collect();
+            for dialog in orphaned {
+                if let Some((_, reply)) = self.dialogs.remove(&dialog) {
+                    let _ = reply.send(false);
+                }
+                self.shell(ShellCommand::Dismiss { dialog });
+            }
+            self.unmount(&id);
+            if again {
+                continue;
+            }
+            let restore =
+                Restore { old: id, server: v.server, tool: v.tool, arguments: v.arguments, result: v.result };
+            reopened += usize::from(self.reopen(restore).is_some());
+        }
+        let line = if again {
+            format!("{apps} stopped again ({reason}), so it was not reopened. Call it again from the list to try once more.")
+        } else {
+            format!("{apps} stopped ({reason}); {reopened} reopened with their last input and result. The other Apps were not affected.")
+        };
+        self.shell(ShellCommand::Text { view: None, title: "An App stopped".into(), text: line.clone(), error: true });
+        self.status(&line, true);
     }
 
     /// The open Apps, for a person: `tool · server, ...`.
@@ -128,7 +279,9 @@ impl Controller {
     /// The web process ended: every View's frame is gone. The shell restarts in a new process,
     /// and once it is ready the open Views come back (see [`Self::restore_views`]).
     pub(super) fn on_web_content_gone(&mut self, webkit_reason: &str) {
-        let reason = self.supervisor.terminated(Instant::now(), webkit_reason);
+        let now = Instant::now();
+        let webkit_reason = self.processes.reason(now, webkit_reason);
+        let reason = self.supervisor.terminated(now, &webkit_reason);
         if reason == RECYCLED || self.exiting.is_some() {
             return;
         }
@@ -145,6 +298,8 @@ impl Controller {
         // The View on probation when it stopped again is the culprit.
         let culprit = self.on_probation.take();
         self.probation_mark = None;
+        // The Views' webviews go too: they come back, remounted, once the new shell is ready.
+        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Clear));
         for (id, v) in open {
             v.handle.frame_gone();
             self.registry.remove(&id);

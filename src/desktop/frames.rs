@@ -1,0 +1,518 @@
+//! Every View in a webview of its own, placed over its card: one web process per server, the
+//! shell in its own (see "Process model and supervision" in the README).
+//!
+//! The shell page lays the cards out and leaves an empty slot where a View goes; it reports the
+//! slots' rectangles (and the rectangle they are clipped to: the scrolling stream, or the whole
+//! window in fullscreen and pip) whenever they move. This module keeps a GTK layer over the
+//! shell's webview, the same size as that clip rectangle, and moves each View's webview onto its
+//! slot. The layer passes every pointer event that misses a View through to the shell below, so
+//! the shell's own controls keep working between and around the Views.
+//!
+//! The webviews of one server's Views are created related to each other, so they share one web
+//! process (and one origin, by design); another server's Views get another. A View's busy loop,
+//! memory bomb or crash then stops only its own server's Views: the shell and the other servers
+//! keep their timers, tool calls and clicks. [`FrameLayer::tick`] pings each process and tells
+//! the controller when one stops answering ([`HANG_AFTER`]) and when it answers again; WebKit's
+//! `web-process-terminated` tells it when one is gone.
+//!
+//! Each View's proxy page talks to Rust on its own IPC line: the handler knows which View it
+//! belongs to, so nothing a View sends can be taken for another View's or the shell's. The line
+//! carries a per-View secret for the same reason the shell's does (see `ipc.rs`): frames inside
+//! the View (a cross-origin frame its CSP allowed) reach the message handler too.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use wry::WebViewBuilder;
+
+use super::ipc::{IpcSecret, ShellMessage};
+use super::HostInput;
+use crate::protocol::Theme;
+
+/// A web process that has not answered a ping for this long is not responding.
+pub(crate) const HANG_AFTER: Duration = Duration::from_millis(1500);
+/// How often the layer pings each web process of Views.
+const PING_EVERY: Duration = Duration::from_millis(250);
+
+/// A rectangle in the shell page's CSS pixels (the webview's logical pixels).
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Deserialize)]
+pub(crate) struct Rect {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+}
+
+/// Where one View's slot is.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub(crate) struct Slot {
+    pub view: String,
+    #[serde(flatten)]
+    pub rect: Rect,
+}
+
+/// A View to give a webview.
+#[derive(Debug, Clone)]
+pub(crate) struct FrameMount {
+    /// The View.
+    pub view: String,
+    /// Its server's sandbox label: Views with the same label share a web process.
+    pub label: String,
+    /// The proxy page's URL.
+    pub src: String,
+}
+
+/// What the controller asks of the View webviews.
+#[derive(Debug)]
+pub(crate) enum FrameOp {
+    /// Create a View's webview and load its proxy page.
+    Mount(FrameMount),
+    /// A JSON-RPC message (JSON text) for a View.
+    Post { view: String, msg: String },
+    /// Destroy a View's webview.
+    Unmount { view: String },
+    /// End the web process of the Views with this sandbox label (WebKit then reports them gone).
+    Stop { label: String },
+    /// Destroy every View's webview (the shell restarts and remounts them).
+    Clear,
+    /// The host's theme (the card background behind a View).
+    Theme(Theme),
+}
+
+/// What the View webviews tell the controller.
+#[derive(Debug)]
+pub(crate) enum FrameSignal {
+    /// The web process of the Views with this label stopped answering.
+    Hung { label: String },
+    /// It answers again, after this long.
+    Responsive { label: String, after: Duration },
+    /// A View's web process ended (WebKit's reason, in words).
+    Gone { view: String, reason: String },
+}
+
+struct ViewFrame {
+    webview: wry::WebView,
+    label: String,
+    /// Where it is now (layer coordinates and size), to move only what moved.
+    placed: Option<(i32, i32, i32, i32)>,
+}
+
+/// The Views of one server: one web process.
+struct Group {
+    members: Vec<String>,
+    /// When the unanswered ping was sent.
+    ping: Rc<Cell<Option<Instant>>>,
+    /// Since when the process does not answer (reported).
+    hung: Rc<Cell<Option<Instant>>>,
+}
+
+/// The layer of View webviews over the shell (UI thread only).
+pub(crate) struct FrameLayer {
+    // Declared first, dropped first: the webviews go before the layer and the context.
+    views: HashMap<String, ViewFrame>,
+    groups: HashMap<String, Group>,
+    layer: gtk::Layout,
+    to_controller: mpsc::UnboundedSender<HostInput>,
+    devtools: bool,
+    theme: Theme,
+    clip: Option<(i32, i32, i32, i32)>,
+    shell: Option<webkit2gtk::WebView>,
+    context: wry::WebContext,
+}
+
+/// The card's background behind a View that draws none.
+fn background(theme: Theme) -> (u8, u8, u8, u8) {
+    match theme {
+        Theme::Dark => (0x1c, 0x20, 0x26, 0xff),
+        _ => (0xff, 0xff, 0xff, 0xff),
+    }
+}
+
+impl FrameLayer {
+    /// An overlay in `vbox`: the shell's webview goes in as its main child ([`Self::container`]),
+    /// the layer of Views above it.
+    pub(crate) fn new(
+        vbox: &gtk::Box,
+        to_controller: mpsc::UnboundedSender<HostInput>,
+        devtools: bool,
+    ) -> (gtk::Overlay, Rc<RefCell<Self>>) {
+        use gtk::prelude::*;
+        let overlay = gtk::Overlay::new();
+        vbox.pack_start(&overlay, true, true, 0);
+        let layer = gtk::Layout::new(None::<&gtk::Adjustment>, None::<&gtk::Adjustment>);
+        layer.set_halign(gtk::Align::Start);
+        layer.set_valign(gtk::Align::Start);
+        layer.set_size_request(1, 1);
+        overlay.add_overlay(&layer);
+        // Pointer events that hit no View go to the shell below ("pointer-events: none" for the
+        // layer itself; the Views' own windows still take theirs).
+        overlay.set_overlay_pass_through(&layer, true);
+        let pass_through = |layer: &gtk::Layout| {
+            if let Some(w) = layer.window() {
+                w.set_pass_through(true);
+            }
+            if let Some(w) = layer.bin_window() {
+                w.set_pass_through(true);
+            }
+        };
+        layer.connect_map(move |l| pass_through(l));
+        overlay.show();
+        layer.show();
+        let frames = Rc::new(RefCell::new(Self {
+            layer,
+            context: wry::WebContext::new(None),
+            views: HashMap::new(),
+            groups: HashMap::new(),
+            to_controller,
+            devtools,
+            theme: Theme::Light,
+            clip: None,
+            shell: None,
+        }));
+        let weak = Rc::downgrade(&frames);
+        gtk::glib::timeout_add_local(PING_EVERY, move || match weak.upgrade() {
+            Some(frames) => {
+                if let Ok(mut frames) = frames.try_borrow_mut() {
+                    frames.tick(Instant::now());
+                }
+                gtk::glib::ControlFlow::Continue
+            }
+            None => gtk::glib::ControlFlow::Break,
+        });
+        (overlay, frames)
+    }
+
+    /// The web context every webview of the host shares (one network process, the schemes
+    /// registered once, by the shell's builder).
+    pub(crate) fn context(&mut self) -> &mut wry::WebContext {
+        &mut self.context
+    }
+
+    /// The shell's webview (for screenshots and the wheel over a View that does not scroll).
+    pub(crate) fn set_shell(&mut self, shell: webkit2gtk::WebView) {
+        self.shell = Some(shell);
+    }
+
+    /// Carries out one of the controller's requests.
+    pub(crate) fn apply(&mut self, op: FrameOp, registry: &super::schemes::ProxyRegistry) {
+        match op {
+            FrameOp::Mount(mount) => {
+                let view = mount.view.clone();
+                if let Err(e) = self.mount(mount, registry) {
+                    tracing::error!(view = %view, "cannot create the View's webview: {e}");
+                    let reason = format!("its webview could not be created: {e}");
+                    let _ = self.to_controller.send(HostInput::Frame(FrameSignal::Gone { view, reason }));
+                }
+            }
+            FrameOp::Post { view, msg } => self.post(&view, &msg),
+            FrameOp::Unmount { view } => self.unmount(&view),
+            FrameOp::Stop { label } => self.stop(&label),
+            FrameOp::Theme(theme) => self.set_theme(theme),
+            FrameOp::Clear => {
+                let views: Vec<String> = self.views.keys().cloned().collect();
+                for view in views {
+                    self.unmount(&view);
+                }
+            }
+        }
+    }
+
+    fn mount(&mut self, mount: FrameMount, registry: &super::schemes::ProxyRegistry) -> crate::Result<()> {
+        use gtk::prelude::*;
+        use wry::{WebViewBuilderExtUnix, WebViewExtUnix};
+        if self.views.contains_key(&mount.view) {
+            return Ok(());
+        }
+        let secret = IpcSecret::generate();
+        let related = self
+            .groups
+            .get(&mount.label)
+            .and_then(|g| g.members.first())
+            .and_then(|v| self.views.get(v))
+            .map(|f| f.webview.webview());
+        let (view, tx) = (mount.view.clone(), self.to_controller.clone());
+        let ipc_secret = secret.clone();
+        let src = mount.src.clone();
+        let nav_registry = registry.clone();
+        let mut builder = WebViewBuilder::new_with_web_context(&mut self.context)
+            .with_devtools(self.devtools)
+            .with_background_color(background(self.theme))
+            .with_initialization_script(secret.proxy_init_script(&mount.src))
+            .with_ipc_handler(move |request| proxy_message(&view, &ipc_secret, request.body(), &tx))
+            .with_navigation_handler(move |url| {
+                let ok = url == src || url == "about:srcdoc" || url == "about:blank";
+                if !ok && !nav_registry.is_proxy_url(&url) {
+                    tracing::warn!("blocked navigation of a View to {url}");
+                }
+                ok
+            })
+            .with_new_window_req_handler(|url, _features| {
+                tracing::warn!("blocked new window for {url}");
+                wry::NewWindowResponse::Deny
+            })
+            .with_download_started_handler(|url, _path| {
+                tracing::warn!("blocked download of {url}");
+                false
+            });
+        if let Some(related) = related {
+            builder = builder.with_related_view(related);
+        }
+        let webview = builder
+            .build_gtk(&self.layer)
+            .map_err(|e| crate::Error::Desktop(format!("cannot create a View's webview: {e}")))?;
+        let widget = webview.webview();
+        // Out of sight until the shell says where its slot is.
+        widget.set_size_request(1, 1);
+        self.layer.move_(&widget, -10_000, 0);
+        super::engine::harden(&webview);
+        watch(&webview, &mount.view, self.to_controller.clone());
+        webview
+            .load_url(&mount.src)
+            .map_err(|e| crate::Error::Desktop(format!("cannot load the View's proxy: {e}")))?;
+        let group = self.groups.entry(mount.label.clone()).or_insert_with(|| Group {
+            members: Vec::new(),
+            ping: Rc::new(Cell::new(None)),
+            hung: Rc::new(Cell::new(None)),
+        });
+        group.members.push(mount.view.clone());
+        self.views.insert(mount.view, ViewFrame { webview, label: mount.label, placed: None });
+        Ok(())
+    }
+
+    /// Hands `msg` (JSON text) to the View's proxy, which posts it to the View.
+    fn post(&self, view: &str, msg: &str) {
+        let Some(frame) = self.views.get(view) else { return };
+        // JSON text goes in as a string literal and is parsed by the proxy: an object literal
+        // would give a `"__proto__"` key its special meaning.
+        let literal = serde_json::to_string(msg).unwrap_or_else(|_| "\"null\"".into());
+        let script = format!("window.__mcpProxy&&window.__mcpProxy.deliver({literal})");
+        if let Err(e) = frame.webview.evaluate_script(&script) {
+            tracing::warn!(view, "message for the View failed: {e}");
+        }
+    }
+
+    fn unmount(&mut self, view: &str) {
+        use gtk::prelude::*;
+        use wry::WebViewExtUnix;
+        let Some(frame) = self.views.remove(view) else { return };
+        let mut hung = false;
+        if let Some(group) = self.groups.get_mut(&frame.label) {
+            group.members.retain(|v| v != view);
+            hung = group.hung.get().is_some();
+            if group.members.is_empty() {
+                self.groups.remove(&frame.label);
+            }
+        }
+        // A process that loops would go on looping without a page: closing a View of a
+        // hung process ends the process (its server's other Views come back, see the controller).
+        if hung {
+            use webkit2gtk::WebViewExt;
+            tracing::warn!(view, "closing a View whose web process does not respond: ending the process");
+            frame.webview.webview().terminate_web_process();
+        }
+        self.layer.remove(&frame.webview.webview());
+    }
+
+    fn stop(&mut self, label: &str) {
+        use webkit2gtk::WebViewExt;
+        use wry::WebViewExtUnix;
+        let Some(first) = self.groups.get(label).and_then(|g| g.members.first()) else { return };
+        if let Some(frame) = self.views.get(first) {
+            tracing::warn!(label, "ending the web process of a server's Views");
+            frame.webview.webview().terminate_web_process();
+        }
+    }
+
+    /// The shell's report of where the Views' slots are, in the clip rectangle `clip`. A View
+    /// without a slot (in a closed dialog's shadow, another View's fullscreen, scrolled far
+    /// away) is moved out of sight but keeps its size, so it does not lay itself out again.
+    pub(crate) fn place(&mut self, clip: Rect, slots: &[Slot]) {
+        use gtk::prelude::*;
+        use wry::WebViewExtUnix;
+        let round = |v: f64| v.round() as i32;
+        let clip_px = (round(clip.x), round(clip.y), round(clip.w).max(1), round(clip.h).max(1));
+        if self.clip != Some(clip_px) {
+            self.clip = Some(clip_px);
+            self.layer.set_margin_start(clip_px.0.max(0));
+            self.layer.set_margin_top(clip_px.1.max(0));
+            self.layer.set_size_request(clip_px.2, clip_px.3);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for slot in slots {
+            let Some(frame) = self.views.get_mut(&slot.view) else { continue };
+            seen.insert(slot.view.as_str());
+            let r = slot.rect;
+            let want = (round(r.x) - clip_px.0, round(r.y) - clip_px.1, round(r.w).max(1), round(r.h).max(1));
+            if frame.placed != Some(want) {
+                let widget = frame.webview.webview();
+                if frame.placed.is_none_or(|p| (p.2, p.3) != (want.2, want.3)) {
+                    widget.set_size_request(want.2, want.3);
+                }
+                self.layer.move_(&widget, want.0, want.1);
+                frame.placed = Some(want);
+            }
+        }
+        for (id, frame) in self.views.iter_mut() {
+            if seen.contains(id.as_str()) {
+                continue;
+            }
+            if let Some(p) = frame.placed {
+                if p.0 > -10_000 {
+                    let away = (-10_000 - p.2, 0, p.2, p.3);
+                    self.layer.move_(&frame.webview.webview(), away.0, away.1);
+                    frame.placed = Some(away);
+                }
+            }
+        }
+    }
+
+    /// The card background follows the theme.
+    fn set_theme(&mut self, theme: Theme) {
+        use webkit2gtk::WebViewExt;
+        use wry::WebViewExtUnix;
+        self.theme = theme;
+        let (r, g, b, a) = background(theme);
+        let rgba = gtk::gdk::RGBA::new(f64::from(r) / 255.0, f64::from(g) / 255.0, f64::from(b) / 255.0, f64::from(a) / 255.0);
+        for frame in self.views.values() {
+            frame.webview.webview().set_background_color(&rgba);
+        }
+    }
+
+    /// Pings each web process of Views; reports the ones that stopped answering.
+    pub(crate) fn tick(&mut self, now: Instant) {
+        use webkit2gtk::WebViewExt;
+        use wry::WebViewExtUnix;
+        for (label, group) in &self.groups {
+            let Some(frame) = group.members.first().and_then(|v| self.views.get(v)) else { continue };
+            match group.ping.get() {
+                None => {
+                    group.ping.set(Some(now));
+                    let (ping, hung, tx, label) =
+                        (group.ping.clone(), group.hung.clone(), self.to_controller.clone(), label.clone());
+                    let view = frame.webview.webview();
+                    view.evaluate_javascript("0", None, None, None::<&gtk::gio::Cancellable>, move |_| {
+                        ping.set(None);
+                        if let Some(since) = hung.take() {
+                            let after = since.elapsed();
+                            let _ = tx.send(HostInput::Frame(FrameSignal::Responsive { label, after }));
+                        }
+                    });
+                }
+                Some(sent) if group.hung.get().is_none() && now.saturating_duration_since(sent) >= HANG_AFTER => {
+                    group.hung.set(Some(sent));
+                    let _ = self.to_controller.send(HostInput::Frame(FrameSignal::Hung { label: label.clone() }));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// The Views' webviews that are in sight, with where they are in the window.
+    fn visible(&self) -> Vec<(webkit2gtk::WebView, (i32, i32))> {
+        use wry::WebViewExtUnix;
+        let Some(clip) = self.clip else { return Vec::new() };
+        self.views
+            .values()
+            .filter_map(|f| {
+                let p = f.placed?;
+                (p.0 > -10_000).then(|| (f.webview.webview(), (clip.0 + p.0, clip.1 + p.1)))
+            })
+            .collect()
+    }
+
+    /// A screenshot of the window's content: the shell with every View in sight drawn where the
+    /// person sees it, clipped like the layer clips it.
+    pub(crate) fn screenshot(
+        frames: &Rc<RefCell<Self>>,
+        path: std::path::PathBuf,
+        done: tokio::sync::oneshot::Sender<Result<std::path::PathBuf, String>>,
+    ) {
+        use webkit2gtk::{SnapshotOptions, SnapshotRegion, WebViewExt};
+        let (shell, views, clip) = {
+            let f = frames.borrow();
+            (f.shell.clone(), f.visible(), f.clip)
+        };
+        let Some(shell) = shell else {
+            let _ = done.send(Err("the shell is not there".into()));
+            return;
+        };
+        gtk::glib::MainContext::default().spawn_local(async move {
+            let outcome = async {
+                let base = shell
+                    .snapshot_future(SnapshotRegion::Visible, SnapshotOptions::NONE)
+                    .await
+                    .map_err(|e| format!("WebKit snapshot failed: {e}"))?;
+                let base = cairo::ImageSurface::try_from(base).map_err(|_| "the snapshot is not an image".to_owned())?;
+                let mut layers = Vec::new();
+                for (view, at) in views {
+                    match view.snapshot_future(SnapshotRegion::Visible, SnapshotOptions::NONE).await {
+                        Ok(s) => {
+                            let image = cairo::ImageSurface::try_from(s).map_err(|_| "a View's snapshot is not an image".to_owned())?;
+                            layers.push((image, at));
+                        }
+                        Err(e) => tracing::warn!("a View's snapshot failed: {e}"),
+                    }
+                }
+                // Drawn into a surface of our own: WebKit's snapshot surfaces are not drawn into
+                // (measured: painting onto one crashed in pixman).
+                let out = cairo::ImageSurface::create(cairo::Format::ARgb32, base.width(), base.height())
+                    .map_err(|e| format!("cannot draw the screenshot: {e}"))?;
+                let cr = cairo::Context::new(&out).map_err(|e| format!("cannot draw the screenshot: {e}"))?;
+                cr.set_source_surface(&base, 0.0, 0.0).and_then(|()| cr.paint()).map_err(|e| format!("cannot draw the screenshot: {e}"))?;
+                if let Some((x, y, w, h)) = clip {
+                    cr.rectangle(f64::from(x), f64::from(y), f64::from(w), f64::from(h));
+                    cr.clip();
+                }
+                for (surface, (x, y)) in layers {
+                    cr.set_source_surface(&surface, f64::from(x), f64::from(y))
+                        .and_then(|()| cr.paint())
+                        .map_err(|e| format!("cannot draw a View into the screenshot: {e}"))?;
+                }
+                drop(cr);
+                super::snapshot::write_png(out, &path).map(|()| path)
+            }
+            .await;
+            let _ = done.send(outcome);
+        });
+    }
+}
+
+/// One message from a View's proxy page: the secret, then `v` and the View's JSON-RPC message,
+/// `d` and a diagnostic of the proxy (JSON), or `x` and why the proxy dropped a message.
+fn proxy_message(view: &str, secret: &IpcSecret, body: &str, tx: &mpsc::UnboundedSender<HostInput>) {
+    let Some(rest) = secret.open(body) else {
+        // A frame inside the View (not its proxy) tried to reach Rust directly.
+        tracing::warn!(view, "dropped IPC message without the host secret ({} bytes)", body.len());
+        return;
+    };
+    let msg = match rest.split_at_checked(1) {
+        Some(("v", msg)) => ShellMessage::View { view: view.to_owned(), msg: msg.to_owned() },
+        Some(("x", reason)) => ShellMessage::Dropped { view: view.to_owned(), reason: reason.to_owned() },
+        Some(("d", data)) => match serde_json::from_str(data) {
+            Ok(data) => ShellMessage::Diagnostic { view: view.to_owned(), data },
+            Err(e) => {
+                tracing::warn!(view, "malformed diagnostic from a View's proxy: {e}");
+                return;
+            }
+        },
+        _ => {
+            tracing::warn!(view, "malformed message from a View's proxy");
+            return;
+        }
+    };
+    let _ = tx.send(HostInput::Shell(msg));
+}
+
+/// WebKit's word that a View's web process ended.
+fn watch(webview: &wry::WebView, view: &str, tx: mpsc::UnboundedSender<HostInput>) {
+    use webkit2gtk::WebViewExt;
+    use wry::WebViewExtUnix;
+    let view = view.to_owned();
+    webview.webview().connect_web_process_terminated(move |_, reason| {
+        let reason = super::web_content::termination_reason(reason).to_owned();
+        let _ = tx.send(HostInput::Frame(FrameSignal::Gone { view: view.clone(), reason }));
+    });
+}
