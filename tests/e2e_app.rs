@@ -26,9 +26,9 @@ fn pick_a_tool_open_two_views_and_flip_the_theme() {
         &dir,
         r##"
         await call("get-time");
-        await until(() => document.querySelectorAll(".card iframe").length === 1);
+        await until(() => document.querySelectorAll(".card .slot").length === 1);
         await call("get-time");
-        await until(() => document.querySelectorAll(".card iframe").length === 2);
+        await until(() => document.querySelectorAll(".card .slot").length === 2);
         await wait(2500);
         document.dispatchEvent(new KeyboardEvent("keydown", { key: "L", ctrlKey: true, shiftKey: true, bubbles: true }));
         "##,
@@ -197,7 +197,7 @@ fn preview_reloads_a_changed_html_file_with_the_last_input_and_result() {
     let script = automation(
         &dir,
         r##"
-        await until(() => document.querySelector(".card iframe"));
+        await until(() => document.querySelector(".card .slot"));
         // The developer panel: the CSP tab explains the violation; report it through a plain tool.
         await until(() => document.querySelector("#csp-violations li"), 15000);
         const advice = document.querySelector("#csp-violations li").textContent;
@@ -258,7 +258,7 @@ fn preview_sends_edited_notifications_from_the_panel() {
     let script = automation(
         &dir,
         r##"
-        await until(() => document.querySelector(".card iframe"));
+        await until(() => document.querySelector(".card .slot"));
         await wait(1500);
         document.querySelector('[data-tab="send"]').click();
         const method = document.getElementById("send-method");
@@ -479,7 +479,7 @@ fn a_hundred_views_open_then_close_with_teardown_and_memory_is_reported() {
         r##"
         await wait(4000);
         for (let i = 0; i < 100; i++) { await call("counter"); await wait(20); }
-        await until(() => document.querySelectorAll(".card iframe").length >= 100, 120000);
+        await until(() => document.querySelectorAll(".card .slot").length >= 100, 120000);
         await wait(12000);
         document.querySelectorAll(".card header button").forEach((b) => b.click());
         "##,
@@ -619,11 +619,11 @@ fn a_view_that_fills_its_viewport_starts_tall_and_never_loops() {
     let script = automation(
         &dir,
         r##"
-        await until(() => document.querySelectorAll(".card[data-view] iframe").length === 2);
+        await until(() => document.querySelectorAll(".card[data-view] .slot").length === 2);
         const heights = () => {
           const frames = {};
           document.querySelectorAll(".card[data-view]").forEach((c) => {
-            frames[c.dataset.view] = c.querySelector("iframe").getBoundingClientRect().height;
+            frames[c.dataset.view] = c.querySelector(".slot").getBoundingClientRect().height;
           });
           return JSON.stringify(frames);
         };

@@ -46,10 +46,8 @@ fn forged_native_ipc_from_every_frame_is_dropped_and_changes_nothing() {
         "every forged IPC message must be dropped and logged once:\n{}",
         run.dump()
     );
-    // The shell's own handler and helpers are on another origin.
-    for key in ["topWebkit", "topSend"] {
-        assert!(text(&r[key]).contains("SecurityError"), "{key}: {}", r[key]);
-    }
+    // The shell's line is not in the View's webview at all (top is the View's own proxy).
+    assert_eq!(r["topSend"], "undefined", "the shell's send function is in reach");
     // Nothing took effect: no forged tool call, no forged View message, no dialog answered,
     // no View closed.
     assert_eq!(run.log_count("CANARY CALLED"), 0);
@@ -84,9 +82,11 @@ fn a_view_cannot_navigate_open_windows_post_forms_or_download() {
     );
     let r = run.report("navigation");
     let o = &r["outcomes"];
+    // Top is the View's own proxy page: the sandbox refuses (SecurityError) or the webview
+    // does (no error, nothing navigates: `stillHere` below).
     for key in ["top.location", "top.location.href", "top.location.replace", "parent.location", "top from proxy realm"]
     {
-        assert!(text(&o[key]).contains("SecurityError"), "{key} did not fail: {}", o[key]);
+        assert!(text(&o[key]).contains("SecurityError") || o[key] == "no error", "{key}: {}", o[key]);
     }
     for key in ["window.open", "window.open blank", "window.open from proxy realm", "window.open from shell name"] {
         assert_eq!(o[key], "null", "{key} opened something");
@@ -211,7 +211,8 @@ fn storage_of_another_servers_origin_is_not_visible() {
     assert!(text(&p["fetchOther"]).contains("TypeError"), "fetch of a's proxy: {}", p["fetchOther"]);
     assert!(!text(&p["iframeOtherOrigin"]).contains(&origin_a), "a's proxy loaded in b's frame: {p:#}");
     assert_eq!(p["openOther"], "null");
-    assert!(text(&p["topDocument"]).contains("SecurityError") && text(&p["topStorage"]).contains("SecurityError"));
+    // Top is b's own proxy page (the shell is another webview): nothing of another origin.
+    assert_eq!(p["topDocument"], "MCP App sandbox", "{p:#}");
     let blocked = read.csp_violations("v1");
     assert!(
         blocked.iter().any(|(d, u)| d == "connect-src" && u.starts_with(&origin_a)),
@@ -238,8 +239,8 @@ fn storage_of_another_servers_origin_is_not_visible() {
 }
 
 /// Stated property, not a weakness: Views of ONE server share one origin. A second View of the
-/// same server reads what the first stored, and a View can script its siblings' frames. The
-/// shell (another origin) stays out of reach.
+/// same server reads what the first stored. Each View has a webview of its own, so its
+/// siblings' documents and the shell are not even in reach.
 #[test]
 fn views_of_one_server_share_an_origin_by_design() {
     let secret = format!("shared-{}", std::process::id());
@@ -263,8 +264,9 @@ fn views_of_one_server_share_an_origin_by_design() {
     let s = run.report("sibling");
     let frames = s["frames"].as_array().unwrap();
     let readable = frames.iter().filter(|f| f["self"] == false && f["viewText"].is_string()).count();
-    assert_eq!(readable, 3, "a View reaches its same-server siblings' documents: {frames:#?}");
-    assert!(text(&s["topDocument"]).contains("SecurityError"), "{}", s["topDocument"]);
+    assert_eq!(readable, 0, "a View reaches its same-server siblings' documents: {frames:#?}");
+    assert_eq!(frames.len(), 1, "only its own frame is in reach: {frames:#?}");
+    assert_eq!(s["topDocument"], "MCP App sandbox", "top is the View's own proxy: {}", s["topDocument"]);
     run.assert_honest_kept_working("v4", run.report_time("sibling"));
 }
 
@@ -497,13 +499,17 @@ fn a_single_view_cannot_swap_its_frame_for_a_document_without_csp() {
 fn a_frame_served_without_csp_cannot_be_used_to_escape() {
     let run = run_host(
         &views(&hostile(None), &[("attack-escape", json!({})), ("honest", json!({}))], &[]),
-        // The observer reports right after its requests; the honest View's next calls give
-        // the canary listener time to log anything that arrived.
-        reported_then_honest(&["escape", "escape-observer"], "v2", 5),
+        // The honest View's next calls give the canary listener time to log anything that
+        // arrived.
+        reported_then_honest(&["escape"], "v2", 5),
         LIMIT,
     );
-    let observer = run.report("escape-observer");
-    eprintln!("escape observer: {observer}");
+    let r = run.report("escape");
+    eprintln!("escape: {r}");
+    // Each View has a webview of its own: no sibling proxy is in reach to lend its realm, and
+    // the proxy's own navigation to the CSP-less document is refused.
+    assert_eq!(r["hasSibling"], false, "{r:#}");
+    assert!(run.log_count("blocked navigation of a View") >= 1, "{}", run.dump());
     assert_no_hits(&run);
 }
 
@@ -965,10 +971,11 @@ fn the_person_can_always_take_the_window_back_from_a_view() {
 /// arrives in WebKitGTK with `event.source` = the receiving proxy itself, so the proxy accepts
 /// that source when the origin is its own. That lets nothing new through: another server's View
 /// (server `b`, another origin) posting bound, plain and proxy-realm messages into server `a`'s
-/// proxy, an opaque-origin nested frame posting into every proxy (its own View's too), and the
-/// shell (`mcp-host://app`, from the person's automation) posting bound into every proxy reach
-/// no View's session. Only this View's own realms (its frame, a nested frame on its origin) get
-/// through its own proxy, as they always could.
+/// proxy, an opaque-origin nested frame posting into every proxy (its own View's too) reach no
+/// View's session. Only this View's own realms (its frame, a nested frame on its origin) get
+/// through its own proxy, as they always could. Since each View has a webview of its own,
+/// another server's proxy is not even among the windows a View reaches, and the shell holds no
+/// View frame at all.
 #[test]
 fn bound_post_message_from_another_origin_never_passes_a_proxy() {
     let dir = tempfile::tempdir().unwrap();
@@ -976,16 +983,11 @@ fn bound_post_message_from_another_origin_never_passes_a_proxy() {
     let script = write_automation(
         &dir,
         r##"
-        await until(() => document.querySelectorAll("iframe").length >= 2, 30000);
+        await until(() => document.querySelectorAll(".card .slot").length >= 2, 30000);
         await wait(3000);
-        let sent = 0;
-        document.querySelectorAll("iframe").forEach((f, i) => {
-          const w = f.contentWindow;
-          const m = { jsonrpc: "2.0", id: "fb-shell-" + i, method: "tools/call",
-            params: { name: "honest-ok", arguments: { forged: "shell-" + i } } };
-          try { w.postMessage.bind(w)(m, "*"); sent++; } catch (e) {}
-        });
-        await call("person-report", { data: JSON.stringify({ sent }) }, "a");
+        // Views are not frames of this page (each has its own webview): nothing to post into.
+        const frames = document.querySelectorAll("iframe").length;
+        await call("person-report", { data: JSON.stringify({ frames }) }, "a");
         "##,
     );
     let args =
@@ -1001,8 +1003,9 @@ fn bound_post_message_from_another_origin_never_passes_a_proxy() {
     let r = run.report("bound-post");
     println!("bound-post: {r:#}");
     let person = person_reports(&run).pop().unwrap_or_else(|| panic!("the shell never posted:\n{}", run.dump()));
-    assert!(person["sent"].as_u64().unwrap() >= 2, "the shell could not post: {person}");
-    assert!(r["others"].as_u64().unwrap() >= 1, "server a's proxy was not among the frames: {r:#}");
+    assert_eq!(person["frames"], 0, "the shell holds a View's frame: {person}");
+    // Each View has a webview of its own: another server's proxy is not even reachable.
+    assert_eq!(r["others"].as_u64(), Some(0), "server a's proxy was among the frames b's View reaches: {r:#}");
     assert!(r["opaqueSent"].as_u64().unwrap() >= 3, "the opaque frame could not post: {r:#}");
     // Which forged messages reached a session, and whose.
     let arrived: Vec<(String, String)> = run

@@ -61,7 +61,7 @@ fn person(dir: &tempfile::TempDir, body: &str) -> String {
         dir,
         &format!(
             r#"const R = {{}};
-  const frameOf = (view) => document.querySelector('.card[data-view="' + view + '"] iframe');
+  const frameOf = (view) => document.querySelector('.card[data-view="' + view + '"] .slot');
   const signalled = (view) => {{ const f = frameOf(view); return !!f && f.style.height === "333px"; }};
   try {{
 {body}

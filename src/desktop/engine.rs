@@ -105,9 +105,13 @@ pub(super) fn harden(webview: &wry::WebView) {
     use webkit2gtk::WebViewExt;
     use wry::WebViewExtUnix;
     if std::env::var_os(ALLOW_PRECONNECT_ENV).is_some() {
-        tracing::error!(
-            "{ALLOW_PRECONNECT_ENV} is set: engine features stay at WebKit's defaults, Views can open connections around their CSP"
-        );
+        // Every webview is hardened (the shell and each View): said once.
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            tracing::error!(
+                "{ALLOW_PRECONNECT_ENV} is set: engine features stay at WebKit's defaults, Views can open connections around their CSP"
+            );
+        });
         return;
     }
     let view = webview.webview();

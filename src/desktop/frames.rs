@@ -36,6 +36,8 @@ use crate::protocol::Theme;
 pub(crate) const HANG_AFTER: Duration = Duration::from_millis(1500);
 /// How often the layer pings each web process of Views.
 const PING_EVERY: Duration = Duration::from_millis(250);
+/// A closed View's webview is destroyed this long after it was taken out of sight.
+const CLOSE_AFTER: Duration = Duration::from_millis(500);
 
 /// A rectangle in the shell page's CSS pixels (the webview's logical pixels).
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Deserialize)]
@@ -120,6 +122,10 @@ pub(crate) struct FrameLayer {
     theme: Theme,
     clip: Option<(i32, i32, i32, i32)>,
     shell: Option<webkit2gtk::WebView>,
+    /// Webviews of closed Views, destroyed after [`CLOSE_AFTER`].
+    closing: Vec<wry::WebView>,
+    sweep_scheduled: bool,
+    me: std::rc::Weak<RefCell<FrameLayer>>,
     context: wry::WebContext,
 }
 
@@ -171,7 +177,25 @@ impl FrameLayer {
             theme: Theme::Light,
             clip: None,
             shell: None,
+            closing: Vec::new(),
+            sweep_scheduled: false,
+            me: std::rc::Weak::new(),
         }));
+        frames.borrow_mut().me = Rc::downgrade(&frames);
+        // The wheel over a View that did not scroll: WebKit hands the event back to the View's
+        // parent (the layer), and the stream scrolls, as a page scrolls around an iframe.
+        let weak = Rc::downgrade(&frames);
+        frames.borrow().layer.connect_scroll_event(move |_, event| {
+            let Some(frames) = weak.upgrade() else { return gtk::glib::Propagation::Proceed };
+            let Ok(frames) = frames.try_borrow() else { return gtk::glib::Propagation::Proceed };
+            let (dx, dy) = wheel_px(event);
+            if let Some(shell) = &frames.shell {
+                use webkit2gtk::WebViewExt;
+                let script = format!("window.__mcpShell&&window.__mcpShell.scrollStream({dx},{dy})");
+                shell.evaluate_javascript(&script, None, None, None::<&gtk::gio::Cancellable>, |_| {});
+            }
+            gtk::glib::Propagation::Stop
+        });
         let weak = Rc::downgrade(&frames);
         gtk::glib::timeout_add_local(PING_EVERY, move || match weak.upgrade() {
             Some(frames) => {
@@ -313,7 +337,33 @@ impl FrameLayer {
             tracing::warn!(view, "closing a View whose web process does not respond: ending the process");
             frame.webview.webview().terminate_web_process();
         }
-        self.layer.remove(&frame.webview.webview());
+        // Out of sight now, destroyed a moment later: closing a page is work for its web
+        // process, and when many Views close at once (the window closing, a long conversation
+        // cleared) their teardown answers should come first.
+        let widget = frame.webview.webview();
+        self.layer.move_(&widget, -10_000 - frame.placed.map_or(1, |p| p.2), 0);
+        self.closing.push(frame.webview);
+        if !self.sweep_scheduled {
+            self.sweep_scheduled = true;
+            let weak = self.me.clone();
+            gtk::glib::timeout_add_local_once(CLOSE_AFTER, move || {
+                if let Some(frames) = weak.upgrade() {
+                    if let Ok(mut frames) = frames.try_borrow_mut() {
+                        frames.sweep();
+                    }
+                }
+            });
+        }
+    }
+
+    /// Destroys the webviews of closed Views.
+    fn sweep(&mut self) {
+        use gtk::prelude::*;
+        use wry::WebViewExtUnix;
+        self.sweep_scheduled = false;
+        for webview in std::mem::take(&mut self.closing) {
+            self.layer.remove(&webview.webview());
+        }
     }
 
     fn stop(&mut self, label: &str) {
@@ -477,6 +527,21 @@ impl FrameLayer {
             .await;
             let _ = done.send(outcome);
         });
+    }
+}
+
+/// How far a wheel event scrolls, in CSS pixels (a notch is 50 px, as in the engine itself).
+fn wheel_px(event: &gtk::gdk::EventScroll) -> (f64, f64) {
+    const NOTCH: f64 = 50.0;
+    match event.direction() {
+        gtk::gdk::ScrollDirection::Up => (0.0, -NOTCH),
+        gtk::gdk::ScrollDirection::Down => (0.0, NOTCH),
+        gtk::gdk::ScrollDirection::Left => (-NOTCH, 0.0),
+        gtk::gdk::ScrollDirection::Right => (NOTCH, 0.0),
+        _ => {
+            let (dx, dy) = event.delta();
+            (dx * NOTCH, dy * NOTCH)
+        }
     }
 }
 
