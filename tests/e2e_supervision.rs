@@ -36,7 +36,10 @@ fn diagnostics<'a>(trace: &'a [Value], kind: &'a str) -> impl Iterator<Item = &'
 fn restored_ids(trace: &[Value]) -> Vec<(String, String)> {
     diagnostics(trace, "restored")
         .map(|r| {
-            (r["msg"]["from"].as_str().unwrap_or_default().to_owned(), r["view"].as_str().unwrap_or_default().to_owned())
+            (
+                r["msg"]["from"].as_str().unwrap_or_default().to_owned(),
+                r["view"].as_str().unwrap_or_default().to_owned(),
+            )
         })
         .collect()
 }
@@ -114,13 +117,19 @@ fn a_busy_loop_stops_only_its_own_servers_views() {
     let dir = tempfile::tempdir().unwrap();
     let config = two_hostile_servers(&dir);
     let script = person_script(&dir, false);
-    let mut args =
-        config_views(&config, &script, &[("a/attack-busy", json!({"delay": 1500, "ms": 20000})), ("b/honest", json!({}))]);
+    let mut args = config_views(
+        &config,
+        &script,
+        &[("a/attack-busy", json!({"delay": 1500, "ms": 20000})), ("b/honest", json!({}))],
+    );
     // Nobody answers the "not responding" question here: the host must not stop the loop first.
     args.extend(["--stop-unresponsive".into(), "60".into()]);
     let run = run_host(
         &args,
-        |t| t.iter().any(|r| r["msg"]["params"]["name"] == "person-report") && reported_then_honest(&["busy"], "v2", 3)(t),
+        |t| {
+            t.iter().any(|r| r["msg"]["params"]["name"] == "person-report")
+                && reported_then_honest(&["busy"], "v2", 3)(t)
+        },
         LIMIT,
     );
     let busy = run.report("busy");
@@ -164,7 +173,10 @@ fn an_endless_loop_is_noticed_and_its_close_button_works() {
     args.extend(["--stop-unresponsive".into(), "120".into()]);
     let run = run_host(
         &args,
-        |t| t.iter().any(|r| r["msg"]["params"]["name"] == "person-report") && reported_then_honest(&["hang"], "v2", 3)(t),
+        |t| {
+            t.iter().any(|r| r["msg"]["params"]["name"] == "person-report")
+                && reported_then_honest(&["hang"], "v2", 3)(t)
+        },
         LIMIT,
     );
     let loop_start = run.report_time("hang");
@@ -227,7 +239,8 @@ fn an_unanswered_loop_is_stopped_reopened_once_and_then_left_closed() {
     assert_eq!(hang.len(), 2, "reopened once, then left closed: {hang:?}");
     assert_eq!(stops[1]["msg"]["views"], json!([hang[1]]), "the second stop was the reopened View's");
     assert!(lineage(&run.trace, "v2").len() == 1, "the honest View was never touched");
-    let (first, end) = (run.report_time("hang"), run.trace.iter().filter_map(|r| r["t_ms"].as_f64()).fold(0.0, f64::max));
+    let (first, end) =
+        (run.report_time("hang"), run.trace.iter().filter_map(|r| r["t_ms"].as_f64()).fold(0.0, f64::max));
     let gap = largest_gap(&honest_calls(&run.trace, &["v2".to_owned()]), first, end);
     println!("b's honest View's largest gap through both stops: {gap:.0} ms");
     assert!(gap < 3000.0, "{}", run.dump());
@@ -245,7 +258,8 @@ fn a_memory_bomb_is_stopped_at_the_limit_and_only_its_server_recovers() {
     let config = two_hostile_servers(&dir);
     let script = write_automation(&dir, "");
     let limit_mb = 700u64;
-    let mut args = config_views(&config, &script, &[("a/attack-memory-bomb", json!({"mb": 40})), ("b/honest", json!({}))]);
+    let mut args =
+        config_views(&config, &script, &[("a/attack-memory-bomb", json!({"mb": 40})), ("b/honest", json!({}))]);
     args.extend(["--web-memory-limit".into(), limit_mb.to_string()]);
     let run = run_host(
         &args,
@@ -334,12 +348,19 @@ fn killed_web_processes_are_detected_and_everything_comes_back() {
     );
     // `killed` may be up to ~300 ms early (see above): the bound stays 2 s plus that.
     assert!(noticed - killed < 2000.0 + 350.0, "noticed {:.0} ms after the kill", noticed - killed);
-    assert!(first_again - killed < 5000.0, "the honest View called again {:.0} ms after the kill", first_again - killed);
+    assert!(
+        first_again - killed < 5000.0,
+        "the honest View called again {:.0} ms after the kill",
+        first_again - killed
+    );
     // The restored View got its last input and result again, without calling the tool again.
     let honest_tool_calls = run.server_calls().iter().filter(|(_, tool, _)| tool == "honest").count();
     assert_eq!(honest_tool_calls, 1, "the tool was called again");
     let new = honest.last().unwrap();
-    assert!(run.trace.iter().any(|r| r["view"] == new.as_str() && r["msg"]["method"] == "ui/notifications/tool-result"));
+    assert!(run
+        .trace
+        .iter()
+        .any(|r| r["view"] == new.as_str() && r["msg"]["method"] == "ui/notifications/tool-result"));
     // The conversation panel still has its line; the person was told.
     let last = person_reports(&run).pop().unwrap();
     assert!(last["messages"].as_str().unwrap().contains("remember this line"), "{last:#}");

@@ -425,7 +425,8 @@ impl FrameLayer {
         use wry::WebViewExtUnix;
         self.theme = theme;
         let (r, g, b, a) = background(theme);
-        let rgba = gtk::gdk::RGBA::new(f64::from(r) / 255.0, f64::from(g) / 255.0, f64::from(b) / 255.0, f64::from(a) / 255.0);
+        let rgba =
+            gtk::gdk::RGBA::new(f64::from(r) / 255.0, f64::from(g) / 255.0, f64::from(b) / 255.0, f64::from(a) / 255.0);
         for frame in self.views.values() {
             frame.webview.webview().set_background_color(&rgba);
         }
@@ -495,12 +496,14 @@ impl FrameLayer {
                     .snapshot_future(SnapshotRegion::Visible, SnapshotOptions::NONE)
                     .await
                     .map_err(|e| format!("WebKit snapshot failed: {e}"))?;
-                let base = cairo::ImageSurface::try_from(base).map_err(|_| "the snapshot is not an image".to_owned())?;
+                let base =
+                    cairo::ImageSurface::try_from(base).map_err(|_| "the snapshot is not an image".to_owned())?;
                 let mut layers = Vec::new();
                 for (view, at) in views {
                     match view.snapshot_future(SnapshotRegion::Visible, SnapshotOptions::NONE).await {
                         Ok(s) => {
-                            let image = cairo::ImageSurface::try_from(s).map_err(|_| "a View's snapshot is not an image".to_owned())?;
+                            let image = cairo::ImageSurface::try_from(s)
+                                .map_err(|_| "a View's snapshot is not an image".to_owned())?;
                             layers.push((image, at));
                         }
                         Err(e) => tracing::warn!("a View's snapshot failed: {e}"),
@@ -511,7 +514,9 @@ impl FrameLayer {
                 let out = cairo::ImageSurface::create(cairo::Format::ARgb32, base.width(), base.height())
                     .map_err(|e| format!("cannot draw the screenshot: {e}"))?;
                 let cr = cairo::Context::new(&out).map_err(|e| format!("cannot draw the screenshot: {e}"))?;
-                cr.set_source_surface(&base, 0.0, 0.0).and_then(|()| cr.paint()).map_err(|e| format!("cannot draw the screenshot: {e}"))?;
+                cr.set_source_surface(&base, 0.0, 0.0)
+                    .and_then(|()| cr.paint())
+                    .map_err(|e| format!("cannot draw the screenshot: {e}"))?;
                 if let Some((x, y, w, h)) = clip {
                     cr.rectangle(f64::from(x), f64::from(y), f64::from(w), f64::from(h));
                     cr.clip();
@@ -580,4 +585,45 @@ fn watch(webview: &wry::WebView, view: &str, tx: mpsc::UnboundedSender<HostInput
         let reason = super::web_content::termination_reason(reason).to_owned();
         let _ = tx.send(HostInput::Frame(FrameSignal::Gone { view: view.clone(), reason }));
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn received(body: &str, secret: &IpcSecret) -> Vec<ShellMessage> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        proxy_message("v7", secret, body, &tx);
+        let mut got = Vec::new();
+        while let Ok(HostInput::Shell(msg)) = rx.try_recv() {
+            got.push(msg);
+        }
+        got
+    }
+
+    #[test]
+    fn a_proxy_line_speaks_for_its_own_view_only_and_only_with_its_secret() {
+        let secret = IpcSecret::generate();
+        let with = |rest: &str| format!("{}{rest}", secret.expose_for_tests());
+        // The View id comes from the line, never from the message.
+        assert_eq!(
+            received(&with(r#"v{"jsonrpc":"2.0","method":"x","view":"v1"}"#), &secret),
+            [ShellMessage::View { view: "v7".into(), msg: r#"{"jsonrpc":"2.0","method":"x","view":"v1"}"#.into() }]
+        );
+        assert_eq!(
+            received(&with(r#"d{"kind":"csp","detail":{}}"#), &secret),
+            [ShellMessage::Diagnostic { view: "v7".into(), data: serde_json::json!({"kind": "csp", "detail": {}}) }]
+        );
+        assert_eq!(
+            received(&with("xnot serialisable"), &secret),
+            [ShellMessage::Dropped { view: "v7".into(), reason: "not serialisable".into() }]
+        );
+        // Without the secret (a frame inside the View), with another line's secret, malformed.
+        assert!(received(r#"v{"jsonrpc":"2.0"}"#, &secret).is_empty());
+        assert!(received(&format!("{}v{{}}", IpcSecret::generate().expose_for_tests()), &secret).is_empty());
+        assert!(received(&with("d{not json"), &secret).is_empty());
+        assert!(received(&with("q{}"), &secret).is_empty());
+        assert!(received(&with(""), &secret).is_empty());
+        assert!(received(&with("é"), &secret).is_empty(), "a multibyte kind never panics");
+    }
 }

@@ -69,6 +69,12 @@ impl IpcSecret {
         )
     }
 
+    /// The secret itself, for tests that build messages.
+    #[cfg(test)]
+    pub fn expose_for_tests(&self) -> &str {
+        &self.0
+    }
+
     /// The message without the secret, or `None` when the secret is missing or wrong.
     pub fn open<'a>(&self, body: &'a str) -> Option<&'a str> {
         let head = body.get(..self.0.len())?;

@@ -128,7 +128,12 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
                     } else {
                         Some(proxy_policy(&policy.csp))
                     };
-                    response(StatusCode::OK, "text/html; charset=utf-8", Cow::Borrowed(PROXY_HTML.as_bytes()), csp.as_deref())
+                    response(
+                        StatusCode::OK,
+                        "text/html; charset=utf-8",
+                        Cow::Borrowed(PROXY_HTML.as_bytes()),
+                        csp.as_deref(),
+                    )
                 }
                 _ => not_found(&uri.to_string()),
             }

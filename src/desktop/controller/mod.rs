@@ -10,12 +10,12 @@ use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use super::dialogs::{content_text, open_url, Ask, Consent, DesktopPolicy, DesktopRequests};
+use super::frames::{FrameMount, FrameOp};
 use super::ipc::ShellMessage;
 use super::schemes::{ProxyPolicy, ProxyRegistry};
 use super::shell_command::ShellCommand;
 use super::supervisor::{self, Supervisor, Tick, ViewProcesses};
 use super::web_content::{WebContentOp, WebContentSignal};
-use super::frames::{FrameMount, FrameOp};
 use super::{HostInput, Ui, UserEvent, WindowOp};
 use crate::bridge::{
     CallControl, Direction, HostPolicy, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,

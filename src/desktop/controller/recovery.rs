@@ -154,7 +154,11 @@ impl Controller {
                 let secs = self.supervisor.auto_stop().as_secs();
                 let line = format!("{apps} is not responding. Wait, or stop it (stopped in {secs} s without an answer); the other Apps are not affected.");
                 tracing::warn!("{}", say(&format!("{apps} is not responding")));
-                self.trace.record(None, Direction::Diagnostic, &json!({"kind": "unresponsive", "apps": apps, "process": label}));
+                self.trace.record(
+                    None,
+                    Direction::Diagnostic,
+                    &json!({"kind": "unresponsive", "apps": apps, "process": label}),
+                );
                 self.mark_hung(&label, true, &line);
                 self.status(&line, true);
             }
@@ -195,7 +199,13 @@ impl Controller {
         let reason = self.processes.reason(now, webkit_reason);
         let stops = self.processes.terminated(&label, now);
         let mut gone: Vec<(ViewId, ViewState)> = Vec::new();
-        for id in self.views.iter().filter(|(_, v)| !v.closed && v.label == label).map(|(id, _)| id.clone()).collect::<Vec<_>>() {
+        for id in self
+            .views
+            .iter()
+            .filter(|(_, v)| !v.closed && v.label == label)
+            .map(|(id, _)| id.clone())
+            .collect::<Vec<_>>()
+        {
             if let Some(v) = self.views.remove(&id) {
                 gone.push((id, v));
             }
@@ -226,8 +236,7 @@ impl Controller {
             if again {
                 continue;
             }
-            let restore =
-                Restore { old: id, server: v.server, tool: v.tool, arguments: v.arguments, result: v.result };
+            let restore = Restore { old: id, server: v.server, tool: v.tool, arguments: v.arguments, result: v.result };
             reopened += usize::from(self.reopen(restore).is_some());
         }
         let line = if again {
