@@ -292,6 +292,7 @@ impl FrameLayer {
         widget.set_size_request(1, 1);
         self.layer.move_(&widget, -10_000, 0);
         super::engine::harden(&webview);
+        super::lean_rendering(&webview);
         watch(&webview, &mount.view, self.to_controller.clone());
         webview
             .load_url(&mount.src)
