@@ -65,6 +65,9 @@ pub(crate) struct FrameMount {
     pub label: String,
     /// The proxy page's URL.
     pub src: String,
+    /// The View's session: its messages go there straight from its IPC line (the controller
+    /// does not relay them).
+    pub session: crate::bridge::ViewHandle,
 }
 
 /// What the controller asks of the View webviews.
@@ -257,7 +260,7 @@ impl FrameLayer {
             .and_then(|g| g.members.first())
             .and_then(|v| self.views.get(v))
             .map(|f| f.webview.webview());
-        let (view, tx) = (mount.view.clone(), self.to_controller.clone());
+        let (view, tx, session) = (mount.view.clone(), self.to_controller.clone(), mount.session.clone());
         let ipc_secret = secret.clone();
         let src = mount.src.clone();
         let nav_registry = registry.clone();
@@ -265,7 +268,9 @@ impl FrameLayer {
             .with_devtools(self.devtools)
             .with_background_color(background(self.theme))
             .with_initialization_script(secret.proxy_init_script(&mount.src))
-            .with_ipc_handler(move |request| proxy_message(&view, &ipc_secret, request.body(), &tx))
+            .with_ipc_handler(move |request| {
+                proxy_message(&view, &ipc_secret, request.body(), &|msg| session.from_view(msg), &tx);
+            })
             .with_navigation_handler(move |url| {
                 let ok = url == src || url == "about:srcdoc" || url == "about:blank";
                 if !ok && !nav_registry.is_proxy_url(&url) {
@@ -553,14 +558,24 @@ fn wheel_px(event: &gtk::gdk::EventScroll) -> (f64, f64) {
 
 /// One message from a View's proxy page: the secret, then `v` and the View's JSON-RPC message,
 /// `d` and a diagnostic of the proxy (JSON), or `x` and why the proxy dropped a message.
-fn proxy_message(view: &str, secret: &IpcSecret, body: &str, tx: &mpsc::UnboundedSender<HostInput>) {
+fn proxy_message(
+    view: &str,
+    secret: &IpcSecret,
+    body: &str,
+    to_session: &dyn Fn(String),
+    tx: &mpsc::UnboundedSender<HostInput>,
+) {
     let Some(rest) = secret.open(body) else {
         // A frame inside the View (not its proxy) tried to reach Rust directly.
         tracing::warn!(view, "dropped IPC message without the host secret ({} bytes)", body.len());
         return;
     };
     let msg = match rest.split_at_checked(1) {
-        Some(("v", msg)) => ShellMessage::View { view: view.to_owned(), msg: msg.to_owned() },
+        // The hot path: the View's message goes to its session as it came.
+        Some(("v", msg)) => {
+            to_session(msg.to_owned());
+            return;
+        }
         Some(("x", reason)) => ShellMessage::Dropped { view: view.to_owned(), reason: reason.to_owned() },
         Some(("d", data)) => match serde_json::from_str(data) {
             Ok(data) => ShellMessage::Diagnostic { view: view.to_owned(), data },
@@ -592,39 +607,40 @@ fn watch(webview: &wry::WebView, view: &str, tx: mpsc::UnboundedSender<HostInput
 mod tests {
     use super::*;
 
-    fn received(body: &str, secret: &IpcSecret) -> Vec<ShellMessage> {
+    /// What reached the session (View messages) and the controller (the rest).
+    fn received(body: &str, secret: &IpcSecret) -> (Vec<String>, Vec<ShellMessage>) {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        proxy_message("v7", secret, body, &tx);
+        let to_session = RefCell::new(Vec::new());
+        proxy_message("v7", secret, body, &|m| to_session.borrow_mut().push(m), &tx);
         let mut got = Vec::new();
         while let Ok(HostInput::Shell(msg)) = rx.try_recv() {
             got.push(msg);
         }
-        got
+        (to_session.into_inner(), got)
     }
 
     #[test]
     fn a_proxy_line_speaks_for_its_own_view_only_and_only_with_its_secret() {
         let secret = IpcSecret::generate();
         let with = |rest: &str| format!("{}{rest}", secret.expose_for_tests());
-        // The View id comes from the line, never from the message.
+        // A View's message goes to this line's session only, whatever it says about itself.
+        let msg = r#"{"jsonrpc":"2.0","method":"x","view":"v1"}"#;
+        assert_eq!(received(&with(&format!("v{msg}")), &secret), (vec![msg.to_owned()], vec![]));
         assert_eq!(
-            received(&with(r#"v{"jsonrpc":"2.0","method":"x","view":"v1"}"#), &secret),
-            [ShellMessage::View { view: "v7".into(), msg: r#"{"jsonrpc":"2.0","method":"x","view":"v1"}"#.into() }]
-        );
-        assert_eq!(
-            received(&with(r#"d{"kind":"csp","detail":{}}"#), &secret),
+            received(&with(r#"d{"kind":"csp","detail":{}}"#), &secret).1,
             [ShellMessage::Diagnostic { view: "v7".into(), data: serde_json::json!({"kind": "csp", "detail": {}}) }]
         );
         assert_eq!(
-            received(&with("xnot serialisable"), &secret),
+            received(&with("xnot serialisable"), &secret).1,
             [ShellMessage::Dropped { view: "v7".into(), reason: "not serialisable".into() }]
         );
         // Without the secret (a frame inside the View), with another line's secret, malformed.
-        assert!(received(r#"v{"jsonrpc":"2.0"}"#, &secret).is_empty());
-        assert!(received(&format!("{}v{{}}", IpcSecret::generate().expose_for_tests()), &secret).is_empty());
-        assert!(received(&with("d{not json"), &secret).is_empty());
-        assert!(received(&with("q{}"), &secret).is_empty());
-        assert!(received(&with(""), &secret).is_empty());
-        assert!(received(&with("é"), &secret).is_empty(), "a multibyte kind never panics");
+        let nothing = (vec![], vec![]);
+        assert_eq!(received(r#"v{"jsonrpc":"2.0"}"#, &secret), nothing);
+        assert_eq!(received(&format!("{}v{{}}", IpcSecret::generate().expose_for_tests()), &secret), nothing);
+        assert_eq!(received(&with("d{not json"), &secret), nothing);
+        assert_eq!(received(&with("q{}"), &secret), nothing);
+        assert_eq!(received(&with(""), &secret), nothing);
+        assert_eq!(received(&with("é"), &secret), nothing, "a multibyte kind never panics");
     }
 }

@@ -92,14 +92,6 @@ pub enum ShellMessage {
     Ready,
     /// The shell's heartbeat: its web process runs (see `supervisor.rs`).
     Alive,
-    /// A message from a View, on its proxy page's own IPC line (`frames.rs`): never from the shell.
-    #[serde(skip_deserializing)]
-    View {
-        /// The View.
-        view: String,
-        /// The message as JSON text.
-        msg: String,
-    },
     /// The person answered a consent dialog.
     Answer {
         /// The dialog.

@@ -1006,6 +1006,7 @@ impl Controller {
             view: id.clone(),
             label: label.clone(),
             src,
+            session: handle.clone(),
         })));
         self.status(&format!("{} from {}", tool_label(tool), self.label(&server)), false);
         let result = self.early_results.remove(&id);
@@ -1072,10 +1073,6 @@ impl Controller {
                     let _ = self.ui.send_event(UserEvent::Eval(script));
                 }
             }
-            ShellMessage::View { view, msg } => match self.views.get(&view) {
-                Some(v) => v.handle.from_view(msg),
-                None => tracing::warn!("message for unknown View {view} dropped"),
-            },
             ShellMessage::Diagnostic { view, data } => {
                 let kind = data.get("kind").and_then(Value::as_str).unwrap_or("unknown").to_owned();
                 let detail = data.get("detail").cloned().unwrap_or(Value::Null);
