@@ -441,10 +441,9 @@ export function analyseSession(trace, opts) {
 export async function memoryRun(opts, n) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "native-memory-"));
   const tools = [];
-  for (let i = 0; i < n; i++) tools.push("--tool", "bench-view", "--args", JSON.stringify({ mode: "idle" }));
-  const script = path.join(dir, "keep-open.js");
-  fs.copyFileSync(path.join(HERE, "keep-open.js"), script);
-  const host = startHost(opts, ["--stdio", benchServerCmd(), ...tools, "--automation", script, "--timeout", "900"], dir);
+  // Every View stays open for the reading (the reference host ignores request-teardown there).
+  for (let i = 0; i < n; i++) tools.push("--tool", "bench-view", "--args", JSON.stringify({ mode: "idle", keepOpen: true }));
+  const host = startHost(opts, ["--stdio", benchServerCmd(), ...tools, "--timeout", "900"], dir);
   let pss, trace;
   try {
     if (n > 0) {

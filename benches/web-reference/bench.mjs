@@ -367,7 +367,7 @@ async function main() {
         add("memory.pss0ViewsMB", "MB", levels[0].totalKb / 1024);
         let open = 0;
         for (const level of opts.views) {
-          for (; open < level; open++) await openAndWait(m.page, { mode: "idle" }, true);
+          for (; open < level; open++) await openAndWait(m.page, { mode: "idle", keepOpen: true }, true);
           levels[level] = await measure();
           add(`memory.pss${level}ViewsMB`, "MB", levels[level].totalKb / 1024);
         }
