@@ -36,12 +36,16 @@ function usage() {
   --skip LIST       comma list: native, reference, server, cold, session, memory
   --display DISPLAY use this X display instead of starting an Xvfb
   --native-env K=V  extra environment for the native host (repeatable), e.g.
-                    WEBKIT_DISABLE_COMPOSITING_MODE=1 for a sensitivity run`;
+                    MCP_APPS_HOST_COMPOSITING=always for a sensitivity run
+  --setups LIST     reference set-ups, each run in every interleaved run (default same,other):
+                    same (sandbox on 127.0.0.1, in-process frames, GC before memory reads),
+                    other (sandbox on 127.0.0.2: an out-of-process sandbox frame),
+                    nogc (same site, no forced GC: like the native side)`;
 }
 
 function parseArgs(argv) {
   const o = { runs: 10, out: null, bin: null, build: false, pingN: 1000, callN: 200, floodN: 10000, floodSize: 100,
-    warmN: 5, views: [1, 10, 50], settleMs: 1500, skip: new Set(), display: null, env: {} };
+    warmN: 5, views: [1, 10, 50], settleMs: 1500, skip: new Set(), display: null, env: {}, setups: ["same", "other"] };
   const num = (v, name) => { const n = Number(v); if (!Number.isInteger(n) || n < 0) throw new Error("bad " + name); return n; };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -60,6 +64,8 @@ function parseArgs(argv) {
       case "--settle-ms": o.settleMs = num(v(), a); break;
       case "--skip": for (const s of v().split(",")) o.skip.add(s.trim()); break;
       case "--display": o.display = v(); break;
+      case "--setups": o.setups = v().split(",").map((s) => s.trim()).filter((s) => SETUPS[s] !== undefined);
+        if (!o.setups.length) throw new Error("--setups wants same, other and/or nogc"); break;
       case "--native-env": { const kv = v(); const eq = kv.indexOf("="); if (eq < 1) throw new Error("--native-env wants K=V"); o.env[kv.slice(0, eq)] = kv.slice(eq + 1); break; }
       case "-h": case "--help": console.log(usage()); process.exit(0); break;
       default: throw new Error("unknown option " + a + "\n" + usage());
@@ -118,6 +124,9 @@ const ROWS = [
   // memory.pss<N>ViewsMB rows for the chosen levels are inserted here.
   ["memory.perExtraViewMB", "MB", "memory.perExtraViewMB", "memory.perExtraViewMB"],
 ];
+
+// The reference set-ups: extra arguments of bench.mjs.
+const SETUPS = { same: [], other: ["--sandbox-ip", "127.0.0.2"], nogc: ["--no-gc"] };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const loadavg = () => fs.readFileSync("/proc/loadavg", "utf8").trim();
@@ -196,20 +205,20 @@ async function nativeRun(opts, errors) {
   return { figures: f, raw };
 }
 
-// One reference run: bench.mjs --runs 1, its JSON read back.
-async function referenceRun(opts, errors) {
+// One reference run of one set-up: bench.mjs --runs 1, its JSON read back.
+async function referenceRun(opts, errors, setup) {
   const out = path.join(os.tmpdir(), `compare-reference-${process.pid}.json`);
   const args = [path.join(REFERENCE, "bench.mjs"), "--runs", "1", "--out", out,
     "--ping-n", String(opts.pingN), "--call-n", String(opts.callN), "--flood-n", String(opts.floodN),
     "--flood-size", String(opts.floodSize), "--warm-n", String(opts.warmN), "--views", opts.views.join(","),
-    "--settle-ms", String(opts.settleMs)];
+    "--settle-ms", String(opts.settleMs), ...SETUPS[setup]];
   const child = track(spawn(process.execPath, args, { cwd: REFERENCE, stdio: ["ignore", "pipe", "pipe"] }));
   let log = "";
   child.stdout.on("data", (d) => { log += d; });
   child.stderr.on("data", (d) => { log += d; });
   const code = await new Promise((r) => child.once("exit", r));
   if (code !== 0 || !fs.existsSync(out)) {
-    errors.push({ side: "reference", error: log.slice(-4000) });
+    errors.push({ side: "reference", setup, error: log.slice(-4000) });
     console.error(`  reference failed (exit ${code}):\n${log.split("\n").slice(-10).join("\n")}`);
     return null;
   }
@@ -255,7 +264,9 @@ async function main() {
   const errors = [];
   const runLoad = []; // /proc/loadavg when each side of each run started
   const native = { runs: [], raw: [] };
-  const reference = { runs: [], raw: [], meta: null };
+  // One record per set-up; `reference` (the first set-up, "same" by default) keeps the old shape.
+  const references = Object.fromEntries(opts.setups.map((s) => [s, { runs: [], raw: [], meta: null }]));
+  const reference = references[opts.setups[0]];
 
   let xvfb = null;
   if (!opts.skip.has("native")) {
@@ -267,9 +278,11 @@ async function main() {
   console.error(`compare: ${opts.runs} runs, host ${opts.bin}, display ${opts.display ?? "-"}, load ${loadStart}`);
   try {
     for (let run = 0; run < opts.runs; run++) {
-      const order = run % 2 === 0 ? ["native", "reference"] : ["reference", "native"];
+      // The native host and each reference set-up once per run, the order rotating.
+      const sides = ["native", ...opts.setups.map((s) => "reference:" + s)];
+      const order = [...sides.slice(run % sides.length), ...sides.slice(0, run % sides.length)];
       for (const side of order) {
-        if (opts.skip.has(side)) continue;
+        if (opts.skip.has(side.split(":")[0])) continue;
         const t = Date.now();
         runLoad.push({ run: run + 1, side, loadavg: loadavg() });
         console.error(`run ${run + 1}/${opts.runs}: ${side} (load ${loadavg().split(" ").slice(0, 3).join(" ")})`);
@@ -278,11 +291,12 @@ async function main() {
           native.runs.push(r.figures);
           native.raw.push(r.raw);
         } else {
-          const r = await referenceRun(opts, errors);
+          const setup = side.split(":")[1];
+          const r = await referenceRun(opts, errors, setup);
           if (r) {
-            reference.runs.push(r.figures);
-            reference.raw.push(r.raw);
-            reference.meta ??= r.meta;
+            references[setup].runs.push(r.figures);
+            references[setup].raw.push(r.raw);
+            references[setup].meta ??= r.meta;
           }
         }
         console.error(`  ${side} took ${((Date.now() - t) / 1000).toFixed(1)} s`);
@@ -305,32 +319,37 @@ async function main() {
   };
   const table = [];
   for (const [figure, unit, nKey, rKey, better = "lower"] of rows) {
-    const n = stat(native.runs, nKey), r = stat(reference.runs, rKey);
-    if (!n && !r) continue;
-    const ratio = n && r && r.median !== 0 ? n.median / r.median : null;
-    table.push({ figure, unit, better, nativeKey: nKey, referenceKey: rKey, native: n, reference: r, ratio });
+    const n = stat(native.runs, nKey);
+    const bySetup = Object.fromEntries(opts.setups.map((s) => [s, stat(references[s].runs, rKey)]));
+    if (!n && Object.values(bySetup).every((r) => !r)) continue;
+    const ratioOf = (r) => (n && r && r.median !== 0 ? n.median / r.median : null);
+    const r = bySetup[opts.setups[0]];
+    table.push({ figure, unit, better, nativeKey: nKey, referenceKey: rKey, native: n, reference: r, ratio: ratioOf(r),
+      setups: Object.fromEntries(opts.setups.map((s) => [s, { reference: bySetup[s], ratio: ratioOf(bySetup[s]) }])) });
   }
   const cells = (s) => (s ? [fmt(s.min), fmt(s.median), fmt(s.max)] : ["—", "—", "—"]);
+  const ratioCell = (x) => (x === null ? "—" : x.toFixed(2));
   const text = formatTable(
-    ["figure", "unit", "native min", "median", "max", "reference min", "median", "max", "ratio"],
-    table.map((t) => [t.figure + (t.better === "higher" ? " (↑)" : ""), t.unit, ...cells(t.native), ...cells(t.reference),
-      t.ratio === null ? "—" : t.ratio.toFixed(2)]),
+    ["figure", "unit", "native min", "median", "max", ...opts.setups.flatMap((s) => [`${s} median`, "ratio"])],
+    table.map((t) => [t.figure + (t.better === "higher" ? " (↑)" : ""), t.unit, ...cells(t.native),
+      ...opts.setups.flatMap((s) => [t.setups[s].reference ? fmt(t.setups[s].reference.median) : "—", ratioCell(t.setups[s].ratio)])]),
   );
   const meta = {
     started, finished: new Date().toISOString(), loadavgStart: loadStart, loadavgEnd: loadEnd, runLoad,
-    runs: { native: native.runs.length, reference: reference.runs.length },
+    runs: { native: native.runs.length, ...Object.fromEntries(opts.setups.map((s) => [s, references[s].runs.length])) },
     options: { ...opts, skip: [...opts.skip] },
     versions: versions(opts, reference.meta),
     referenceChromiumFlags: reference.meta?.chromiumFlags ?? null,
     errors,
   };
   console.log(`mcp-apps-host (native, WebKitGTK ${meta.versions.webkitgtk}) vs web reference (Chromium ${meta.versions.chromium ?? "-"}), ` +
-    `${native.runs.length}/${reference.runs.length} runs; ratio = native median / reference median; (↑) higher is better`);
+    `${native.runs.length} native runs, reference set-ups ${opts.setups.map((s) => `${s} ${references[s].runs.length}`).join(", ")}; ` +
+    `ratio = native median / that set-up's median; (↑) higher is better`);
   console.log(text);
   console.log(`load average: start ${loadStart} | end ${loadEnd} (${meta.versions.cpus} CPUs)`);
   if (errors.length) console.log(`${errors.length} part(s) failed; see meta.errors in the JSON`);
   if (opts.out) {
-    fs.writeFileSync(opts.out, JSON.stringify({ meta, table, native, reference }, null, 1) + "\n");
+    fs.writeFileSync(opts.out, JSON.stringify({ meta, table, native, reference, references }, null, 1) + "\n");
     console.error("wrote " + opts.out);
   }
 }
