@@ -16,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { median, pct, summary, fmt, formatTable } from "./web-reference/table.mjs";
-import { REPO, BENCH_SERVER, startXvfb, coldRun, sessionRun, memoryRun, serverStart, track, killAll } from "./native/native.mjs";
+import { REPO, BENCH_SERVER, startXvfb, coldRun, sessionRun, memoryRun, crowdRun, serverStart, track, killAll } from "./native/native.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REFERENCE = path.join(HERE, "web-reference");
@@ -33,7 +33,8 @@ function usage() {
   --flood-n N       log messages (default 10000)  --flood-size N payload chars (default 100)
   --warm-n N        warm opens per run (default 5) --views A,B,C  memory levels (default 1,10,50)
   --settle-ms N     wait before reading memory (default 1500)
-  --skip LIST       comma list: native, reference, server, cold, session, memory
+  --skip LIST       comma list: native, reference, server, cold, session, crowd, memory
+  --crowd N         the crowd run: N Views open, then one more, a ping View (default 100; 0: none)
   --display DISPLAY use this X display instead of starting an Xvfb
   --native-env K=V  extra environment for the native host (repeatable), e.g.
                     MCP_APPS_HOST_COMPOSITING=always for a sensitivity run
@@ -45,7 +46,8 @@ function usage() {
 
 function parseArgs(argv) {
   const o = { runs: 10, out: null, bin: null, build: false, pingN: 1000, callN: 200, floodN: 10000, floodSize: 100,
-    warmN: 5, views: [1, 10, 50], settleMs: 1500, skip: new Set(), display: null, env: {}, setups: ["same", "other"] };
+    warmN: 5, views: [1, 10, 50], settleMs: 1500, skip: new Set(), display: null, env: {}, setups: ["same", "other"],
+    crowd: 100 };
   const num = (v, name) => { const n = Number(v); if (!Number.isInteger(n) || n < 0) throw new Error("bad " + name); return n; };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -64,6 +66,7 @@ function parseArgs(argv) {
       case "--settle-ms": o.settleMs = num(v(), a); break;
       case "--skip": for (const s of v().split(",")) o.skip.add(s.trim()); break;
       case "--display": o.display = v(); break;
+      case "--crowd": o.crowd = num(v(), a); break;
       case "--setups": o.setups = v().split(",").map((s) => s.trim()).filter((s) => SETUPS[s] !== undefined);
         if (!o.setups.length) throw new Error("--setups wants same, other and/or nogc"); break;
       case "--native-env": { const kv = v(); const eq = kv.indexOf("="); if (eq < 1) throw new Error("--native-env wants K=V"); o.env[kv.slice(0, eq)] = kv.slice(eq + 1); break; }
@@ -120,6 +123,9 @@ const ROWS = [
   ["flood.pingAfterMedianMs", "ms", "flood.pingAfterMedianMs", "flood.pingAfterMedianMs"],
   ["flood.pingAfterOverBefore", "ratio", "flood.pingAfterOverBefore", "flood.pingAfterOverBefore"],
   ["flood.lostMessages", "count", "flood.lostMessages", "flood.lostMessages"],
+  ["crowd.openNextMs", "ms", "crowd.openNextMs", null],
+  ["crowd.pingMedianMs", "ms", "crowd.pingMedianMs", null],
+  ["crowd.pingP99Ms", "ms", "crowd.pingP99Ms", null],
   ["memory.pss0ViewsMB", "MB", "memory.pss0ViewsMB", "memory.pss0ViewsMB"],
   // memory.pss<N>ViewsMB rows for the chosen levels are inserted here.
   ["memory.perExtraViewMB", "MB", "memory.perExtraViewMB", "memory.perExtraViewMB"],
@@ -191,6 +197,15 @@ async function nativeRun(opts, errors) {
     const s = await sessionRun(opts);
     Object.assign(f, s.figures);
     raw.session = s.raw;
+  });
+  await part("crowd", async () => {
+    const n = opts.crowd;
+    if (!n) return;
+    const c = await crowdRun(opts, n);
+    f["crowd.openNextMs"] = c.openMs;
+    f["crowd.pingMedianMs"] = c.pingMedianMs;
+    f["crowd.pingP99Ms"] = c.pingP99Ms;
+    raw.crowd = c;
   });
   await part("memory", async () => {
     const levels = {};

@@ -434,6 +434,39 @@ export function analyseSession(trace, opts) {
   return out;
 }
 
+// (7) A crowd: a host with `n` idle bench Views open (--tool, keepOpen); once they are all
+// mounted and have loaded, the automation opens one more through the picker, a ping View. Its
+// open time (host->server tools/call -> initialized) and its pings say whether the host stays
+// responsive with a long conversation's worth of Views open.
+export async function crowdRun(opts, n) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "native-crowd-"));
+  const tools = [];
+  for (let i = 0; i < n; i++) tools.push("--tool", "bench-view", "--args", JSON.stringify({ mode: "idle", keepOpen: true }));
+  const script = path.join(dir, "automation.js");
+  const plan = [{ mode: "ping", n: opts.pingN }];
+  fs.writeFileSync(script, `const PLAN = ${JSON.stringify(plan)};\nconst CROWD = ${n};\nconst CROWD_SETTLE_MS = 3000;\n` +
+    fs.readFileSync(path.join(HERE, "session.js"), "utf8"));
+  const host = startHost(opts, ["--stdio", benchServerCmd(), ...tools, "--automation", script, "--timeout", "900"], dir);
+  try {
+    await watchTrace(host, (rs) => rs.some((r) => reportOf(r)?.mode === "ping"), 600000);
+  } finally {
+    await stopHost(host.child);
+  }
+  const trace = readTrace(host.trace);
+  fs.rmSync(dir, { recursive: true, force: true });
+  const call = trace.find((r) => r.dir === "host->server" && method(r) === "tools/call" && r.msg.params?.name === "bench-view"
+    && r.msg.params.arguments?.mode === "ping");
+  if (!call) throw new Error("crowd run: the ping View was never called");
+  const before = trace.filter((r) => isInit(r) && r.t_ms < call.t_ms).length;
+  if (before < n) throw new Error(`crowd run: only ${before} of ${n} Views had initialized when the ping View opened`);
+  const rs = trace.filter((r) => r.view === call.view);
+  const init = rs.find(isInit);
+  const pings = rs.filter((r) => r.dir === "view->host" && method(r) === "ping").map((r) => r.t_ms);
+  if (!init || pings.length !== opts.pingN) throw new Error(`crowd run: the ping View sent ${pings.length} pings`);
+  const rtt = pings.slice(1).map((t, i) => t - pings[i]);
+  return { openMs: init.t_ms - call.t_ms, pingMedianMs: median(rtt), pingP99Ms: pct(rtt, 99), rtt };
+}
+
 // (5) Memory: a host with `n` bench Views (idle) opened by repeated --tool; the automation keeps
 // them open (drops their request-teardown in the shell). Once every View initialized and
 // reported, settle, then sum PSS over the host and its descendants, the node server excluded.

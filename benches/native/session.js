@@ -20,6 +20,14 @@
   }
   var picker = document.getElementById("tools");
   await when(function () { return picker.querySelector('button[data-tool="bench-view"]'); }, picker);
+  // The crowd run: first wait until the Views named on the command line are all mounted (no
+  // pending card left), and a moment more for them to load.
+  if (typeof CROWD === "number" && CROWD > 0) {
+    await when(function () {
+      return stream.querySelectorAll(".card .slot").length >= CROWD && !stream.querySelector(".card.pending");
+    });
+    await new Promise(function (r) { setTimeout(r, CROWD_SETTLE_MS); });
+  }
   for (var i = 0; i < PLAN.length; i++) {
     var args = PLAN[i];
     picker.querySelector('button[data-tool="bench-view"]').click();

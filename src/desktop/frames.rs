@@ -36,6 +36,9 @@ use crate::protocol::Theme;
 pub(crate) const HANG_AFTER: Duration = Duration::from_millis(1500);
 /// How often the layer pings each web process of Views.
 const PING_EVERY: Duration = Duration::from_millis(250);
+/// A server's web process outlives its last View by this long (a blank page holds it), so
+/// opening its next View does not wait for a new process (measured: ~150 ms of a warm open).
+const KEEP_WARM: Duration = Duration::from_secs(30);
 /// A closed View's webview is destroyed this long after it was taken out of sight.
 const CLOSE_AFTER: Duration = Duration::from_millis(500);
 
@@ -112,6 +115,8 @@ struct Group {
     ping: Rc<Cell<Option<Instant>>>,
     /// Since when the process does not answer (reported).
     hung: Rc<Cell<Option<Instant>>>,
+    /// While the server has no View: a blank page of its process, kept [`KEEP_WARM`].
+    keeper: Option<(wry::WebView, u64)>,
 }
 
 /// The layer of View webviews over the shell (UI thread only).
@@ -128,6 +133,7 @@ pub(crate) struct FrameLayer {
     /// Webviews of closed Views, destroyed after [`CLOSE_AFTER`].
     closing: Vec<wry::WebView>,
     sweep_scheduled: bool,
+    keeper_generation: u64,
     me: std::rc::Weak<RefCell<FrameLayer>>,
     context: wry::WebContext,
 }
@@ -182,6 +188,7 @@ impl FrameLayer {
             shell: None,
             closing: Vec::new(),
             sweep_scheduled: false,
+            keeper_generation: 0,
             me: std::rc::Weak::new(),
         }));
         frames.borrow_mut().me = Rc::downgrade(&frames);
@@ -254,12 +261,13 @@ impl FrameLayer {
             return Ok(());
         }
         let secret = IpcSecret::generate();
-        let related = self
-            .groups
-            .get(&mount.label)
+        // Related to a View of the same server, or to the blank page that kept its process warm.
+        let group = self.groups.get(&mount.label);
+        let related = group
             .and_then(|g| g.members.first())
             .and_then(|v| self.views.get(v))
-            .map(|f| f.webview.webview());
+            .map(|f| f.webview.webview())
+            .or_else(|| group.and_then(|g| g.keeper.as_ref()).map(|(k, _)| k.webview()));
         let (view, tx, session) = (mount.view.clone(), self.to_controller.clone(), mount.session.clone());
         let ipc_secret = secret.clone();
         let src = mount.src.clone();
@@ -306,8 +314,13 @@ impl FrameLayer {
             members: Vec::new(),
             ping: Rc::new(Cell::new(None)),
             hung: Rc::new(Cell::new(None)),
+            keeper: None,
         });
         group.members.push(mount.view.clone());
+        // The new View holds the process now.
+        if let Some((keeper, _)) = group.keeper.take() {
+            self.closing.push(keeper);
+        }
         self.views.insert(mount.view, ViewFrame { webview, label: mount.label, placed: None });
         Ok(())
     }
@@ -329,12 +342,31 @@ impl FrameLayer {
         use wry::WebViewExtUnix;
         let Some(frame) = self.views.remove(view) else { return };
         let mut hung = false;
+        let mut last = false;
         if let Some(group) = self.groups.get_mut(&frame.label) {
             group.members.retain(|v| v != view);
             hung = group.hung.get().is_some();
-            if group.members.is_empty() {
-                self.groups.remove(&frame.label);
+            last = group.members.is_empty();
+        }
+        if last && hung {
+            self.groups.remove(&frame.label);
+        } else if last {
+            // The server's last View: a blank page keeps its web process for a while, so the
+            // next View of that server opens without starting a process (see KEEP_WARM).
+            let keeper = self.keeper(&frame.webview);
+            self.keeper_generation += 1;
+            let generation = self.keeper_generation;
+            if let Some(group) = self.groups.get_mut(&frame.label) {
+                group.keeper = keeper.map(|k| (k, generation));
             }
+            let (weak, label) = (self.me.clone(), frame.label.clone());
+            gtk::glib::timeout_add_local_once(KEEP_WARM, move || {
+                if let Some(frames) = weak.upgrade() {
+                    if let Ok(mut frames) = frames.try_borrow_mut() {
+                        frames.cool_down(&label, generation);
+                    }
+                }
+            });
         }
         // A process that loops would go on looping without a page: closing a View of a
         // hung process ends the process (its server's other Views come back, see the controller).
@@ -360,6 +392,42 @@ impl FrameLayer {
                 }
             });
         }
+    }
+
+    /// A blank webview related to `webview` (its process), out of sight, with nothing to load.
+    fn keeper(&mut self, webview: &wry::WebView) -> Option<wry::WebView> {
+        use gtk::prelude::*;
+        use wry::{WebViewBuilderExtUnix, WebViewExtUnix};
+        let built = WebViewBuilder::new_with_web_context(&mut self.context)
+            .with_related_view(webview.webview())
+            .with_navigation_handler(|url| url == "about:blank")
+            .with_new_window_req_handler(|_, _| wry::NewWindowResponse::Deny)
+            .build_gtk(&self.layer);
+        match built {
+            Ok(keeper) => {
+                let widget = keeper.webview();
+                widget.set_size_request(1, 1);
+                self.layer.move_(&widget, -10_000, 0);
+                Some(keeper)
+            }
+            Err(e) => {
+                tracing::debug!("no webview to keep a web process warm: {e}");
+                None
+            }
+        }
+    }
+
+    /// The server's process was kept warm long enough: it goes unless a View came back.
+    fn cool_down(&mut self, label: &str, generation: u64) {
+        let Some(group) = self.groups.get_mut(label) else { return };
+        if !group.members.is_empty() || group.keeper.as_ref().is_none_or(|(_, g)| *g != generation) {
+            return;
+        }
+        if let Some((keeper, _)) = group.keeper.take() {
+            self.closing.push(keeper);
+        }
+        self.groups.remove(label);
+        self.sweep();
     }
 
     /// Destroys the webviews of closed Views.
