@@ -20,11 +20,24 @@
   }
   var picker = document.getElementById("tools");
   await when(function () { return picker.querySelector('button[data-tool="bench-view"]'); }, picker);
-  // The crowd run: first wait until the Views named on the command line are all mounted (no
-  // pending card left), and a moment more for them to load.
+  // The crowd run: first wait until the Views named on the command line are all mounted and
+  // have sized themselves (the App SDK reports its size once it initialized, and the host then
+  // resizes the slot: each slot's height leaves the first height it was given), then a moment
+  // more. The driver checks in the trace that all had initialized.
   if (typeof CROWD === "number" && CROWD > 0) {
     await when(function () {
       return stream.querySelectorAll(".card .slot").length >= CROWD && !stream.querySelector(".card.pending");
+    });
+    var first = new Map();
+    stream.querySelectorAll(".card .slot").forEach(function (s) { first.set(s, s.style.height); });
+    var deadline = Date.now() + 300000;
+    await new Promise(function (resolve) {
+      var check = function () {
+        var waiting = 0;
+        first.forEach(function (h, s) { if (s.style.height === h) waiting++; });
+        if (waiting === 0 || Date.now() > deadline) resolve(); else setTimeout(check, 250);
+      };
+      check();
     });
     await new Promise(function (r) { setTimeout(r, CROWD_SETTLE_MS); });
   }
