@@ -269,6 +269,22 @@ fn parse_resource_meta(ui: &Map<String, Value>, source: MetaSource) -> ResourceM
             Ok(p) => meta.permissions = Some(p),
             Err(e) => meta.warnings.push(format!("_meta.ui.permissions ignored: {e}")),
         }
+        // Declined on purpose, and said: the draft's `tools` (WebMCP: the page offering tools
+        // to the model through `navigator.modelContext`) has no model to reach in this host, and
+        // anything else is unknown. Neither is granted (nor reported in hostCapabilities.sandbox).
+        for key in v.as_object().into_iter().flat_map(|o| o.keys()) {
+            match key.as_str() {
+                "camera" | "microphone" | "geolocation" | "clipboardWrite" => {}
+                "tools" => meta.warnings.push(
+                    "_meta.ui.permissions.tools (WebMCP) is not granted: this host offers no tools from Views to a model"
+                        .into(),
+                ),
+                other => meta.warnings.push(format!(
+                    "_meta.ui.permissions.{} is unknown and not granted",
+                    crate::consent::one_line_max(other, 64)
+                )),
+            }
+        }
     }
     match ui.get("domain") {
         None | Some(Value::Null) => {}
@@ -414,6 +430,19 @@ mod tests {
         assert_eq!(r.meta.source, MetaSource::Listing);
         assert_eq!(r.meta.prefers_border, Some(true));
         assert_eq!(r.meta.csp.unwrap().connect_domains, Some(vec!["https://listing.example".to_owned()]));
+    }
+
+    #[test]
+    fn webmcp_tools_and_unknown_permissions_are_declined_with_a_warning() {
+        let r = read(json!({"uri": "ui://a", "mimeType": RESOURCE_MIME_TYPE, "text": "x",
+            "_meta": {"ui": {"permissions": {"camera": {}, "tools": {}, "teleport\n": {}}}}}));
+        let meta = ui_resource_from_read("ui://a", &r, None).unwrap().meta;
+        let granted = meta.permissions.unwrap();
+        assert!(granted.camera.is_some(), "known ones are kept");
+        assert_eq!(meta.warnings.len(), 2, "{:?}", meta.warnings);
+        let w = &meta.warnings;
+        assert!(w.iter().any(|m| m.contains("permissions.tools (WebMCP) is not granted")), "{w:?}");
+        assert!(w.iter().any(|m| m.contains("unknown") && !m.contains('\n')), "{w:?}");
     }
 
     #[test]

@@ -1020,3 +1020,52 @@ async fn a_display_mode_decision_overtaken_by_a_later_one_is_not_applied() {
     let contexts: Vec<&Value> = answers.iter().filter(|p| p["method"] == methods::HOST_CONTEXT_CHANGED).collect();
     assert_eq!(contexts.last().map(|c| c["params"]["displayMode"].clone()), Some(json!("inline")), "{answers:?}");
 }
+
+/// One content block of each kind the draft names (`McpUiSupportedContentBlockModalities`).
+fn block_of(modality: &str) -> Value {
+    match modality {
+        "text" => json!({"type": "text", "text": "t"}),
+        "image" => json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+        "audio" => json!({"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}),
+        "resource" => json!({"type": "resource", "resource": {"uri": "file:///a.txt", "text": "a"}}),
+        "resourceLink" => json!({"type": "resource_link", "uri": "file:///a.txt", "name": "a"}),
+        other => panic!("no block for {other}"),
+    }
+}
+
+/// Advertise equals enforce: for every content kind, `ui/message` and `ui/update-model-context`
+/// accept it exactly when `hostCapabilities` advertises it, and a refusal names the clause.
+#[tokio::test]
+async fn content_kinds_are_accepted_exactly_as_advertised() {
+    let policy = Arc::new(TestPolicy::default());
+    let mut h = start_with_policy(policy.clone(), false);
+    let init = h.handshake().await;
+    let caps = &init["result"]["hostCapabilities"];
+    let mut id = 10;
+    for (method, capability) in [("ui/message", "message"), ("ui/update-model-context", "updateModelContext")] {
+        let advertised = caps[capability].as_object().unwrap_or_else(|| panic!("{capability} advertised: {caps}"));
+        for kind in ["text", "image", "audio", "resource", "resourceLink"] {
+            id += 1;
+            let params = match method {
+                "ui/message" => json!({"role": "user", "content": [block_of(kind)]}),
+                _ => json!({"content": [block_of(kind)]}),
+            };
+            let r = h.request(id, method, params).await;
+            if advertised.contains_key(kind) {
+                assert_eq!(r["result"], json!({}), "{method} {kind} is advertised: {r}");
+            } else {
+                assert_eq!(r["error"]["code"], -32602, "{method} {kind} is not advertised: {r}");
+                let message = r["error"]["message"].as_str().unwrap();
+                assert!(message.contains(&format!("hostCapabilities.{capability}")), "{message}");
+            }
+        }
+        // structuredContent is a field of update-model-context, not a block.
+        if method == "ui/update-model-context" {
+            id += 1;
+            let r = h.request(id, method, json!({"structuredContent": {"a": 1}})).await;
+            assert_eq!(advertised.contains_key("structuredContent"), r.get("result").is_some(), "{r}");
+        }
+    }
+    // Only the accepted ones reached the policy.
+    assert_eq!(policy.asked.lock().unwrap().len(), 1, "one message kind (text) is advertised");
+}

@@ -25,6 +25,37 @@ fn modalities(kinds: &[&str]) -> Map<String, Value> {
     kinds.iter().map(|k| ((*k).to_owned(), json!({}))).collect()
 }
 
+/// What `ui/message` accepts, advertised as `hostCapabilities.message` (the host shows a View's
+/// message as text) and enforced on every message: one list for both.
+pub(super) const MESSAGE_KINDS: &[&str] = &["text"];
+/// What `ui/update-model-context` accepts, advertised as `hostCapabilities.updateModelContext`
+/// and enforced likewise.
+pub(super) const MODEL_CONTEXT_KINDS: &[&str] = &["text", "structuredContent"];
+
+/// The modality (`McpUiSupportedContentBlockModalities` key) of a content block's `type`.
+fn modality_of(block_type: &str) -> &str {
+    match block_type {
+        "resource_link" => "resourceLink",
+        other => other,
+    }
+}
+
+/// The first content block of a kind the host did not advertise for `method`, as the error the
+/// View gets (with the clause it breaks).
+fn unadvertised(method: &str, capability: &str, accepted: &[&str], content: &[Value]) -> Option<RpcError> {
+    let block = content.iter().find(|b| {
+        let kind = b.get("type").and_then(Value::as_str).unwrap_or_default();
+        !accepted.contains(&modality_of(kind))
+    })?;
+    let kind = block.get("type").and_then(Value::as_str).unwrap_or_default();
+    Some(RpcError::invalid_params(format!(
+        "{method}: content of type `{}` is not accepted: this host advertises hostCapabilities.{capability} = {{{}}} \
+         (MCP Apps draft, McpUiSupportedContentBlockModalities: a host accepts the modalities it advertises)",
+        crate::consent::one_line_max(kind, 64),
+        accepted.join(", ")
+    )))
+}
+
 /// The spec clause a View breaks with a `ui/initialize` that lacks required params.
 pub(super) const INITIALIZE_PARAMS_CLAUSE: &str =
     "MCP Apps 2026-01-26, ui/initialize (McpUiInitializeRequest): params appInfo, appCapabilities and protocolVersion are required";
@@ -200,8 +231,8 @@ impl ViewSession {
             logging: Some(Map::new()),
             open_links: caps.open_links.then(Map::new),
             download_file: caps.download_file.then(Map::new),
-            message: caps.message.then(|| modalities(&["text"])),
-            update_model_context: caps.update_model_context.then(|| modalities(&["text", "structuredContent"])),
+            message: caps.message.then(|| modalities(MESSAGE_KINDS)),
+            update_model_context: caps.update_model_context.then(|| modalities(MODEL_CONTEXT_KINDS)),
             sandbox: Some(SandboxGrant {
                 permissions: self.config.granted_permissions.clone(),
                 csp: Some(self.config.granted_csp.clone()),
@@ -295,6 +326,9 @@ impl ViewSession {
                 Err(RpcError::invalid_params("ui/message: `content` must be an array of content blocks with a `type`")),
             );
         };
+        if let Some(e) = unadvertised(methods::MESSAGE, "message", MESSAGE_KINDS, content) {
+            return self.respond(id, Err(e));
+        }
         let decision = self.config.policy.message(&self.config.info(), role, content);
         self.decided(id, methods::MESSAGE, decision);
     }
@@ -306,6 +340,16 @@ impl ViewSession {
         }
         if p.get("structuredContent").is_some_and(|c| !c.is_object()) {
             return Err(RpcError::invalid_params("ui/update-model-context: `structuredContent` must be an object"));
+        }
+        let content = p.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        if let Some(e) = unadvertised(methods::UPDATE_MODEL_CONTEXT, "updateModelContext", MODEL_CONTEXT_KINDS, content)
+        {
+            return Err(e);
+        }
+        if p.get("structuredContent").is_some() && !MODEL_CONTEXT_KINDS.contains(&"structuredContent") {
+            return Err(RpcError::invalid_params(
+                "ui/update-model-context: `structuredContent` is not accepted: not in hostCapabilities.updateModelContext",
+            ));
         }
         let empty = p.get("content").and_then(Value::as_array).is_none_or(Vec::is_empty)
             && p.get("structuredContent").and_then(Value::as_object).is_none_or(Map::is_empty);
