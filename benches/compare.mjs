@@ -16,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { median, pct, summary, fmt, formatTable } from "./web-reference/table.mjs";
-import { REPO, BENCH_SERVER, startXvfb, coldRun, sessionRun, memoryRun, crowdRun, serverStart, track, killAll } from "./native/native.mjs";
+import { REPO, BENCH_SERVER, startXvfb, coldRun, sessionRun, memoryRun, crowdRun, floorRun, serverStart, track, killAll } from "./native/native.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REFERENCE = path.join(HERE, "web-reference");
@@ -33,7 +33,7 @@ function usage() {
   --flood-n N       log messages (default 10000)  --flood-size N payload chars (default 100)
   --warm-n N        warm opens per run (default 5) --views A,B,C  memory levels (default 1,10,50)
   --settle-ms N     wait before reading memory (default 1500)
-  --skip LIST       comma list: native, reference, server, cold, session, crowd, memory
+  --skip LIST       comma list: native, reference, server, cold, session, floor, crowd, memory
   --crowd N         the crowd run: N Views open, then one more, a ping View (default 100; 0: none)
   --display DISPLAY use this X display instead of starting an Xvfb
   --native-env K=V  extra environment for the native host (repeatable), e.g.
@@ -106,6 +106,8 @@ const ROWS = [
   ["ping.medianMs", "ms", "ping.medianMs", "ping.medianMs"],
   ["ping.p99Ms", "ms", "ping.p99Ms", "ping.p99Ms"],
   ["ping.inSessionMedianMs", "ms", "ping.inSessionMedianMs", null],
+  ["floor.pingMedianMs", "ms", "floor.pingMedianMs", null],
+  ["floor.pingP99Ms", "ms", "floor.pingP99Ms", null],
   ["call.viewMedianMs", "ms", "call.viewMedianMs", "call.viewMedianMs"],
   ["call.viewP99Ms", "ms", "call.viewP99Ms", "call.viewP99Ms"],
   ["call.hostOverheadMedianMs", "ms", "call.hostOverheadMedianMs", "call.hostOverheadMedianMs"],
@@ -197,6 +199,11 @@ async function nativeRun(opts, errors) {
     const s = await sessionRun(opts);
     Object.assign(f, s.figures);
     raw.session = s.raw;
+  });
+  await part("floor", async () => {
+    const fl = await floorRun(opts);
+    f["floor.pingMedianMs"] = fl.medianMs;
+    f["floor.pingP99Ms"] = fl.p99Ms;
   });
   await part("crowd", async () => {
     const n = opts.crowd;

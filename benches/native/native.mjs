@@ -434,6 +434,19 @@ export function analyseSession(trace, opts) {
   return out;
 }
 
+// (0) The floor: `mcp-apps-host __ipc-floor N`, a bare page <-> Rust round trip in this WebKit
+// (one webview, answered from the IPC handler with one evaluate_script; no MCP, no bridge),
+// timed in Rust. Every ping ratio can be read against what the engine allows.
+export async function floorRun(opts) {
+  const child = track(spawn(opts.bin, ["__ipc-floor", String(opts.pingN)], { env: hostEnv(opts), stdio: ["ignore", "pipe", "pipe"] }));
+  let out = "", err = "";
+  child.stdout.on("data", (d) => { out += d; });
+  child.stderr.on("data", (d) => { err += d; });
+  await waitExit(child);
+  const line = out.trim().split("\n").pop();
+  try { return JSON.parse(line); } catch { throw new Error(`__ipc-floor printed no result: ${err.slice(-500)}`); }
+}
+
 // (7) A crowd: a host with `n` idle bench Views open (--tool, keepOpen); once they are all
 // mounted and have loaded, the automation opens one more through the picker, a ping View. Its
 // open time (host->server tools/call -> initialized) and its pings say whether the host stays

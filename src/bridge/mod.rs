@@ -15,7 +15,7 @@ mod view_requests;
 pub use policy::{safe_file_name, Decision, DefaultPolicy, HostPolicy, PolicyCapabilities, ViewInfo};
 pub use server_port::{BoxFuture, CallControl, ServerPort};
 pub use session::{
-    TeardownOutcome, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession, MAX_DOWNLOAD_BYTES,
+    PostSink, TeardownOutcome, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession, MAX_DOWNLOAD_BYTES,
     MAX_VIEW_MESSAGE_BYTES, MAX_VIEW_REQUESTS_IN_FLIGHT, VIEW_TOOL_TIMEOUT,
 };
 pub use trace::{Direction, Trace};

@@ -55,7 +55,14 @@ pub struct ViewConfig {
     pub openai_shim: bool,
     /// Decides what needs deciding.
     pub policy: Arc<dyn HostPolicy>,
+    /// Where the messages for the View go, if not the output channel as [`ViewOutput::Post`]:
+    /// called on the session's task with the JSON text, so a host whose webview takes messages
+    /// from any thread needs no task to relay them. `None`: the output channel.
+    pub post_sink: Option<PostSink>,
 }
+
+/// A thread-safe line into a View's frame (see [`ViewConfig::post_sink`]).
+pub type PostSink = Arc<dyn Fn(String) + Send + Sync>;
 
 impl std::fmt::Debug for ViewConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -83,6 +90,7 @@ impl ViewConfig {
             forwards_list_changed: false,
             openai_shim: false,
             policy: Arc::new(DefaultPolicy),
+            post_sink: None,
         }
     }
 
@@ -466,7 +474,12 @@ impl ViewSession {
     pub(super) fn post(&self, dir: Direction, msg: &Message) {
         let value = msg.to_value();
         self.trace.record(Some(self.id()), dir, &value);
-        let _ = self.out.send((self.config.id.clone(), ViewOutput::Post(value.to_string())));
+        match &self.config.post_sink {
+            Some(sink) => sink(value.to_string()),
+            None => {
+                let _ = self.out.send((self.config.id.clone(), ViewOutput::Post(value.to_string())));
+            }
+        }
     }
 
     /// Sends a host -> View request or notification, or queues it until `initialized`.

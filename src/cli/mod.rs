@@ -2,6 +2,8 @@
 
 mod check;
 mod inspect;
+#[cfg(feature = "desktop")]
+mod ipc_floor;
 mod probe_server;
 mod server_args;
 
@@ -41,6 +43,13 @@ enum Command {
     /// The embedded demo server (stdio MCP), started by `demo`.
     #[command(name = "__demo-server", hide = true)]
     DemoServer,
+    /// The bare page <-> Rust round trip of this WebKit (the benchmarks' floor).
+    #[command(name = "__ipc-floor", hide = true)]
+    IpcFloor {
+        /// Round trips.
+        #[arg(default_value_t = 1000)]
+        n: usize,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -296,6 +305,10 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => inspect::inspect(args),
         Command::Check(args) => check::check(args),
         Command::ProbeServer => probe_server::serve(),
+        #[cfg(feature = "desktop")]
+        Command::IpcFloor { n } => ipc_floor::run(n),
+        #[cfg(not(feature = "desktop"))]
+        Command::IpcFloor { .. } => Err(anyhow::anyhow!("__ipc-floor needs the desktop feature")),
         Command::Logout(args) => logout(args),
         Command::Demo(args) => demo(args),
         Command::Preview(mut args) => {

@@ -693,6 +693,12 @@ impl Controller {
             config.granted_permissions = resource.meta.permissions.clone().filter(|p| !p.is_empty());
             config.host_context = host_context;
             config.policy = policy;
+            // Messages for the View go from its session straight to the UI thread, into its
+            // own webview: the controller does not relay them (the hot path).
+            let (post_ui, post_view) = (ui.clone(), view_id.clone());
+            config.post_sink = Some(Arc::new(move |msg| {
+                let _ = post_ui.send_event(UserEvent::Frame(FrameOp::Post { view: post_view.clone(), msg }));
+            }));
             let handle = ViewSession::spawn(config, servers.port(&server), out, trace);
             handle.tool_input(arguments);
             let _ = session_tx.send(handle.clone());
