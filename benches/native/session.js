@@ -22,14 +22,21 @@
   await when(function () { return picker.querySelector('button[data-tool="bench-view"]'); }, picker);
   // The crowd run: first wait until the Views named on the command line are all mounted and
   // have sized themselves (the App SDK reports its size once it initialized, and the host then
-  // resizes the slot: each slot's height leaves the first height it was given), then a moment
-  // more. The driver checks in the trace that all had initialized.
+  // resizes the slot: each slot's height leaves the first height it was given, recorded as the
+  // slot appears), then a moment more. The driver checks in the trace that all had initialized.
   if (typeof CROWD === "number" && CROWD > 0) {
+    var first = new Map();
+    var record = function () {
+      stream.querySelectorAll(".card .slot").forEach(function (s) { if (!first.has(s)) first.set(s, s.style.height); });
+    };
+    record();
+    var seen = new MutationObserver(record);
+    seen.observe(stream, { childList: true, subtree: true });
     await when(function () {
       return stream.querySelectorAll(".card .slot").length >= CROWD && !stream.querySelector(".card.pending");
     });
-    var first = new Map();
-    stream.querySelectorAll(".card .slot").forEach(function (s) { first.set(s, s.style.height); });
+    seen.disconnect();
+    record();
     var deadline = Date.now() + 300000;
     await new Promise(function (resolve) {
       var check = function () {
