@@ -231,11 +231,11 @@ impl FrameLayer {
     }
 
     /// Carries out one of the controller's requests.
-    pub(crate) fn apply(&mut self, op: FrameOp, registry: &super::schemes::ProxyRegistry) {
+    pub(crate) fn apply(&mut self, op: FrameOp) {
         match op {
             FrameOp::Mount(mount) => {
                 let view = mount.view.clone();
-                if let Err(e) = self.mount(mount, registry) {
+                if let Err(e) = self.mount(mount) {
                     tracing::error!(view = %view, "cannot create the View's webview: {e}");
                     let reason = format!("its webview could not be created: {e}");
                     let _ = self.to_controller.send(HostInput::Frame(FrameSignal::Gone { view, reason }));
@@ -254,7 +254,7 @@ impl FrameLayer {
         }
     }
 
-    fn mount(&mut self, mount: FrameMount, registry: &super::schemes::ProxyRegistry) -> crate::Result<()> {
+    fn mount(&mut self, mount: FrameMount) -> crate::Result<()> {
         use gtk::prelude::*;
         use wry::{WebViewBuilderExtUnix, WebViewExtUnix};
         if self.views.contains_key(&mount.view) {
@@ -271,29 +271,22 @@ impl FrameLayer {
         let (view, tx, session) = (mount.view.clone(), self.to_controller.clone(), mount.session.clone());
         let ipc_secret = secret.clone();
         let src = mount.src.clone();
-        let nav_registry = registry.clone();
-        let mut builder = WebViewBuilder::new_with_web_context(&mut self.context)
+        let builder = WebViewBuilder::new_with_web_context(&mut self.context)
             .with_devtools(self.devtools)
             .with_background_color(background(self.theme))
             .with_initialization_script(secret.proxy_init_script(&mount.src))
             .with_ipc_handler(move |request| {
                 proxy_message(&view, &ipc_secret, request.body(), &|msg| session.from_view(msg), &tx);
             })
+            // Its own proxy page and the frames the proxy writes; nothing else.
             .with_navigation_handler(move |url| {
                 let ok = url == src || url == "about:srcdoc" || url == "about:blank";
-                if !ok && !nav_registry.is_proxy_url(&url) {
+                if !ok {
                     tracing::warn!("blocked navigation of a View to {url}");
                 }
                 ok
-            })
-            .with_new_window_req_handler(|url, _features| {
-                tracing::warn!("blocked new window for {url}");
-                wry::NewWindowResponse::Deny
-            })
-            .with_download_started_handler(|url, _path| {
-                tracing::warn!("blocked download of {url}");
-                false
             });
+        let mut builder = super::refuse_windows_and_downloads(builder);
         if let Some(related) = related {
             builder = builder.with_related_view(related);
         }
@@ -400,9 +393,8 @@ impl FrameLayer {
         use wry::{WebViewBuilderExtUnix, WebViewExtUnix};
         let built = WebViewBuilder::new_with_web_context(&mut self.context)
             .with_related_view(webview.webview())
-            .with_navigation_handler(|url| url == "about:blank")
-            .with_new_window_req_handler(|_, _| wry::NewWindowResponse::Deny)
-            .build_gtk(&self.layer);
+            .with_navigation_handler(|url| url == "about:blank");
+        let built = super::refuse_windows_and_downloads(built).build_gtk(&self.layer);
         match built {
             Ok(keeper) => {
                 let widget = keeper.webview();

@@ -144,7 +144,6 @@ pub(crate) struct Running {
     webview: wry::WebView,
     /// The Views' webviews over the shell.
     frames: std::rc::Rc<std::cell::RefCell<frames::FrameLayer>>,
-    registry: ProxyRegistry,
     runtime: Option<tokio::runtime::Runtime>,
     to_controller: mpsc::UnboundedSender<HostInput>,
     /// The embedder owns the window: the host does not resize it or keep it on top.
@@ -210,14 +209,13 @@ impl Running {
         webview
             .load_url(&format!("{HOST_ORIGIN}/"))
             .map_err(|e| Error::Desktop(format!("cannot load the shell: {e}")))?;
-        let (controller, receivers) = controller::Controller::new(options, ui, registry.clone(), theme, started);
+        let (controller, receivers) = controller::Controller::new(options, ui, registry, theme, started);
         runtime.spawn(controller.run(from_ui, receivers));
         let (width, height) = logical(window.inner_size(), window.scale_factor());
         let _ = to_controller.send(HostInput::Resized { width, height });
         Ok(Self {
             webview,
             frames,
-            registry: registry.clone(),
             runtime: Some(runtime),
             to_controller,
             embedded,
@@ -245,7 +243,7 @@ impl Running {
                     tracing::warn!("automation script failed: {e}");
                 }
             }
-            UserEvent::Frame(op) => self.frames.borrow_mut().apply(op, &self.registry),
+            UserEvent::Frame(op) => self.frames.borrow_mut().apply(op),
             UserEvent::Screenshot(path, done) => frames::FrameLayer::screenshot(&self.frames, path, done),
             UserEvent::Window(_) if self.embedded => {}
             // The window's size is not read while switching (GTK applies a new size later, so a
@@ -421,7 +419,7 @@ fn host_webview<'a>(
     let ipc_secret = secret.clone();
     let sandbox_registry = registry.clone();
     let nav_registry = registry.clone();
-    WebViewBuilder::new_with_web_context(context)
+    let builder = WebViewBuilder::new_with_web_context(context)
         .with_devtools(devtools)
         .with_initialization_script(secret.init_script())
         .with_custom_protocol(HOST_SCHEME.into(), move |_id, request| schemes::serve_host(&request))
@@ -456,7 +454,13 @@ fn host_webview<'a>(
                 tracing::warn!("blocked navigation to {url}");
             }
             ok
-        })
+        });
+    refuse_windows_and_downloads(builder)
+}
+
+/// What every webview of the host refuses whatever its page asks: new windows and downloads.
+fn refuse_windows_and_downloads(builder: WebViewBuilder<'_>) -> WebViewBuilder<'_> {
+    builder
         .with_new_window_req_handler(|url, _features| {
             tracing::warn!("blocked new window for {url}");
             wry::NewWindowResponse::Deny

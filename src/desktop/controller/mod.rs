@@ -1470,13 +1470,7 @@ impl Controller {
             self.on_probation = None;
             self.advance_probation();
         }
-        let orphaned: Vec<u64> = self.dialogs.iter().filter(|(_, (v, _))| v == view).map(|(d, _)| *d).collect();
-        for dialog in orphaned {
-            if let Some((_, reply)) = self.dialogs.remove(&dialog) {
-                let _ = reply.send(false);
-            }
-            self.shell(ShellCommand::Dismiss { dialog });
-        }
+        self.refuse_dialogs_of(view);
         let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && !v.closed);
         if pip {
             let _ = self.ui.send_event(UserEvent::Window(WindowOp::Restore));
@@ -1489,6 +1483,17 @@ impl Controller {
             }
         }
         self.schedule_recycle();
+    }
+
+    /// The consent questions `view` has open are answered no and taken off the screen.
+    fn refuse_dialogs_of(&mut self, view: &str) {
+        let orphaned: Vec<u64> = self.dialogs.iter().filter(|(_, (v, _))| v == view).map(|(d, _)| *d).collect();
+        for dialog in orphaned {
+            if let Some((_, reply)) = self.dialogs.remove(&dialog) {
+                let _ = reply.send(false);
+            }
+            self.shell(ShellCommand::Dismiss { dialog });
+        }
     }
 
     /// Removes a View's card and its webview.

@@ -224,14 +224,7 @@ impl Controller {
         for (id, v) in gone {
             v.handle.frame_gone();
             self.registry.remove(&id);
-            // Its consent questions are answered no.
-            let orphaned: Vec<u64> = self.dialogs.iter().filter(|(_, (d, _))| *d == id).map(|(d, _)| *d).collect();
-            for dialog in orphaned {
-                if let Some((_, reply)) = self.dialogs.remove(&dialog) {
-                    let _ = reply.send(false);
-                }
-                self.shell(ShellCommand::Dismiss { dialog });
-            }
+            self.refuse_dialogs_of(&id);
             self.unmount(&id);
             if again {
                 continue;
