@@ -616,6 +616,9 @@ fn wheel_px(event: &gtk::gdk::EventScroll) -> (f64, f64) {
     }
 }
 
+/// The largest diagnostic (or drop reason) a View's proxy line carries.
+const MAX_DIAGNOSTIC_BYTES: usize = 64 * 1024;
+
 /// One message from a View's proxy page: the secret, then `v` and the View's JSON-RPC message,
 /// `d` and a diagnostic of the proxy (JSON), or `x` and why the proxy dropped a message.
 fn proxy_message(
@@ -630,6 +633,13 @@ fn proxy_message(
         tracing::warn!(view, "dropped IPC message without the host secret ({} bytes)", body.len());
         return;
     };
+    // A diagnostic or a drop reason is a few hundred bytes from the proxy; a View can call the
+    // line itself with anything, and these are parsed here, on the UI thread: bounded first.
+    // (A View's JSON-RPC message is bounded by its session, unparsed until then.)
+    if !rest.starts_with('v') && rest.len() > MAX_DIAGNOSTIC_BYTES {
+        tracing::warn!(view, "dropped a {} byte diagnostic from a View's proxy line", rest.len());
+        return;
+    }
     let msg = match rest.split_at_checked(1) {
         // The hot path: the View's message goes to its session as it came.
         Some(("v", msg)) => {
@@ -702,5 +712,9 @@ mod tests {
         assert_eq!(received(&with("q{}"), &secret), nothing);
         assert_eq!(received(&with(""), &secret), nothing);
         assert_eq!(received(&with("é"), &secret), nothing, "a multibyte kind never panics");
+        // A diagnostic over the bound is dropped unparsed; a View's own message is its session's.
+        let huge = format!(r#"d{{"kind":"console","detail":"{}"}}"#, "x".repeat(MAX_DIAGNOSTIC_BYTES));
+        assert_eq!(received(&with(&huge), &secret), nothing);
+        assert_eq!(received(&with(&format!("v{}", "x".repeat(MAX_DIAGNOSTIC_BYTES))), &secret).0.len(), 1);
     }
 }
