@@ -104,13 +104,20 @@ pub(crate) enum FrameSignal {
 struct ViewFrame {
     webview: wry::WebView,
     label: String,
+    /// The [`Group::id`] it was created in.
+    group: u64,
     /// Where it is now (layer coordinates and size), to move only what moved.
     placed: Option<(i32, i32, i32, i32)>,
 }
 
 /// The Views of one server: one web process.
 struct Group {
+    /// Told apart from a later group of the same server (after its process ended).
+    id: u64,
     members: Vec<String>,
+    /// WebKit said its process ended: nothing new may be created related to its webviews
+    /// (a page related to a dead process's page can be handed that dead process).
+    ended: Rc<Cell<bool>>,
     /// When the unanswered ping was sent.
     ping: Rc<Cell<Option<Instant>>>,
     /// Since when the process does not answer (reported).
@@ -134,6 +141,7 @@ pub(crate) struct FrameLayer {
     closing: Vec<wry::WebView>,
     sweep_scheduled: bool,
     keeper_generation: u64,
+    next_group: u64,
     me: std::rc::Weak<RefCell<FrameLayer>>,
     context: wry::WebContext,
 }
@@ -189,6 +197,7 @@ impl FrameLayer {
             closing: Vec::new(),
             sweep_scheduled: false,
             keeper_generation: 0,
+            next_group: 0,
             me: std::rc::Weak::new(),
         }));
         frames.borrow_mut().me = Rc::downgrade(&frames);
@@ -261,6 +270,13 @@ impl FrameLayer {
             return Ok(());
         }
         let secret = IpcSecret::generate();
+        // A server whose process ended starts again in a new one: its old webviews (still here
+        // until the controller unmounts them) belong to the old group.
+        if self.groups.get(&mount.label).is_some_and(|g| g.ended.get()) {
+            if let Some(keeper) = self.groups.remove(&mount.label).and_then(|g| g.keeper) {
+                self.closing.push(keeper.0);
+            }
+        }
         // Related to a View of the same server, or to the blank page that kept its process warm.
         let group = self.groups.get(&mount.label);
         let related = group
@@ -299,22 +315,29 @@ impl FrameLayer {
         self.layer.move_(&widget, -10_000, 0);
         super::engine::harden(&webview);
         super::lean_rendering(&webview);
-        watch(&webview, &mount.view, self.to_controller.clone());
         webview
             .load_url(&mount.src)
             .map_err(|e| crate::Error::Desktop(format!("cannot load the View's proxy: {e}")))?;
-        let group = self.groups.entry(mount.label.clone()).or_insert_with(|| Group {
-            members: Vec::new(),
-            ping: Rc::new(Cell::new(None)),
-            hung: Rc::new(Cell::new(None)),
-            keeper: None,
+        let next_group = &mut self.next_group;
+        let group = self.groups.entry(mount.label.clone()).or_insert_with(|| {
+            *next_group += 1;
+            Group {
+                id: *next_group,
+                members: Vec::new(),
+                ended: Rc::new(Cell::new(false)),
+                ping: Rc::new(Cell::new(None)),
+                hung: Rc::new(Cell::new(None)),
+                keeper: None,
+            }
         });
+        watch(&webview, Some(&mount.view), group.ended.clone(), self.to_controller.clone());
         group.members.push(mount.view.clone());
+        let group_id = group.id;
         // The new View holds the process now.
         if let Some((keeper, _)) = group.keeper.take() {
             self.closing.push(keeper);
         }
-        self.views.insert(mount.view, ViewFrame { webview, label: mount.label, placed: None });
+        self.views.insert(mount.view, ViewFrame { webview, label: mount.label, group: group_id, placed: None });
         Ok(())
     }
 
@@ -334,19 +357,20 @@ impl FrameLayer {
         use gtk::prelude::*;
         use wry::WebViewExtUnix;
         let Some(frame) = self.views.remove(view) else { return };
-        let mut hung = false;
-        let mut last = false;
-        if let Some(group) = self.groups.get_mut(&frame.label) {
+        let (mut hung, mut last, mut ended) = (false, false, false);
+        if let Some(group) = self.groups.get_mut(&frame.label).filter(|g| g.id == frame.group) {
             group.members.retain(|v| v != view);
             hung = group.hung.get().is_some();
             last = group.members.is_empty();
+            ended = group.ended.get();
         }
-        if last && hung {
+        if last && (hung || ended) {
             self.groups.remove(&frame.label);
         } else if last {
             // The server's last View: a blank page keeps its web process for a while, so the
             // next View of that server opens without starting a process (see KEEP_WARM).
-            let keeper = self.keeper(&frame.webview);
+            let ended = self.groups.get(&frame.label).map(|g| g.ended.clone());
+            let keeper = self.keeper(&frame.webview, ended);
             self.keeper_generation += 1;
             let generation = self.keeper_generation;
             if let Some(group) = self.groups.get_mut(&frame.label) {
@@ -363,7 +387,7 @@ impl FrameLayer {
         }
         // A process that loops would go on looping without a page: closing a View of a
         // hung process ends the process (its server's other Views come back, see the controller).
-        if hung {
+        if hung && !ended {
             use webkit2gtk::WebViewExt;
             tracing::warn!(view, "closing a View whose web process does not respond: ending the process");
             frame.webview.webview().terminate_web_process();
@@ -387,8 +411,9 @@ impl FrameLayer {
         }
     }
 
-    /// A blank webview related to `webview` (its process), out of sight, with nothing to load.
-    fn keeper(&mut self, webview: &wry::WebView) -> Option<wry::WebView> {
+    /// A blank webview related to `webview` (its process), out of sight, with nothing to load;
+    /// it sets `ended` if that process ends while it holds it.
+    fn keeper(&mut self, webview: &wry::WebView, ended: Option<Rc<Cell<bool>>>) -> Option<wry::WebView> {
         use gtk::prelude::*;
         use wry::{WebViewBuilderExtUnix, WebViewExtUnix};
         let built = WebViewBuilder::new_with_web_context(&mut self.context)
@@ -400,6 +425,9 @@ impl FrameLayer {
                 let widget = keeper.webview();
                 widget.set_size_request(1, 1);
                 self.layer.move_(&widget, -10_000, 0);
+                if let Some(ended) = ended {
+                    watch(&keeper, None, ended, self.to_controller.clone());
+                }
                 Some(keeper)
             }
             Err(e) => {
@@ -502,7 +530,7 @@ impl FrameLayer {
     pub(crate) fn tick(&mut self, now: Instant) {
         use webkit2gtk::WebViewExt;
         use wry::WebViewExtUnix;
-        for (label, group) in &self.groups {
+        for (label, group) in self.groups.iter().filter(|(_, g)| !g.ended.get()) {
             let Some(frame) = group.members.first().and_then(|v| self.views.get(v)) else { continue };
             match group.ping.get() {
                 None => {
@@ -662,14 +690,18 @@ fn proxy_message(
     let _ = tx.send(HostInput::Shell(msg));
 }
 
-/// WebKit's word that a View's web process ended.
-fn watch(webview: &wry::WebView, view: &str, tx: mpsc::UnboundedSender<HostInput>) {
+/// WebKit's word that the web process of a server's webview ended: its group is `ended`, and
+/// the controller hears of it when the webview is `view`'s (not a keeper's).
+fn watch(webview: &wry::WebView, view: Option<&str>, ended: Rc<Cell<bool>>, tx: mpsc::UnboundedSender<HostInput>) {
     use webkit2gtk::WebViewExt;
     use wry::WebViewExtUnix;
-    let view = view.to_owned();
+    let view = view.map(str::to_owned);
     webview.webview().connect_web_process_terminated(move |_, reason| {
-        let reason = super::web_content::termination_reason(reason).to_owned();
-        let _ = tx.send(HostInput::Frame(FrameSignal::Gone { view: view.clone(), reason }));
+        ended.set(true);
+        if let Some(view) = &view {
+            let reason = super::web_content::termination_reason(reason).to_owned();
+            let _ = tx.send(HostInput::Frame(FrameSignal::Gone { view: view.clone(), reason }));
+        }
     });
 }
 

@@ -196,6 +196,13 @@ impl ViewProcesses {
         }
     }
 
+    /// Every View comes back in new processes (the shell restarted): their earlier stops and
+    /// hangs are of processes that are gone.
+    pub(super) fn forget(&mut self) {
+        self.hung.clear();
+        self.stops.clear();
+    }
+
     /// The process of `label` ended at `now`; returns how many times it did within
     /// [`SUSPECT_WINDOW`] (counting this one).
     pub(super) fn terminated(&mut self, label: &str, now: Instant) -> usize {
@@ -347,6 +354,10 @@ mod tests {
         assert_eq!(p.terminated("b", t0 + Duration::from_secs(40)), 2, "a repeat stop");
         assert_eq!(p.terminated("a", t0 + Duration::from_secs(40)), 1, "another server's count is its own");
         assert_eq!(p.terminated("b", t0 + SUSPECT_WINDOW * 3), 1, "old stops are forgotten");
+        p.hung("a", t0, AUTO_STOP_AFTER);
+        p.forget();
+        assert!(!p.is_hung("a"), "the shell restarted: every process is new");
+        assert_eq!(p.terminated("b", t0 + SUSPECT_WINDOW * 3), 1, "a stop before the restart does not count");
     }
 
     #[test]

@@ -36,19 +36,27 @@ pub struct HostRun {
 }
 
 impl HostRun {
+    /// What went wrong, most telling first (a CI log keeps only the start of a failure): the
+    /// host's own diagnostics, the end of its stderr, then the last trace records.
     pub fn dump(&self) -> String {
-        let mut out = String::new();
-        for r in &self.trace {
+        let line = |r: &Value| {
             let mut s = r.to_string();
             s.truncate(300);
-            out.push_str(&s);
-            out.push('\n');
+            s + "\n"
+        };
+        let mut out = String::from("--- the host's diagnostics ---\n");
+        for r in self.trace.iter().filter(|r| r["dir"] == "diagnostic") {
+            out.push_str(&line(r));
         }
         let tail: Vec<&str> = self.stderr.lines().rev().take(40).collect();
         out.push_str("--- stderr (last 40 lines) ---\n");
         for l in tail.into_iter().rev() {
             out.push_str(l);
             out.push('\n');
+        }
+        out.push_str("--- the trace (last 150 records) ---\n");
+        for r in &self.trace[self.trace.len().saturating_sub(150)..] {
+            out.push_str(&line(r));
         }
         out
     }

@@ -297,6 +297,9 @@ impl Controller {
             Direction::Diagnostic,
             &json!({"kind": "web-process-terminated", "reason": reason, "views": open.iter().map(|(id, _)| id).collect::<Vec<_>>()}),
         );
+        // Every View comes back in a new process: a server's process that ended in the same
+        // moment (everything killed at once) does not count against its Views.
+        self.processes.forget();
         // The View on probation when it stopped again is the culprit.
         let culprit = self.on_probation.take();
         self.probation_mark = None;
