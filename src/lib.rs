@@ -26,9 +26,11 @@
 
 pub mod bridge;
 pub mod consent;
+pub mod conversation;
 pub mod demo;
 pub mod error;
 pub mod inspect;
+pub mod model;
 pub mod protocol;
 pub mod sandbox;
 pub mod server;

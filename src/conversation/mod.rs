@@ -1,0 +1,414 @@
+//! A conversation with a model over the connected servers' tools, without a window: the loop
+//! that sends the turns, streams the answer, has the model's tool calls carried out and sends
+//! their results back, until the model answers without calling a tool.
+//!
+//! Whoever runs the conversation (the desktop app, an embedder, a test) carries out the calls:
+//! it gets [`Output::ToolStarted`] as soon as the model names a tool (a View can be mounted
+//! then), [`Output::ToolPartial`] while the arguments stream, and [`Output::ToolReady`] with a
+//! reply channel once they are complete (it asks the person first when [`tools::asks_first`]).
+//! An App's `ui/message` comes in as a user turn ([`Input::AppMessage`]); each App's latest
+//! model context ([`Input::ModelContext`]) goes into every later request.
+
+pub mod tools;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::model::{partial_json, ChatItem, Model, ModelEvent, ModelRequest, ToolCall};
+use crate::server::registry::{Registry, ToolEntry};
+pub use tools::ModelTools;
+
+/// A turn ends after this many model requests even if the model keeps calling tools.
+pub const MAX_STEPS: usize = 16;
+/// At most one partial input per call this often (the View re-renders each one).
+const PARTIAL_EVERY: Duration = Duration::from_millis(50);
+
+/// What the host tells the model. The Apps' model context is appended to it.
+pub const SYSTEM_PROMPT: &str = "You are the assistant in an MCP Apps host. The tools are the \
+connected MCP servers' tools, named SERVER__TOOL. A tool with a user interface shows it to the \
+person inline in the conversation. Messages that start with [from the App ...] were sent by an \
+App's interface on the person's behalf.";
+
+/// Our id for a tool call (unique in the conversation).
+pub type CallId = String;
+
+/// What comes into the conversation.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Input {
+    /// The person's prompt.
+    Prompt(String),
+    /// An App's `ui/message` (after the person allowed it): a user turn from that App.
+    AppMessage {
+        /// The View that sent it.
+        view: String,
+        /// The App, for the person and the model (`tool · server`).
+        app: String,
+        /// What it said.
+        text: String,
+    },
+    /// An App's latest `ui/update-model-context` (`None`: cleared).
+    ModelContext {
+        /// The View.
+        view: String,
+        /// The App.
+        app: String,
+        /// The context as text.
+        text: Option<String>,
+    },
+}
+
+/// The outcome of a tool call, for the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    /// MCP content blocks.
+    pub content: Vec<Value>,
+    /// The result's `structuredContent`.
+    pub structured: Option<Value>,
+    /// Whether it failed or was refused.
+    pub is_error: bool,
+}
+
+impl ToolOutcome {
+    /// An MCP `CallToolResult`.
+    pub fn from_result(result: &Value) -> Self {
+        Self {
+            content: result.get("content").and_then(Value::as_array).cloned().unwrap_or_default(),
+            structured: result.get("structuredContent").cloned(),
+            is_error: result.get("isError").and_then(Value::as_bool).unwrap_or(false),
+        }
+    }
+
+    /// A failed or refused call, with why.
+    pub fn error(text: impl Into<String>) -> Self {
+        Self { content: vec![json!({"type": "text", "text": text.into()})], structured: None, is_error: true }
+    }
+}
+
+/// What the conversation asks of its host and tells it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Output {
+    /// A turn of the person's or an App's starts.
+    UserTurn {
+        /// What was said.
+        text: String,
+        /// The App, if an App said it.
+        from_app: Option<String>,
+    },
+    /// A request goes to the model (for the trace: how many items, which tools, the context).
+    Request {
+        /// The turn's step.
+        step: usize,
+        /// The items sent.
+        items: usize,
+        /// The tools offered (model names).
+        tools: Vec<String>,
+        /// The Apps' model context sent.
+        context: Vec<String>,
+    },
+    /// More of the model's text.
+    Text(String),
+    /// The model started calling a tool.
+    ToolStarted {
+        /// Our id for the call.
+        call: CallId,
+        /// The server's tool.
+        entry: ToolEntry,
+    },
+    /// The arguments so far.
+    ToolPartial {
+        /// The call.
+        call: CallId,
+        /// What they hold so far.
+        arguments: Map<String, Value>,
+    },
+    /// The arguments are complete: carry the call out (asking the person first when
+    /// [`tools::asks_first`]) and answer on `reply`.
+    ToolReady {
+        /// The call.
+        call: CallId,
+        /// The server's tool.
+        entry: ToolEntry,
+        /// Its arguments.
+        arguments: Map<String, Value>,
+        /// Where the outcome goes (dropped: the call is reported cancelled).
+        reply: oneshot::Sender<ToolOutcome>,
+    },
+    /// The model called a tool it was not offered, or with arguments that are not an object.
+    ToolRefused {
+        /// The name it used.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// A result did not match its tool's `outputSchema` (the model is told too).
+    Flagged {
+        /// The call.
+        call: CallId,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The model's turn is over: its whole text, or what went wrong.
+    TurnEnded {
+        /// The answer's text (all steps).
+        text: String,
+        /// The error that ended it early.
+        error: Option<String>,
+    },
+}
+
+/// The conversation's inbox.
+#[derive(Debug, Clone)]
+pub struct ConversationHandle {
+    tx: mpsc::UnboundedSender<Input>,
+}
+
+impl ConversationHandle {
+    /// Sends `input` (false once the conversation is gone).
+    pub fn send(&self, input: Input) -> bool {
+        self.tx.send(input).is_ok()
+    }
+}
+
+/// Starts a conversation on `model` over `servers`' tools; it lives until the handle and the
+/// output receiver are dropped.
+pub fn start(model: Arc<dyn Model>, servers: Arc<Registry>) -> (ConversationHandle, mpsc::UnboundedReceiver<Output>) {
+    start_with(model, Arc::new(move || servers.tools()))
+}
+
+/// [`start`] with the tools from a function (embedders, tests).
+pub fn start_with(
+    model: Arc<dyn Model>,
+    tools: Arc<dyn Fn() -> Vec<ToolEntry> + Send + Sync>,
+) -> (ConversationHandle, mpsc::UnboundedReceiver<Output>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (out, out_rx) = mpsc::unbounded_channel();
+    let conversation = Conversation { model, tools, out, items: Vec::new(), context: BTreeMap::new(), next_call: 1 };
+    tokio::spawn(conversation.run(rx));
+    (ConversationHandle { tx }, out_rx)
+}
+
+struct Conversation {
+    model: Arc<dyn Model>,
+    tools: Arc<dyn Fn() -> Vec<ToolEntry> + Send + Sync>,
+    out: mpsc::UnboundedSender<Output>,
+    items: Vec<ChatItem>,
+    /// View -> (App, its latest model context).
+    context: BTreeMap<String, (String, String)>,
+    next_call: u64,
+}
+
+impl Conversation {
+    async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<Input>) {
+        let mut waiting: VecDeque<Input> = VecDeque::new();
+        loop {
+            let input = match waiting.pop_front() {
+                Some(input) => input,
+                None => match inbox.recv().await {
+                    Some(input) => input,
+                    None => return,
+                },
+            };
+            let (text, from_app) = match input {
+                Input::ModelContext { view, app, text } => {
+                    self.set_context(view, app, text);
+                    continue;
+                }
+                Input::Prompt(text) => (text, None),
+                Input::AppMessage { app, text, .. } => (format!("[from the App {app}] {text}"), Some(app)),
+            };
+            let _ = self.out.send(Output::UserTurn { text: text.clone(), from_app: from_app.clone() });
+            self.items.push(ChatItem::User { text, from_app });
+            self.turn(&mut inbox, &mut waiting).await;
+            if self.out.is_closed() {
+                return;
+            }
+        }
+    }
+
+    fn set_context(&mut self, view: String, app: String, text: Option<String>) {
+        match text {
+            Some(text) if !text.trim().is_empty() => {
+                self.context.insert(view, (app, text));
+            }
+            _ => {
+                self.context.remove(&view);
+            }
+        }
+    }
+
+    /// What arrived while the model was busy: model context now, turns after this one.
+    fn take_inbox(&mut self, inbox: &mut mpsc::UnboundedReceiver<Input>, waiting: &mut VecDeque<Input>) {
+        while let Ok(input) = inbox.try_recv() {
+            match input {
+                Input::ModelContext { view, app, text } => self.set_context(view, app, text),
+                other => waiting.push_back(other),
+            }
+        }
+    }
+
+    fn system(&self) -> String {
+        if self.context.is_empty() {
+            return SYSTEM_PROMPT.to_owned();
+        }
+        let mut text = format!("{SYSTEM_PROMPT}\n\nWhat the open Apps show (their latest model context):");
+        for (app, context) in self.context.values() {
+            text.push_str(&format!("\n- {app}: {context}"));
+        }
+        text
+    }
+
+    async fn turn(&mut self, inbox: &mut mpsc::UnboundedReceiver<Input>, waiting: &mut VecDeque<Input>) {
+        let mut said = String::new();
+        for step in 0..MAX_STEPS {
+            self.take_inbox(inbox, waiting);
+            let offered = ModelTools::offer(&(self.tools)());
+            let request = ModelRequest::new(self.system(), self.items.clone(), offered.specs.clone());
+            let _ = self.out.send(Output::Request {
+                step,
+                items: request.items.len(),
+                tools: offered.specs.iter().map(|t| t.name.clone()).collect(),
+                context: self.context.values().map(|(app, c)| format!("{app}: {c}")).collect(),
+            });
+            let answer = match self.answer(&offered, request).await {
+                Ok(answer) => answer,
+                Err(e) => {
+                    let _ = self.out.send(Output::TurnEnded { text: said, error: Some(e) });
+                    return;
+                }
+            };
+            said.push_str(&answer.text);
+            let calls: Vec<ToolCall> = answer.calls.iter().map(|c| c.call.clone()).collect();
+            self.items.push(ChatItem::Assistant { text: answer.text, tool_calls: calls });
+            if answer.calls.is_empty() {
+                let _ = self.out.send(Output::TurnEnded { text: said, error: None });
+                return;
+            }
+            for call in answer.calls {
+                let outcome = self.carry_out(&offered, call.ours.clone(), &call).await;
+                self.items.push(ChatItem::ToolResult {
+                    call_id: call.call.id.clone(),
+                    content: outcome.content,
+                    structured: outcome.structured,
+                    is_error: outcome.is_error,
+                });
+            }
+        }
+        let error = format!("the model kept calling tools for {MAX_STEPS} steps; the turn was ended");
+        let _ = self.out.send(Output::TurnEnded { text: said, error: Some(error) });
+    }
+
+    /// One model request, streamed: its text and its tool calls (the host hears of each call
+    /// as it starts and as its arguments grow).
+    async fn answer(&mut self, offered: &ModelTools, request: ModelRequest) -> Result<Answer, String> {
+        let mut events = self.model.stream(request);
+        let mut answer = Answer::default();
+        // Per model index: our call, its arguments so far, the last partial sent and when.
+        let mut open: BTreeMap<usize, Pending> = BTreeMap::new();
+        loop {
+            let Some(event) = events.recv().await else {
+                return Err("the model's answer ended without its end".into());
+            };
+            match event.map_err(|e| e.to_string())? {
+                ModelEvent::Text(text) => {
+                    answer.text.push_str(&text);
+                    let _ = self.out.send(Output::Text(text));
+                }
+                ModelEvent::ToolCallStart { index, id, name } => {
+                    let ours = format!("call-{}", self.next_call);
+                    self.next_call += 1;
+                    if let Some(entry) = offered.get(&name) {
+                        let _ = self.out.send(Output::ToolStarted { call: ours.clone(), entry: entry.clone() });
+                    }
+                    open.insert(index, Pending { ours, id, name, arguments: String::new(), sent: None });
+                }
+                ModelEvent::ToolCallArguments { index, fragment } => {
+                    let Some(p) = open.get_mut(&index) else {
+                        return Err("the model sent arguments for a call it did not start".into());
+                    };
+                    p.arguments.push_str(&fragment);
+                    if offered.get(&p.name).is_none() || p.sent.is_some_and(|t| t.elapsed() < PARTIAL_EVERY) {
+                        continue;
+                    }
+                    if let Some(arguments) = partial_json::complete(&p.arguments) {
+                        p.sent = Some(Instant::now());
+                        let _ = self.out.send(Output::ToolPartial { call: p.ours.clone(), arguments });
+                    }
+                }
+                ModelEvent::End { .. } => break,
+            }
+        }
+        for (_, p) in open {
+            let arguments = if p.arguments.trim().is_empty() {
+                Ok(Map::new())
+            } else {
+                match serde_json::from_str::<Value>(&p.arguments) {
+                    Ok(Value::Object(map)) => Ok(map),
+                    Ok(_) => Err("its arguments are not a JSON object".to_owned()),
+                    Err(e) => Err(format!("its arguments are not valid JSON ({e})")),
+                }
+            };
+            let call = ToolCall {
+                id: p.id,
+                name: p.name,
+                arguments: arguments.clone().map(Value::Object).unwrap_or_else(|_| json!({})),
+            };
+            answer.calls.push(MadeCall { ours: p.ours, call, arguments });
+        }
+        Ok(answer)
+    }
+
+    async fn carry_out(&mut self, offered: &ModelTools, ours: CallId, call: &MadeCall) -> ToolOutcome {
+        let name = &call.call.name;
+        let Some(entry) = offered.get(name) else {
+            let reason = format!("there is no tool {name:?} (the tools are named SERVER__TOOL)");
+            let _ = self.out.send(Output::ToolRefused { name: name.clone(), reason: reason.clone() });
+            return ToolOutcome::error(reason);
+        };
+        let arguments = match &call.arguments {
+            Ok(arguments) => arguments.clone(),
+            Err(reason) => {
+                let _ = self.out.send(Output::ToolRefused { name: name.clone(), reason: reason.clone() });
+                return ToolOutcome::error(format!("the call was not made: {reason}"));
+            }
+        };
+        let (reply, outcome) = oneshot::channel();
+        let _ = self.out.send(Output::ToolReady { call: ours.clone(), entry: entry.clone(), arguments, reply });
+        let mut outcome = outcome.await.unwrap_or_else(|_| ToolOutcome::error("the call was cancelled"));
+        if !outcome.is_error {
+            if let Some(reason) = tools::output_mismatch(&entry.tool, outcome.structured.as_ref()) {
+                let _ = self.out.send(Output::Flagged { call: ours, reason: reason.clone() });
+                outcome.content.push(json!({"type": "text", "text": format!("Note from the host: {reason}.")}));
+            }
+        }
+        outcome
+    }
+}
+
+#[derive(Default)]
+struct Answer {
+    text: String,
+    calls: Vec<MadeCall>,
+}
+
+struct MadeCall {
+    ours: CallId,
+    call: ToolCall,
+    arguments: Result<Map<String, Value>, String>,
+}
+
+struct Pending {
+    ours: CallId,
+    id: String,
+    name: String,
+    arguments: String,
+    sent: Option<Instant>,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,161 @@
+use std::sync::Mutex;
+
+use serde_json::json;
+
+use super::*;
+use crate::model::{ModelError, ModelEvent};
+
+/// A model that answers each request with the next of its scripted answers and keeps the
+/// requests it got.
+struct Scripted {
+    answers: Mutex<VecDeque<Vec<Result<ModelEvent, ModelError>>>>,
+    requests: Arc<Mutex<Vec<ModelRequest>>>,
+}
+
+impl Model for Scripted {
+    fn describe(&self) -> String {
+        "scripted test model".into()
+    }
+
+    fn stream(&self, request: ModelRequest) -> mpsc::Receiver<Result<ModelEvent, ModelError>> {
+        self.requests.lock().unwrap().push(request);
+        let (tx, rx) = mpsc::channel(64);
+        let answer = self.answers.lock().unwrap().pop_front().unwrap_or_default();
+        tokio::spawn(async move {
+            for e in answer {
+                let _ = tx.send(e).await;
+            }
+        });
+        rx
+    }
+}
+
+fn tool_call(name: &str, pieces: &[&str]) -> Vec<Result<ModelEvent, ModelError>> {
+    let mut events = vec![Ok(ModelEvent::ToolCallStart { index: 0, id: "m-1".into(), name: name.into() })];
+    events.extend(pieces.iter().map(|p| Ok(ModelEvent::ToolCallArguments { index: 0, fragment: (*p).into() })));
+    events.push(Ok(ModelEvent::End { stop_reason: "tool_calls".into() }));
+    events
+}
+
+fn text(t: &str) -> Vec<Result<ModelEvent, ModelError>> {
+    vec![Ok(ModelEvent::Text(t.into())), Ok(ModelEvent::End { stop_reason: "stop".into() })]
+}
+
+fn start_scripted(
+    answers: Vec<Vec<Result<ModelEvent, ModelError>>>,
+) -> (ConversationHandle, mpsc::UnboundedReceiver<Output>, Arc<Mutex<Vec<ModelRequest>>>) {
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let model = Arc::new(Scripted { answers: Mutex::new(answers.into()), requests: requests.clone() });
+    let entries = vec![
+        ToolEntry {
+            server: "s".into(),
+            tool: json!({"name": "show", "inputSchema": {"type": "object"},
+                         "outputSchema": {"type": "object", "required": ["n"]},
+                         "_meta": {"ui": {"resourceUri": "ui://s/show"}}}),
+        },
+        ToolEntry { server: "s".into(), tool: json!({"name": "refresh", "_meta": {"ui": {"visibility": ["app"]}}}) },
+    ];
+    let (handle, out) = start_with(model, Arc::new(move || entries.clone()));
+    (handle, out, requests)
+}
+
+async fn next(out: &mut mpsc::UnboundedReceiver<Output>) -> Output {
+    tokio::time::timeout(Duration::from_secs(5), out.recv()).await.expect("an output in time").expect("open")
+}
+
+#[tokio::test]
+async fn a_tool_call_streams_its_arguments_runs_and_its_result_goes_back_to_the_model() {
+    let (handle, mut out, requests) =
+        start_scripted(vec![tool_call("s__show", &[r#"{"title": "Quar"#, r#"terly", "n": 4}"#]), text("Shown.")]);
+    handle.send(Input::Prompt("show the report".into()));
+    assert!(matches!(next(&mut out).await, Output::UserTurn { from_app: None, .. }));
+    let Output::Request { tools, .. } = next(&mut out).await else { panic!("a request") };
+    assert_eq!(tools, ["s__show"], "the app-only tool is not offered");
+    let Output::ToolStarted { call, entry } = next(&mut out).await else { panic!("the call starts") };
+    assert_eq!(entry.name(), "show");
+    let Output::ToolPartial { call: partial_call, arguments } = next(&mut out).await else { panic!("a partial") };
+    assert_eq!((partial_call.as_str(), Value::Object(arguments)), (call.as_str(), json!({"title": "Quar"})));
+    let Output::ToolReady { arguments, reply, .. } = next(&mut out).await else { panic!("ready") };
+    assert_eq!(Value::Object(arguments), json!({"title": "Quarterly", "n": 4}));
+    // A result without the declared structured content is flagged, to the person and the model.
+    reply.send(ToolOutcome::from_result(&json!({"content": [{"type": "text", "text": "ok"}]}))).unwrap();
+    assert!(matches!(next(&mut out).await, Output::Flagged { .. }));
+    assert!(matches!(next(&mut out).await, Output::Request { step: 1, .. }));
+    assert!(matches!(next(&mut out).await, Output::Text(t) if t == "Shown."));
+    assert!(matches!(next(&mut out).await, Output::TurnEnded { error: None, text } if text == "Shown."));
+    let second = requests.lock().unwrap()[1].clone();
+    let Some(ChatItem::ToolResult { call_id, content, .. }) = second.items.last() else { panic!("{second:?}") };
+    assert_eq!(call_id, "m-1");
+    assert!(content.last().unwrap()["text"].as_str().unwrap().contains("outputSchema"));
+}
+
+#[tokio::test]
+async fn an_apps_message_is_a_turn_and_its_model_context_goes_into_later_requests() {
+    let (handle, mut out, requests) = start_scripted(vec![text("Noted.")]);
+    handle.send(Input::ModelContext {
+        view: "v1".into(),
+        app: "show · s".into(),
+        text: Some("order 42 on screen".into()),
+    });
+    handle.send(Input::AppMessage { view: "v1".into(), app: "show · s".into(), text: "ship it".into() });
+    assert!(matches!(next(&mut out).await, Output::UserTurn { from_app: Some(a), .. } if a == "show · s"));
+    let Output::Request { context, .. } = next(&mut out).await else { panic!("a request") };
+    assert_eq!(context, ["show · s: order 42 on screen"]);
+    let request = requests.lock().unwrap()[0].clone();
+    assert!(request.system.contains("order 42 on screen"), "{}", request.system);
+    assert!(
+        matches!(request.items.last(), Some(ChatItem::User { text, .. }) if text == "[from the App show · s] ship it")
+    );
+    // A cleared context is gone from the next request.
+    handle.send(Input::ModelContext { view: "v1".into(), app: "show · s".into(), text: None });
+    handle.send(Input::Prompt("again".into()));
+    loop {
+        if let Output::Request { context, .. } = next(&mut out).await {
+            assert!(context.is_empty());
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn unknown_tools_and_broken_arguments_reach_the_model_as_errors_and_model_errors_end_the_turn() {
+    let (handle, mut out, requests) = start_scripted(vec![
+        tool_call("s__refresh", &["{}"]),
+        tool_call("s__show", &["{\"a\": "]),
+        vec![Err(ModelError::Api { status: 529, message: "overloaded".into() })],
+    ]);
+    handle.send(Input::Prompt("go".into()));
+    let mut refused = Vec::new();
+    let error = loop {
+        match next(&mut out).await {
+            Output::ToolRefused { name, .. } => refused.push(name),
+            Output::ToolReady { .. } => panic!("nothing may run"),
+            Output::TurnEnded { error, .. } => break error,
+            _ => {}
+        }
+    };
+    assert_eq!(refused, ["s__refresh", "s__show"], "an app-only tool cannot be called by naming it");
+    assert!(error.unwrap().contains("overloaded"));
+    let requests = requests.lock().unwrap();
+    let Some(ChatItem::ToolResult { is_error: true, .. }) = requests[1].items.last() else { panic!("an error result") };
+    let Some(ChatItem::ToolResult { is_error: true, content, .. }) = requests[2].items.last() else { panic!() };
+    assert!(content[0]["text"].as_str().unwrap().contains("not valid JSON"));
+}
+
+#[tokio::test]
+async fn a_model_that_never_stops_calling_tools_is_stopped() {
+    let answers = (0..MAX_STEPS + 2).map(|_| tool_call("s__show", &["{}"])).collect();
+    let (handle, mut out, requests) = start_scripted(answers);
+    handle.send(Input::Prompt("loop".into()));
+    let error = loop {
+        match next(&mut out).await {
+            Output::ToolReady { reply, .. } => {
+                let _ = reply.send(ToolOutcome::error("no"));
+            }
+            Output::TurnEnded { error, .. } => break error,
+            _ => {}
+        }
+    };
+    assert!(error.unwrap().contains("kept calling tools"));
+    assert_eq!(requests.lock().unwrap().len(), MAX_STEPS);
+}
