@@ -40,7 +40,54 @@
   // Cards waiting for their View (or text result), by view id.
   var pendingCards = new Map();
 
+  // The conversation: turns in the stream; the model's answer grows as it streams. A tool's
+  // card (a View, a result) ends the answer's card: what the model says next starts a new one.
+  var answerCard = null;
+  var MAX_ANSWER_CHARS = 200000;
+  function turnCard(role, title, text) {
+    var card = el("section", "card turn " + role);
+    var head = el("header");
+    head.append(el("span", "title", title));
+    card.append(head, el("div", "turn-text", text));
+    stream.append(card);
+    card.scrollIntoView({ block: "nearest" });
+    return card;
+  }
+  function chat(cmd) {
+    answerCard = null;
+    turnCard(cmd.role, cmd.from ? "From " + cmd.from : "You", cmd.text);
+  }
+  function chatText(cmd) {
+    if (!answerCard) answerCard = turnCard("assistant", "Model", "");
+    var t = answerCard.querySelector(".turn-text");
+    if (t.textContent.length < MAX_ANSWER_CHARS) t.textContent += cmd.text;
+  }
+  function chatEnd(cmd) {
+    if (cmd.error) {
+      if (!answerCard) answerCard = turnCard("assistant", "Model", "");
+      answerCard.append(el("div", "turn-error", cmd.error));
+    }
+    answerCard = null;
+  }
+  var promptForm = document.getElementById("prompt");
+  var promptText = document.getElementById("prompt-text");
+  function chatReady(cmd) {
+    promptForm.hidden = false;
+    promptText.placeholder = "Message " + cmd.model;
+  }
+  promptForm.addEventListener("submit", function (e) {
+    e.preventDefault();
+    var text = promptText.value.trim();
+    if (!text) return;
+    send({ kind: "prompt", text: text });
+    promptText.value = "";
+  });
+  promptText.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); promptForm.requestSubmit(); }
+  });
+
   function pending(cmd) {
+    answerCard = null;
     var card = el("section", "card pending");
     card.dataset.pending = cmd.view;
     var head = el("header");
@@ -156,6 +203,7 @@
   }
 
   function text(cmd) {
+    answerCard = null;
     var placeholder = cmd.view ? takePending(cmd.view) : null;
     var card = el("section", "card");
     var head = el("header");
@@ -719,6 +767,7 @@
       renderCsp();
     },
     message: message, context: context, theme: setTheme,
+    chat: chat, "chat-text": chatText, "chat-end": chatEnd, "chat-ready": chatReady,
     confirm: function (cmd) { dialogs.push(cmd); showNextDialog(); },
     elicit: function (cmd) { dialogs.push(cmd); showNextDialog(); },
     dismiss: function (cmd) {

@@ -31,6 +31,10 @@ pub enum Direction {
     Rejected,
     /// A diagnostic about a View (`msg` is `{"kind": "csp" | "error" | "console", "detail"}`).
     Diagnostic,
+    /// A request of the conversation to its model (what was sent, in short: never a key).
+    HostToModel,
+    /// The model's answer (its text and tool calls, once complete).
+    ModelToHost,
 }
 
 impl Direction {
@@ -45,6 +49,8 @@ impl Direction {
             Self::ServerToHost => "server->host",
             Self::Rejected => "rejected",
             Self::Diagnostic => "diagnostic",
+            Self::HostToModel => "host->model",
+            Self::ModelToHost => "model->host",
         }
     }
 }

@@ -112,6 +112,22 @@ struct RunArgs {
     /// the `window.openai` shim (they then get no `window.openai`).
     #[arg(long)]
     no_openai_shim: bool,
+    /// Hold a conversation with this model, which calls the servers' tools: `PROVIDER:NAME`
+    /// (`openai:`, any OpenAI-compatible endpoint; `anthropic:`; `ollama:`), or `scripted` for
+    /// the offline scripted demo model (not a real model).
+    #[arg(long, value_name = "PROVIDER:NAME")]
+    model: Option<String>,
+    /// The model API's base URL (default: OPENAI_BASE_URL, ANTHROPIC_BASE_URL or OLLAMA_HOST,
+    /// else the provider's public endpoint).
+    #[arg(long, value_name = "URL", requires = "model")]
+    model_url: Option<String>,
+    /// Read the model API's key from this file, which only its owner may read (default:
+    /// OPENAI_API_KEY or ANTHROPIC_API_KEY).
+    #[arg(long, value_name = "FILE", requires = "model")]
+    model_key_file: Option<PathBuf>,
+    /// The first prompt for the model, sent once the servers are connected.
+    #[arg(long, value_name = "TEXT", requires = "model")]
+    prompt: Option<String>,
     #[arg(skip)]
     preview: bool,
 }
@@ -163,6 +179,25 @@ enum ExitAfterArg {
     Initialized,
     Result,
     Teardown,
+    /// The model answered the prompt (with --prompt).
+    Answer,
+}
+
+/// The model `--model` names, with `--model-url` and `--model-key-file`.
+fn model_of(args: &RunArgs) -> anyhow::Result<Option<std::sync::Arc<dyn mcp_apps_host::model::Model>>> {
+    use mcp_apps_host::model::{ApiKey, ModelSpec, ScriptedModel};
+    let Some(spec) = &args.model else { return Ok(None) };
+    if spec == "scripted" {
+        if args.model_url.is_some() || args.model_key_file.is_some() {
+            bail!("the scripted demo model takes no --model-url or --model-key-file");
+        }
+        return Ok(Some(std::sync::Arc::new(ScriptedModel)));
+    }
+    let mut spec = ModelSpec::parse(spec, args.model_url.as_deref())?;
+    if let Some(path) = &args.model_key_file {
+        spec.api_key = Some(ApiKey::from_file(path)?);
+    }
+    Ok(Some(spec.build()?))
 }
 
 fn init_logging() {
@@ -236,14 +271,21 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
         };
         options.opens.push((tool.clone(), arguments));
     }
-    if options.opens.is_empty() && args.exit_after.is_some() {
+    let answer = matches!(args.exit_after, Some(ExitAfterArg::Answer));
+    if answer && args.prompt.is_none() {
+        bail!("--exit-after answer needs --prompt");
+    }
+    if options.opens.is_empty() && args.exit_after.is_some() && !answer {
         bail!("--exit-after needs at least one --tool");
     }
+    options.model = model_of(&args)?.map(mcp_apps_host::desktop::SharedModel);
+    options.prompt = args.prompt.clone();
     options.trace = args.trace;
     options.exit_after = args.exit_after.map(|e| match e {
         ExitAfterArg::Initialized => ExitAfter::Initialized,
         ExitAfterArg::Result => ExitAfter::Result,
         ExitAfterArg::Teardown => ExitAfter::Teardown,
+        ExitAfterArg::Answer => ExitAfter::Answer,
     });
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
         bail!("--timeout must be a positive number of seconds");
@@ -281,6 +323,7 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 #[cfg(not(feature = "desktop"))]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
     let _ = args.server.resolve_all()?;
+    let _ = model_of(&args)?;
     for text in &args.args {
         parse_args(text)?;
     }

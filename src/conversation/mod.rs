@@ -220,9 +220,14 @@ impl Conversation {
                     continue;
                 }
                 Input::Prompt(text) => (text, None),
-                Input::AppMessage { app, text, .. } => (format!("[from the App {app}] {text}"), Some(app)),
+                Input::AppMessage { app, text, .. } => (text, Some(app)),
             };
             let _ = self.out.send(Output::UserTurn { text: text.clone(), from_app: from_app.clone() });
+            // The model is told who said it.
+            let text = match &from_app {
+                Some(app) => format!("[from the App {app}] {text}"),
+                None => text,
+            };
             self.items.push(ChatItem::User { text, from_app });
             self.turn(&mut inbox, &mut waiting).await;
             if self.out.is_closed() {

@@ -177,6 +177,11 @@ pub enum ShellMessage {
         /// The View.
         view: String,
     },
+    /// The person's prompt for the model.
+    Prompt {
+        /// What they wrote.
+        text: String,
+    },
     /// The person took a View out of fullscreen or picture-in-picture.
     Inline {
         /// The View.

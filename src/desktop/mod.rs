@@ -16,7 +16,7 @@ mod snapshot;
 mod supervisor;
 mod web_content;
 
-pub use controller::{ExitAfter, RunOptions, SharedPolicy};
+pub use controller::{ExitAfter, RunOptions, SharedModel, SharedPolicy};
 pub use dialogs::Consent;
 
 use std::sync::Arc;

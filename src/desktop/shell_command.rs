@@ -63,6 +63,22 @@ pub(crate) enum ShellCommand {
     Message { view: String, from: String, role: String, text: String },
     /// A View's latest model context (`None`: cleared).
     Context { view: String, from: String, text: Option<String> },
+    /// A model is configured: the prompt box is shown.
+    ChatReady { model: String },
+    /// A turn of the person's (or an App's: `from`), or the model's turn starting.
+    Chat {
+        role: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
+        text: String,
+    },
+    /// More of the model's answer.
+    ChatText { text: String },
+    /// The model's turn ended (with the error that ended it).
+    ChatEnd {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// A yes/no consent dialog.
     Confirm { dialog: u64, title: String, subject: Vec<String>, source: String, detail: String, accept: String },
     /// A server's question: a form, or a website to open.
@@ -142,6 +158,10 @@ mod tests {
                 schema: None,
             },
             ShellCommand::Dismiss { dialog: 2 },
+            ShellCommand::ChatReady { model: s() },
+            ShellCommand::Chat { role: "user".into(), from: Some(s()), text: s() },
+            ShellCommand::ChatText { text: s() },
+            ShellCommand::ChatEnd { error: None },
         ]
     }
 

@@ -32,6 +32,7 @@ use crate::server::requests::{ElicitAnswer, ElicitationKind, Root};
 use crate::server::ServerSpec;
 use crate::ui_resource::{tool_ui, ui_resource_from_read};
 
+mod chat;
 mod display;
 mod frame_height;
 mod options;
@@ -39,7 +40,7 @@ mod preview;
 mod recovery;
 
 use frame_height::{FrameHeight, Sizing};
-pub use options::{ExitAfter, RunOptions, SharedPolicy};
+pub use options::{ExitAfter, RunOptions, SharedModel, SharedPolicy};
 use preview::watch_file;
 use recovery::Restore;
 
@@ -83,6 +84,8 @@ const LIVE_RELOADS: usize = 5;
 /// ...in this long; beyond, live reload of that resource pauses (a View that makes its server
 /// announce an update on every load would otherwise reload forever).
 const LIVE_RELOAD_WINDOW: Duration = Duration::from_secs(10);
+/// A prompt typed in the window is cut to this many characters.
+const MAX_PROMPT_CHARS: usize = 100_000;
 /// The developer panel's live log gets at most this many records a second; the rest are
 /// counted and the count is shown (the trace file keeps everything).
 const LOG_RECORDS_PER_SECOND: usize = 200;
@@ -122,6 +125,9 @@ enum Opening {
     Startup(ViewId),
     /// A reload of an open View (preview): same tool, last input and result.
     Reload,
+    /// The model is calling it (with this reserved id): the View opens before the call is
+    /// made, for the arguments the model is still writing (see `chat.rs`).
+    Model(ViewId),
 }
 
 /// A tool named at start, waiting for its server.
@@ -203,6 +209,10 @@ pub(super) struct Controller {
     held: Vec<Restore>,
     /// The web processes of the Views, one per server: hangs and stops.
     processes: ViewProcesses,
+    /// The conversation with the model, when one is configured.
+    chat: Option<chat::Chat>,
+    /// Views of the model's calls being prepared: what their call waits on.
+    deferred: HashMap<ViewId, chat::DeferredCall>,
 }
 
 /// A View's session, or why it could not start.
@@ -285,6 +295,8 @@ impl Controller {
             status_after_restart: None,
             held: Vec::new(),
             processes: ViewProcesses::default(),
+            chat: None,
+            deferred: HashMap::new(),
         };
         (
             controller,
@@ -435,8 +447,15 @@ impl Controller {
         watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         // The /proc scan runs on a blocking thread, not in this loop, which relays every message.
         let mut over_limit = supervisor::watch_memory(self.web_memory_limit_mb);
+        let mut chat_rx = self.start_chat();
         loop {
             tokio::select! {
+                Some(out) = async {
+                    match chat_rx.as_mut() {
+                        Some(rx) => rx.recv().await,
+                        None => std::future::pending().await,
+                    }
+                } => self.on_chat(out),
                 _ = watch.tick() => self.supervise(),
                 Some((pid, mb)) = over_limit.recv() => self.over_memory_limit(pid, mb),
                 input = from_ui.recv() => match input {
@@ -537,6 +556,13 @@ impl Controller {
     /// What is still missing when the timeout fires, if anything.
     fn overdue(&self) -> Option<String> {
         let secs = self.options.timeout.as_secs_f64();
+        if self.options.exit_after == Some(ExitAfter::Answer) {
+            return self
+                .chat
+                .as_ref()
+                .is_some_and(|c| c.turns > 0)
+                .then(|| format!("the model did not answer within {secs} s"));
+        }
         if self.options.opens.is_empty() {
             return None;
         }
@@ -580,7 +606,12 @@ impl Controller {
         let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
         self.pending_args.insert(view_id.clone(), (server.clone(), arguments.clone()));
 
-        if let Some(cached) = self.cached_results.remove(&view_id) {
+        let deferred = self.deferred.remove(&view_id);
+        let model_call = deferred.is_some();
+        if let Some(deferred) = deferred {
+            // The model's call: made once its arguments are complete (and allowed).
+            self.spawn_deferred(deferred, entry, view_id.clone(), session_rx);
+        } else if let Some(cached) = self.cached_results.remove(&view_id) {
             // A reload: the View gets the last result again; the tool is not called again.
             let (results, view_id) = (results.clone(), view_id.clone());
             tokio::spawn(async move {
@@ -700,7 +731,9 @@ impl Controller {
                 let _ = post_ui.send_event(UserEvent::Frame(FrameOp::Post { view: post_view.clone(), msg }));
             }));
             let handle = ViewSession::spawn(config, servers.port(&server), out, trace);
-            handle.tool_input(arguments);
+            if !model_call {
+                handle.tool_input(arguments);
+            }
             let _ = session_tx.send(handle.clone());
             Ok(handle)
         })
@@ -736,7 +769,7 @@ impl Controller {
             (_, found) => found?,
         };
         let id: ViewId = match &how {
-            Opening::Startup(id) => id.clone(),
+            Opening::Startup(id) | Opening::Model(id) => id.clone(),
             _ => {
                 let id = format!("v{}", self.next_view);
                 self.next_view += 1;
@@ -860,6 +893,7 @@ impl Controller {
             servers.iter().filter(|s| s.status == ServerStatus::Ready).map(|s| s.label.as_str()).collect();
         self.status(&format!("Connected to {}", ready.join(", ")), !failed.is_empty());
         self.open_startup_views(true);
+        self.send_first_prompt();
     }
 
     /// A server changed status or announced a change.
@@ -1105,9 +1139,17 @@ impl Controller {
                 if let Some((_, reply)) = self.dialogs.remove(&dialog) {
                     tracing::info!(dialog, accepted, "consent answered");
                     let _ = reply.send(accepted);
+                } else {
+                    tracing::debug!(dialog, "an answer to a dialog nobody waits for");
                 }
             }
             ShellMessage::Theme { theme } => self.set_theme(theme),
+            ShellMessage::Prompt { text } => {
+                let text = text.trim();
+                if !text.is_empty() {
+                    self.prompt(text.chars().take(MAX_PROMPT_CHARS).collect());
+                }
+            }
             ShellMessage::DevSend { view, method, params } => {
                 let allowed = [
                     methods::TOOL_INPUT,
@@ -1273,6 +1315,8 @@ impl Controller {
                 };
                 self.remember(cmd.clone());
                 self.shell(cmd);
+                let app = consent::app_label(&view.tool, &view.server);
+                self.chat_app_message(&view.view, app, content_text(&content));
             }
             Ask::ModelContext { view, context } => {
                 let text = context.as_ref().map(|c| {
@@ -1283,6 +1327,7 @@ impl Controller {
                         None => blocks,
                     }
                 });
+                self.chat_model_context(&view.view, consent::app_label(&view.tool, &view.server), text.clone());
                 let text = text.map(|t| consent::block(&t));
                 // Only a View's latest model context matters.
                 self.history.retain(|c| !matches!(c, ShellCommand::Context { view: v, .. } if *v == view.view));

@@ -12,6 +12,8 @@ pub enum ExitAfter {
     Result,
     /// Every View was torn down (e.g. after it asked to close).
     Teardown,
+    /// The model answered the prompt (every turn sent to it ended; exit 1 if one failed).
+    Answer,
 }
 
 /// Options of `mcp-apps-host run`.
@@ -65,8 +67,22 @@ pub struct RunOptions {
     /// `_meta["openai/outputTemplate"]`) with the `window.openai` shim (default on; the CLI's
     /// `--no-openai-shim` turns it off).
     pub openai_shim: bool,
+    /// The model of the conversation (none: the app is a tool runner, as without this).
+    pub model: Option<SharedModel>,
+    /// The first prompt, sent once every server was tried (needs `model`).
+    pub prompt: Option<String>,
     /// Mounted in an embedder's window (no picture-in-picture: the window is not ours to move).
     pub(crate) embedded: bool,
+}
+
+/// A [`crate::model::Model`] shared with the host (a newtype so options stay `Debug`).
+#[derive(Clone)]
+pub struct SharedModel(pub Arc<dyn crate::model::Model>);
+
+impl std::fmt::Debug for SharedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedModel({})", self.0.describe())
+    }
 }
 
 /// A [`HostPolicy`] shared with the host (a newtype so options stay `Debug`).
@@ -116,6 +132,8 @@ impl RunOptions {
             web_memory_limit_mb: None,
             stop_unresponsive: None,
             openai_shim: true,
+            model: None,
+            prompt: None,
             embedded: false,
         }
     }

@@ -1,0 +1,358 @@
+//! The conversation in the window (see `crate::conversation` for the loop itself): the turns in
+//! the stream, a UI tool's View mounted at its call as soon as the model names the tool (it gets
+//! `tool-input-partial` while the arguments stream), the person asked before a tool that may
+//! write runs, and the Apps' messages and model context sent on to the model.
+
+use tokio::sync::watch;
+
+use super::*;
+use crate::conversation::{self, tools::asks_first, CallId, ConversationHandle, Input, Output, ToolOutcome};
+
+/// The most partial inputs a View gets per second while the model writes (each re-renders it).
+const PARTIAL_GAP: Duration = Duration::from_millis(50);
+
+/// A model's call to a UI tool whose View is open before the call is made (see `prepare_view`).
+pub(super) struct DeferredCall {
+    /// The arguments so far.
+    partial: watch::Receiver<Option<Map<String, Value>>>,
+    /// What to do once they are complete.
+    go: oneshot::Receiver<Go>,
+}
+
+/// The call is decided.
+enum Go {
+    /// Call the tool with these arguments; the outcome goes to the View and the model.
+    Run { arguments: Map<String, Value>, reply: oneshot::Sender<ToolOutcome> },
+    /// The person said no: the View gets `tool-cancelled`, the model an error result.
+    Refuse { reason: String, reply: oneshot::Sender<ToolOutcome> },
+}
+
+/// The conversation of this window.
+pub(super) struct Chat {
+    pub(super) handle: ConversationHandle,
+    /// The model's calls to UI tools: the View, where partial input goes, where the decision goes.
+    calls: HashMap<CallId, ChatCall>,
+    /// Turns sent to the model and not yet ended.
+    pub(super) turns: usize,
+    /// The first prompt (from the command line) was sent.
+    prompted: bool,
+}
+
+struct ChatCall {
+    view: ViewId,
+    partial: watch::Sender<Option<Map<String, Value>>>,
+    go: Option<oneshot::Sender<Go>>,
+}
+
+/// The person's answer to "run this tool?".
+const DECLINED: &str = "The person declined to run this tool.";
+
+impl Controller {
+    /// Starts the conversation if a model is configured; its outputs come out of the receiver.
+    pub(super) fn start_chat(&mut self) -> Option<mpsc::UnboundedReceiver<Output>> {
+        let model = self.options.model.clone()?.0;
+        tracing::info!("conversation with {}", model.describe());
+        self.shell(ShellCommand::ChatReady { model: consent::one_line_max(&model.describe(), 120) });
+        let (handle, out) = conversation::start(model, self.servers.clone());
+        self.chat = Some(Chat { handle, calls: HashMap::new(), turns: 0, prompted: false });
+        Some(out)
+    }
+
+    /// Every server was tried: the prompt from the command line goes to the model now.
+    pub(super) fn send_first_prompt(&mut self) {
+        let Some(chat) = self.chat.as_mut().filter(|c| !c.prompted) else { return };
+        chat.prompted = true;
+        if let Some(prompt) = self.options.prompt.clone() {
+            self.prompt(prompt);
+        }
+    }
+
+    /// The person's prompt.
+    pub(super) fn prompt(&mut self, text: String) {
+        let Some(chat) = self.chat.as_mut() else {
+            tracing::warn!("a prompt, but no model is configured");
+            return;
+        };
+        if chat.handle.send(Input::Prompt(text)) {
+            chat.turns += 1;
+        }
+    }
+
+    /// An App's `ui/message` (the person allowed it): a turn of the conversation.
+    pub(super) fn chat_app_message(&mut self, view: &str, app: String, text: String) {
+        let Some(chat) = self.chat.as_mut() else { return };
+        if chat.handle.send(Input::AppMessage { view: view.to_owned(), app, text }) {
+            chat.turns += 1;
+        }
+    }
+
+    /// An App's latest model context, for the model's next request.
+    pub(super) fn chat_model_context(&mut self, view: &str, app: String, text: Option<String>) {
+        if let Some(chat) = &self.chat {
+            chat.handle.send(Input::ModelContext { view: view.to_owned(), app, text });
+        }
+    }
+
+    /// What the conversation says or asks.
+    pub(super) fn on_chat(&mut self, out: Output) {
+        match out {
+            Output::UserTurn { text, from_app } => {
+                self.shell(ShellCommand::Chat { role: "user".into(), from: from_app, text: consent::block(&text) });
+            }
+            Output::Request { step, items, tools, context } => {
+                self.trace.record(
+                    None,
+                    Direction::HostToModel,
+                    &json!({"step": step, "items": items, "tools": tools, "context": context}),
+                );
+            }
+            Output::Text(text) => self.shell(ShellCommand::ChatText { text: consent::block(&text) }),
+            Output::ToolStarted { call, entry } => self.model_call_started(call, &entry),
+            Output::ToolPartial { call, arguments } => {
+                if let Some(c) = self.chat.as_ref().and_then(|chat| chat.calls.get(&call)) {
+                    let _ = c.partial.send(Some(arguments));
+                }
+            }
+            Output::ToolReady { call, entry, arguments, reply } => self.model_call_ready(call, entry, arguments, reply),
+            Output::ToolRefused { name, reason } => {
+                self.shell(ShellCommand::Text {
+                    view: None,
+                    title: format!("The model called {}", tool_label(&name)),
+                    text: consent::block(&format!("Not run: {reason}")),
+                    error: true,
+                });
+            }
+            Output::Flagged { reason, .. } => {
+                tracing::warn!("{}", say(&reason));
+                self.shell(ShellCommand::Text {
+                    view: None,
+                    title: "A tool's result".into(),
+                    text: consent::block(&reason),
+                    error: true,
+                });
+            }
+            Output::TurnEnded { text, error } => {
+                self.trace.record(None, Direction::ModelToHost, &json!({"text": text, "error": error}));
+                if let Some(e) = &error {
+                    eprintln!("error: the model: {}", say(e));
+                }
+                self.shell(ShellCommand::ChatEnd { error: error.as_deref().map(consent::block) });
+                let idle = self.chat.as_mut().is_some_and(|chat| {
+                    chat.turns = chat.turns.saturating_sub(1);
+                    chat.turns == 0
+                });
+                if idle && self.options.exit_after == Some(ExitAfter::Answer) {
+                    self.finish(i32::from(error.is_some()));
+                }
+            }
+        }
+    }
+
+    /// The model named a tool: a UI tool's View opens now, to show the arguments as they come.
+    fn model_call_started(&mut self, call: CallId, entry: &ToolEntry) {
+        let has_ui = tool_ui(&entry.tool).ok().and_then(|u| u.resource_uri).is_some();
+        if !has_ui || self.chat.is_none() {
+            return;
+        }
+        let view: ViewId = format!("v{}", self.next_view);
+        self.next_view += 1;
+        let (partial_tx, partial) = watch::channel(None);
+        let (go_tx, go) = oneshot::channel();
+        self.deferred.insert(view.clone(), DeferredCall { partial, go });
+        if let Err(e) = self.open(Some(&entry.server), entry.name(), Map::new(), Opening::Model(view.clone())) {
+            self.deferred.remove(&view);
+            tracing::warn!("the View of the model's call could not open: {e}");
+            return;
+        }
+        if let Some(chat) = self.chat.as_mut() {
+            chat.calls.insert(call, ChatCall { view, partial: partial_tx, go: Some(go_tx) });
+        }
+    }
+
+    /// The model's call is complete: ask first if the tool may write, then run it.
+    fn model_call_ready(
+        &mut self,
+        call: CallId,
+        entry: ToolEntry,
+        arguments: Map<String, Value>,
+        reply: oneshot::Sender<ToolOutcome>,
+    ) {
+        let with_view = self.chat.as_mut().and_then(|chat| chat.calls.remove(&call));
+        if let Some(c) = &with_view {
+            // The View's record keeps the final arguments (a reload or a restart shows them).
+            if let Some(v) = self.views.get_mut(&c.view) {
+                v.arguments = arguments.clone();
+            } else if let Some((_, args)) = self.pending_args.get_mut(&c.view) {
+                *args = arguments.clone();
+            }
+        }
+        let (decided_tx, decided) = oneshot::channel::<bool>();
+        if asks_first(&entry.tool) {
+            let app = consent::app_label(entry.name(), &self.label(&entry.server));
+            self.trace.record(
+                with_view.as_ref().map(|c| c.view.as_str()),
+                Direction::Diagnostic,
+                &json!({"kind": "tool-consent", "tool": entry.name(), "server": entry.server, "arguments": arguments}),
+            );
+            match self.options.consent {
+                Consent::Allow => {
+                    let _ = decided_tx.send(true);
+                }
+                Consent::Deny => {
+                    let _ = decided_tx.send(false);
+                }
+                Consent::Ask => {
+                    let dialog = self.next_dialog;
+                    self.next_dialog += 1;
+                    let owner = with_view.as_ref().map_or_else(|| format!("chat-{call}"), |c| c.view.clone());
+                    tracing::info!(dialog, tool = entry.name(), "asking the person before the model's call");
+                    self.dialogs.insert(dialog, (owner, decided_tx));
+                    let pretty = serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default();
+                    self.shell(ShellCommand::Confirm {
+                        dialog,
+                        title: "Run this tool for the model?".into(),
+                        subject: vec![app],
+                        source: format!(
+                            "The model wants to call it with these arguments. {}",
+                            consent::one_line_max(&annotation_words(&entry.tool), 200)
+                        ),
+                        detail: consent::block(&pretty),
+                        accept: "Run".into(),
+                    });
+                }
+            }
+        } else {
+            let _ = decided_tx.send(true);
+        }
+        let (servers, trace, ui) = (self.servers.clone(), self.trace.clone(), self.ui.clone());
+        tokio::spawn(async move {
+            let run = decided.await.unwrap_or(false);
+            let go = if run { Go::Run { arguments, reply } } else { Go::Refuse { reason: DECLINED.into(), reply } };
+            // A View waits for the decision; without one (a plain tool, or its View could not
+            // open) the call is made here and its result shown as text.
+            let go = match with_view.and_then(|c| c.go) {
+                Some(tx) => match tx.send(go) {
+                    Ok(()) => return,
+                    Err(go) => go,
+                },
+                None => go,
+            };
+            match go {
+                Go::Refuse { reason, reply } => {
+                    let _ = reply.send(ToolOutcome::error(reason));
+                }
+                Go::Run { arguments, reply } => {
+                    let outcome = call_for_model(&servers, &trace, None, &entry, arguments).await;
+                    let text = crate::desktop::dialogs::content_text(&outcome.content);
+                    let cmd = ShellCommand::Text {
+                        view: None,
+                        title: tool_label(entry.name()),
+                        text: consent::block(&text),
+                        error: outcome.is_error,
+                    };
+                    let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
+                    let _ = reply.send(outcome);
+                }
+            }
+        });
+    }
+
+    /// The task of a model's call whose View is open: partial input to the View until the call
+    /// is decided, then the call (or the refusal) to the View and to the model.
+    pub(super) fn spawn_deferred(
+        &self,
+        deferred: DeferredCall,
+        entry: &ToolEntry,
+        view: ViewId,
+        session: oneshot::Receiver<ViewHandle>,
+    ) {
+        let (servers, trace, entry) = (self.servers.clone(), self.trace.clone(), entry.clone());
+        let results = self.channels.clone().expect("running").results;
+        let DeferredCall { mut partial, mut go } = deferred;
+        tokio::spawn(async move {
+            // Partials wait in the watch (only the latest) while the View starts.
+            let handle = session.await.ok();
+            let decision = loop {
+                tokio::select! {
+                    decision = &mut go => break decision.ok(),
+                    changed = partial.changed() => {
+                        if changed.is_err() {
+                            break (&mut go).await.ok();
+                        }
+                        let arguments = partial.borrow_and_update().clone();
+                        if let (Some(h), Some(arguments)) = (&handle, arguments) {
+                            h.tool_input_partial(arguments);
+                        }
+                        tokio::time::sleep(PARTIAL_GAP).await;
+                    }
+                }
+            };
+            match decision {
+                None => {
+                    if let Some(h) = &handle {
+                        h.tool_cancelled(Some("the model's call was not made".into()));
+                    }
+                }
+                Some(Go::Refuse { reason, reply }) => {
+                    if let Some(h) = &handle {
+                        h.tool_cancelled(Some(reason.clone()));
+                    }
+                    let _ = reply.send(ToolOutcome::error(reason.clone()));
+                    let _ = results.send((view, Err(reason)));
+                }
+                Some(Go::Run { arguments, reply }) => {
+                    if let Some(h) = &handle {
+                        h.tool_input(arguments.clone());
+                    }
+                    let (outcome, raw) = call_raw(&servers, &trace, Some(&view), &entry, arguments).await;
+                    if let Some(h) = &handle {
+                        match &raw {
+                            Ok(result) => h.tool_result(result.clone()),
+                            Err(e) => h.tool_cancelled(Some(format!("tool call failed: {e}"))),
+                        }
+                    }
+                    let _ = reply.send(outcome);
+                    let _ = results.send((view, raw));
+                }
+            }
+        });
+    }
+}
+
+/// Calls `entry` for the model through its server's port (restart and sign-in on demand).
+async fn call_for_model(
+    servers: &Arc<Registry>,
+    trace: &Trace,
+    view: Option<&str>,
+    entry: &ToolEntry,
+    arguments: Map<String, Value>,
+) -> ToolOutcome {
+    call_raw(servers, trace, view, entry, arguments).await.0
+}
+
+async fn call_raw(
+    servers: &Arc<Registry>,
+    trace: &Trace,
+    view: Option<&str>,
+    entry: &ToolEntry,
+    arguments: Map<String, Value>,
+) -> (ToolOutcome, Result<Value, String>) {
+    let name = entry.name().to_owned();
+    trace.server_request(view, methods::TOOLS_CALL, &json!({"name": name, "arguments": arguments}));
+    let outcome = servers.port(&entry.server).call_tool(name, Some(arguments), CallControl::default()).await;
+    trace.server_answer(view, methods::TOOLS_CALL, outcome.as_ref());
+    match outcome {
+        Ok(result) => (ToolOutcome::from_result(&result), Ok(result)),
+        Err(e) => (ToolOutcome::error(format!("the tool call failed: {}", e.message)), Err(e.to_string())),
+    }
+}
+
+/// What the tool's annotations say, for the person deciding.
+fn annotation_words(tool: &Value) -> String {
+    let hint = |name: &str| tool.pointer(&format!("/annotations/{name}")).and_then(Value::as_bool);
+    match (hint("destructiveHint"), hint("readOnlyHint")) {
+        (Some(true), _) => "The server says it may destroy data.".into(),
+        (_, Some(false)) | (_, None) => "The server does not say it only reads.".into(),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,287 @@
+//! End to end: a conversation. The host under a real display talks to a local model server
+//! that speaks the OpenAI Chat Completions and the Anthropic Messages streaming formats
+//! (`fixtures/model-server.mjs`), over a real MCP server whose View is built with the official
+//! App SDK (`fixtures/chat-app-server.mjs`).
+
+mod common;
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(90);
+const KEY: &str = "sk-fixture-secret-4242";
+
+/// The model server fixture, stopped when dropped.
+struct ModelServer {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl ModelServer {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("requests.jsonl");
+        let mut child = Command::new("node")
+            .arg(fixtures().join("model-server.mjs"))
+            .arg("--log")
+            .arg(&log)
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(dir.path().join("stderr.txt")).unwrap())
+            .spawn()
+            .expect("node runs");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port = line.trim().strip_prefix("MODEL-SERVER PORT ").and_then(|p| p.parse().ok()).expect("a port");
+        Self { child, port, log, _dir: dir }
+    }
+
+    /// What it said on stderr.
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("stderr.txt")).unwrap_or_default()
+    }
+
+    /// The request bodies it received.
+    fn requests(&self) -> Vec<Value> {
+        read_lines(&self.log)
+    }
+
+    fn model_args(&self, provider: &str) -> Vec<String> {
+        let url = match provider {
+            "anthropic" => format!("http://127.0.0.1:{}", self.port),
+            _ => format!("http://127.0.0.1:{}/v1", self.port),
+        };
+        vec!["--model".into(), format!("{provider}:fixture-model"), "--model-url".into(), url]
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+fn chat_server() -> String {
+    node_server("chat-app-server.mjs", "")
+}
+
+/// What the View reported with its app-only `report` tool, by phase.
+fn view_report(trace: &[Value], phase: &str) -> Option<Value> {
+    trace.iter().find_map(|r| {
+        let p = &r["msg"]["params"];
+        (r["dir"] == "view->host"
+            && r["msg"]["method"] == "tools/call"
+            && p["name"] == "report"
+            && p["arguments"]["results"]["phase"] == phase)
+            .then(|| p["arguments"]["results"].clone())
+    })
+}
+
+/// The text of a request's messages, whatever the wire format (OpenAI strings, Anthropic blocks).
+fn message_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|b| match b["type"].as_str() {
+                Some("text") => b["text"].as_str().unwrap_or_default().to_owned(),
+                Some("tool_result") => message_text(b),
+                _ => String::new(),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// The system prompt of a request in either format.
+fn system_text(body: &Value, provider: &str) -> String {
+    match provider {
+        "anthropic" => body["system"].as_str().unwrap_or_default().to_owned(),
+        _ => body["messages"][0]["content"].as_str().unwrap_or_default().to_owned(),
+    }
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// A prompt -> the model streams a call to a UI tool -> the View opens at once and gets
+/// `tool-input-partial` before `tool-input` -> it renders the result -> its `ui/message` is a
+/// turn the model answers, and its model context is in that request.
+fn a_conversation_drives_a_view(provider: &str) {
+    let model = ModelServer::start();
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--consent".into(), "allow".into()];
+    args.extend(model.model_args(provider));
+    args.extend(["--prompt".to_owned(), "please show order".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let key_env = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "OPENAI_API_KEY" };
+    let run = run_host_until_env(
+        &args,
+        &[(key_env, KEY)],
+        |trace| trace.iter().filter(|r| r["dir"] == "model->host").count() >= 2,
+        LIMIT,
+    );
+    let requests = model.requests();
+    let dump = || format!("requests: {requests:#?}\nstderr: {}", run.stderr);
+    assert_eq!(requests.len(), 3, "a prompt, the tool's result, the App's message: {}", dump());
+
+    // The model is offered the model-visible tools only, under names kept apart per server.
+    let offered = tool_names(&requests[0]["body"]);
+    assert!(
+        offered.iter().any(|n| n.ends_with("__show-order")) && offered.iter().any(|n| n.ends_with("__cancel-order")),
+        "{offered:?}"
+    );
+    assert!(
+        !offered.iter().any(|n| n.contains("refresh-order") || n.ends_with("__report")),
+        "app-only tools are never offered: {offered:?}"
+    );
+
+    // The View got the arguments as they were written, then the whole, then the result.
+    let to_view: Vec<&Value> = run.dir("host->view").collect();
+    let first_partial = to_view.iter().position(|m| m["method"] == "ui/notifications/tool-input-partial");
+    let input = to_view.iter().position(|m| m["method"] == "ui/notifications/tool-input");
+    let result = to_view.iter().position(|m| m["method"] == "ui/notifications/tool-result");
+    let (Some(first_partial), Some(input), Some(result)) = (first_partial, input, result) else {
+        panic!("partial, input and result must reach the View: {}", dump())
+    };
+    assert!(first_partial < input && input < result);
+    let partials: Vec<&Value> = to_view
+        .iter()
+        .filter(|m| m["method"] == "ui/notifications/tool-input-partial")
+        .map(|m| &m["params"]["arguments"])
+        .collect();
+    assert!(partials.len() >= 3, "the arguments streamed in pieces: {partials:?}");
+    let whole = &to_view[input]["params"]["arguments"];
+    assert_eq!(whole["order"], 42);
+    let note = whole["note"].as_str().unwrap();
+    for p in &partials {
+        assert!(note.starts_with(p["note"].as_str().unwrap_or_default()), "a partial holds what the whole does: {p}");
+    }
+    // The View saw them in that order itself (the SDK's handlers).
+    let shown = view_report(&run.trace, "shown").unwrap_or_else(|| panic!("the View reported: {}", dump()));
+    let seen: Vec<&str> = shown["seen"].as_array().unwrap().iter().map(|s| s["event"].as_str().unwrap()).collect();
+    assert_eq!(seen.first(), Some(&"tool-input-partial"));
+    assert_eq!(&seen[seen.len() - 2..], ["tool-input", "tool-result"]);
+    // The tool ran once, for the model.
+    let calls =
+        run.dir("host->server").filter(|m| m["method"] == "tools/call" && m["params"]["name"] == "show-order").count();
+    assert_eq!(calls, 1);
+
+    // The result went back to the model; the App's message is the next turn, with its context.
+    let second = requests[1]["body"]["messages"].as_array().unwrap();
+    assert!(message_text(second.last().unwrap()).contains("order 42: 3 items"), "{:#}", second.last().unwrap());
+    let third = &requests[2]["body"];
+    let last = third["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    assert!(message_text(&last).contains("Please ship order 42"), "{last:#}");
+    assert!(system_text(third, provider).contains("Order 42 is on screen with 3 items"), "{third:#}");
+    assert!(!system_text(&requests[0]["body"], provider).contains("Order 42"), "no context before the App gave one");
+
+    // The key went to the API, and nowhere else.
+    let header = if provider == "anthropic" {
+        &requests[0]["headers"]["x-api-key"]
+    } else {
+        &requests[0]["headers"]["authorization"]
+    };
+    assert!(header.as_str().unwrap().ends_with(KEY));
+    assert!(!run.stderr.contains(KEY), "the key is in the log");
+    assert!(!run.trace.iter().any(|r| r.to_string().contains(KEY)), "the key is in the trace");
+}
+
+#[test]
+fn a_conversation_over_chat_completions_drives_a_view() {
+    a_conversation_drives_a_view("openai");
+}
+
+#[test]
+fn a_conversation_over_anthropic_messages_drives_a_view() {
+    a_conversation_drives_a_view("anthropic");
+}
+
+/// A tool that may destroy asks first, with its arguments shown; a refusal reaches the model as
+/// an error result and the tool is not called. Then the person allows it in the dialog.
+#[test]
+fn a_destructive_tool_asks_first_and_a_refusal_reaches_the_model_as_an_error() {
+    let model = ModelServer::start();
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--consent".into(), "deny".into()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--prompt".to_owned(), "cancel order 7".into(), "--exit-after".into(), "answer".into()]);
+    let run = run_host(&args.iter().map(String::as_str).collect::<Vec<_>>(), LIMIT);
+    let requests = model.requests();
+    assert_eq!(run.code, Some(0), "{}\nmodel server: {}\n{requests:#?}", run.stderr, model.stderr());
+    let asked = run.dir("diagnostic").find(|m| m["kind"] == "tool-consent").unwrap_or_else(|| panic!("{}", run.stderr));
+    assert_eq!((asked["tool"].as_str(), &asked["arguments"]["order"]), (Some("cancel-order"), &Value::from(7)));
+    assert!(!run.dir("host->server").any(|m| m["params"]["name"] == "cancel-order"), "a refused tool is not called");
+    assert!(!run.stderr.contains("CANCELLED"));
+    let result = requests[1]["body"]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(result["role"], "tool");
+    assert!(
+        result["content"].as_str().unwrap().starts_with("Error:")
+            && result["content"].as_str().unwrap().contains("declined"),
+        "{result:#}"
+    );
+
+    // Asked in the window, the person reads the arguments and runs it.
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        // The dialog's Run button arms itself after a moment (a click meant for a View must not land on it).
+        const accept = await until(() => !document.getElementById("dialog").hidden && !document.getElementById("dialog-accept").disabled && document.getElementById("dialog-accept"));
+        if (document.getElementById("dialog-body").textContent.includes('"order": 7')) document.getElementById("dialog-accept").click();
+        "##,
+    );
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--automation".into(), script];
+    args.extend(model.model_args("openai"));
+    args.extend(["--prompt".to_owned(), "cancel order 7".into(), "--exit-after".into(), "answer".into()]);
+    let run = run_host(&args.iter().map(String::as_str).collect::<Vec<_>>(), LIMIT);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stderr.contains("CANCELLED 7"), "the person allowed it: {}", run.stderr);
+    let result = model.requests()[1]["body"]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(result["content"], "order 7 cancelled");
+}
+
+/// An App's `localStorage` is kept per sandbox origin across runs of the host.
+#[test]
+fn an_apps_local_storage_survives_a_restart() {
+    let data = tempfile::tempdir().unwrap();
+    let data_home = data.path().to_string_lossy().into_owned();
+    let run_once = || {
+        let args = [
+            "run",
+            "--stdio",
+            &chat_server(),
+            "--tool",
+            "show-order",
+            "--args",
+            r#"{"order":42}"#,
+            "--consent",
+            "allow",
+        ];
+        run_host_until_env(&args, &[("XDG_DATA_HOME", &data_home)], |t| view_report(t, "messaged").is_some(), LIMIT)
+    };
+    let first = run_once();
+    let first = view_report(&first.trace, "shown").unwrap_or_else(|| panic!("{}", first.stderr));
+    let second = run_once();
+    let second = view_report(&second.trace, "shown").unwrap_or_else(|| panic!("{}", second.stderr));
+    assert_eq!((first["visitsBefore"].as_i64(), first["visitsAfter"].as_i64()), (Some(0), Some(1)), "{first}");
+    assert_eq!(second["visitsBefore"].as_i64(), Some(1), "{second}");
+}
