@@ -285,3 +285,45 @@ fn an_apps_local_storage_survives_a_restart() {
     assert_eq!((first["visitsBefore"].as_i64(), first["visitsAfter"].as_i64()), (Some(0), Some(1)), "{first}");
     assert_eq!(second["visitsBefore"].as_i64(), Some(1), "{second}");
 }
+
+/// A conversation is kept on disk; reopened, it shows its View again from the stored input and
+/// result (no second `tools/call`), and the model gets the earlier turns with the next one.
+#[test]
+fn a_reopened_conversation_shows_its_view_without_calling_the_tool_again() {
+    let model = ModelServer::start();
+    let data = tempfile::tempdir().unwrap();
+    let data_home = data.path().to_string_lossy().into_owned();
+    let envs = [("XDG_DATA_HOME", data_home.as_str())];
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--consent".into(), "allow".into()];
+    args.extend(model.model_args("openai"));
+    let mut first = args.clone();
+    first.extend(["--prompt".to_owned(), "please show order".into()]);
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let run = run_host_until_env(&first, &envs, |t| t.iter().filter(|r| r["dir"] == "model->host").count() >= 2, LIMIT);
+    assert_eq!(run.dir("host->server").filter(|m| m["params"]["name"] == "show-order").count(), 1, "{}", run.stderr);
+    let files: Vec<_> = std::fs::read_dir(data.path().join("mcp-apps-host/conversations")).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1, "one file per conversation");
+
+    let before = model.requests().len();
+    let mut again = args.clone();
+    again.extend(["--resume".to_owned(), "last".into()]);
+    let again: Vec<&str> = again.iter().map(String::as_str).collect();
+    // The reopened View sends its message again: the model answers it, with the earlier turns.
+    let run = run_host_until_env(&again, &envs, |t| t.iter().any(|r| r["dir"] == "model->host"), LIMIT);
+    assert!(run.dir("diagnostic").any(|m| m["kind"] == "conversation-reopened"), "{}", run.stderr);
+    assert!(
+        !run.dir("host->server").any(|m| m["method"] == "tools/call" && m["params"]["name"] == "show-order"),
+        "the tool was called again"
+    );
+    let result = run
+        .dir("host->view")
+        .find(|m| m["method"] == "ui/notifications/tool-result")
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert_eq!(result["params"]["structuredContent"]["order"], 42);
+    let input = run.dir("host->view").find(|m| m["method"] == "ui/notifications/tool-input").unwrap();
+    assert_eq!(input["params"]["arguments"]["order"], 42, "the stored arguments");
+    let requests = model.requests();
+    let next = &requests[before]["body"]["messages"];
+    assert_eq!(next[1]["content"], "please show order", "the earlier turns go to the model: {next:#}");
+    assert!(message_text(next.as_array().unwrap().last().unwrap()).contains("Please ship order 42"));
+}

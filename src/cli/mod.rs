@@ -37,6 +37,8 @@ enum Command {
     Preview(RunArgs),
     /// Forget the stored sign-in of remote servers (their tokens are deleted).
     Logout(LogoutArgs),
+    /// List the stored conversations (reopen one with `run --model ... --resume ID`).
+    Conversations,
     /// The built-in probe server of `check --self` (stdio MCP).
     #[command(name = "__probe-server", hide = true)]
     ProbeServer,
@@ -128,6 +130,10 @@ struct RunArgs {
     /// The first prompt for the model, sent once the servers are connected.
     #[arg(long, value_name = "TEXT", requires = "model")]
     prompt: Option<String>,
+    /// Reopen a stored conversation (`last`, or an id from `conversations`): its turns and its
+    /// Views come back from what was stored, no tool is called again.
+    #[arg(long, value_name = "ID", requires = "model")]
+    resume: Option<String>,
     #[arg(skip)]
     preview: bool,
 }
@@ -181,6 +187,32 @@ enum ExitAfterArg {
     Teardown,
     /// The model answered the prompt (with --prompt).
     Answer,
+}
+
+/// The newest stored conversation.
+fn last_conversation() -> anyhow::Result<String> {
+    let store = mcp_apps_host::conversation::store::Store::user().context("no data directory for conversations")?;
+    let list = store.list().with_context(|| format!("cannot read {}", store.dir().display()))?;
+    Ok(list.first().context("no stored conversation yet")?.id.clone())
+}
+
+/// `conversations`: the stored conversations, newest first.
+fn conversations() -> anyhow::Result<i32> {
+    let store = mcp_apps_host::conversation::store::Store::user().context("no data directory for conversations")?;
+    let list = store.list().with_context(|| format!("cannot read {}", store.dir().display()))?;
+    if list.is_empty() {
+        println!("no stored conversation ({})", store.dir().display());
+    }
+    for c in list {
+        let age = c.modified.elapsed().map_or(0, |d| d.as_secs());
+        let age = match age {
+            s if s < 3600 => format!("{} min ago", s / 60),
+            s if s < 86_400 => format!("{} h ago", s / 3600),
+            s => format!("{} days ago", s / 86_400),
+        };
+        println!("{}  {age:>12}  {}", c.id, mcp_apps_host::consent::one_line_max(&c.title, 80));
+    }
+    Ok(0)
 }
 
 /// The model `--model` names, with `--model-url` and `--model-key-file`.
@@ -280,6 +312,10 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     }
     options.model = model_of(&args)?.map(mcp_apps_host::desktop::SharedModel);
     options.prompt = args.prompt.clone();
+    options.resume = match args.resume.as_deref() {
+        Some("last") => Some(last_conversation()?),
+        other => other.map(str::to_owned),
+    };
     options.trace = args.trace;
     options.exit_after = args.exit_after.map(|e| match e {
         ExitAfterArg::Initialized => ExitAfter::Initialized,
@@ -348,6 +384,7 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => inspect::inspect(args),
         Command::Check(args) => check::check(args),
         Command::ProbeServer => probe_server::serve(),
+        Command::Conversations => conversations(),
         #[cfg(feature = "desktop")]
         Command::IpcFloor { n } => ipc_floor::run(n),
         #[cfg(not(feature = "desktop"))]

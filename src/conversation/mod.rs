@@ -9,6 +9,7 @@
 //! An App's `ui/message` comes in as a user turn ([`Input::AppMessage`]); each App's latest
 //! model context ([`Input::ModelContext`]) goes into every later request.
 
+pub mod store;
 pub mod tools;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -71,6 +72,9 @@ pub struct ToolOutcome {
     pub structured: Option<Value>,
     /// Whether it failed or was refused.
     pub is_error: bool,
+    /// The whole `CallToolResult` (kept with the conversation: a reopened one shows the View
+    /// from it); none when the call failed or was refused.
+    pub result: Option<Value>,
 }
 
 impl ToolOutcome {
@@ -80,12 +84,35 @@ impl ToolOutcome {
             content: result.get("content").and_then(Value::as_array).cloned().unwrap_or_default(),
             structured: result.get("structuredContent").cloned(),
             is_error: result.get("isError").and_then(Value::as_bool).unwrap_or(false),
+            result: Some(result.clone()),
         }
     }
 
     /// A failed or refused call, with why.
     pub fn error(text: impl Into<String>) -> Self {
-        Self { content: vec![json!({"type": "text", "text": text.into()})], structured: None, is_error: true }
+        Self {
+            content: vec![json!({"type": "text", "text": text.into()})],
+            structured: None,
+            is_error: true,
+            result: None,
+        }
+    }
+}
+
+/// How a conversation starts.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Start {
+    /// The items of a reopened conversation (the model gets them again with the next turn).
+    pub history: Vec<ChatItem>,
+    /// Where every item and tool call is appended.
+    pub store: Option<store::Writer>,
+}
+
+impl Start {
+    /// A conversation that goes on from `history`, kept in `store`.
+    pub fn new(history: Vec<ChatItem>, store: Option<store::Writer>) -> Self {
+        Self { history, store }
     }
 }
 
@@ -177,18 +204,31 @@ impl ConversationHandle {
 
 /// Starts a conversation on `model` over `servers`' tools; it lives until the handle and the
 /// output receiver are dropped.
-pub fn start(model: Arc<dyn Model>, servers: Arc<Registry>) -> (ConversationHandle, mpsc::UnboundedReceiver<Output>) {
-    start_with(model, Arc::new(move || servers.tools()))
+pub fn start(
+    model: Arc<dyn Model>,
+    servers: Arc<Registry>,
+    start: Start,
+) -> (ConversationHandle, mpsc::UnboundedReceiver<Output>) {
+    start_with(model, Arc::new(move || servers.tools()), start)
 }
 
 /// [`start`] with the tools from a function (embedders, tests).
 pub fn start_with(
     model: Arc<dyn Model>,
     tools: Arc<dyn Fn() -> Vec<ToolEntry> + Send + Sync>,
+    start: Start,
 ) -> (ConversationHandle, mpsc::UnboundedReceiver<Output>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let (out, out_rx) = mpsc::unbounded_channel();
-    let conversation = Conversation { model, tools, out, items: Vec::new(), context: BTreeMap::new(), next_call: 1 };
+    let conversation = Conversation {
+        model,
+        tools,
+        out,
+        items: start.history,
+        store: start.store,
+        context: BTreeMap::new(),
+        next_call: 1,
+    };
     tokio::spawn(conversation.run(rx));
     (ConversationHandle { tx }, out_rx)
 }
@@ -198,6 +238,7 @@ struct Conversation {
     tools: Arc<dyn Fn() -> Vec<ToolEntry> + Send + Sync>,
     out: mpsc::UnboundedSender<Output>,
     items: Vec<ChatItem>,
+    store: Option<store::Writer>,
     /// View -> (App, its latest model context).
     context: BTreeMap<String, (String, String)>,
     next_call: u64,
@@ -228,10 +269,25 @@ impl Conversation {
                 Some(app) => format!("[from the App {app}] {text}"),
                 None => text,
             };
-            self.items.push(ChatItem::User { text, from_app });
+            self.push(ChatItem::User { text, from_app });
             self.turn(&mut inbox, &mut waiting).await;
             if self.out.is_closed() {
                 return;
+            }
+        }
+    }
+
+    /// Adds `item` to the conversation and its file.
+    fn push(&mut self, item: ChatItem) {
+        self.keep(&store::Record::Item { item: item.clone() });
+        self.items.push(item);
+    }
+
+    fn keep(&mut self, record: &store::Record) {
+        if let Some(store) = &mut self.store {
+            if let Err(e) = store.write(record) {
+                tracing::warn!(conversation = store.id(), "the conversation is no longer saved: {e}");
+                self.store = None;
             }
         }
     }
@@ -289,14 +345,24 @@ impl Conversation {
             };
             said.push_str(&answer.text);
             let calls: Vec<ToolCall> = answer.calls.iter().map(|c| c.call.clone()).collect();
-            self.items.push(ChatItem::Assistant { text: answer.text, tool_calls: calls });
+            self.push(ChatItem::Assistant { text: answer.text, tool_calls: calls });
             if answer.calls.is_empty() {
                 let _ = self.out.send(Output::TurnEnded { text: said, error: None });
                 return;
             }
             for call in answer.calls {
                 let outcome = self.carry_out(&offered, call.ours.clone(), &call).await;
-                self.items.push(ChatItem::ToolResult {
+                if let (Some(entry), Ok(arguments)) = (offered.get(&call.call.name), &call.arguments) {
+                    let record = store::Record::Call {
+                        call_id: call.call.id.clone(),
+                        server: entry.server.clone(),
+                        tool: entry.name().to_owned(),
+                        arguments: arguments.clone(),
+                        result: outcome.result.clone(),
+                    };
+                    self.keep(&record);
+                }
+                self.push(ChatItem::ToolResult {
                     call_id: call.call.id.clone(),
                     content: outcome.content,
                     structured: outcome.structured,

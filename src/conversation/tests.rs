@@ -55,7 +55,7 @@ fn start_scripted(
         },
         ToolEntry { server: "s".into(), tool: json!({"name": "refresh", "_meta": {"ui": {"visibility": ["app"]}}}) },
     ];
-    let (handle, out) = start_with(model, Arc::new(move || entries.clone()));
+    let (handle, out) = start_with(model, Arc::new(move || entries.clone()), Start::default());
     (handle, out, requests)
 }
 

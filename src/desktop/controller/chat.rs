@@ -6,6 +6,7 @@
 use tokio::sync::watch;
 
 use super::*;
+use crate::conversation::store::{Record, Store, Stored};
 use crate::conversation::{self, tools::asks_first, CallId, ConversationHandle, Input, Output, ToolOutcome};
 
 /// The most partial inputs a View gets per second while the model writes (each re-renders it).
@@ -36,6 +37,8 @@ pub(super) struct Chat {
     pub(super) turns: usize,
     /// The first prompt (from the command line) was sent.
     prompted: bool,
+    /// A reopened conversation, shown again once the servers are connected.
+    replay: Option<Stored>,
 }
 
 struct ChatCall {
@@ -51,17 +54,91 @@ impl Controller {
     /// Starts the conversation if a model is configured; its outputs come out of the receiver.
     pub(super) fn start_chat(&mut self) -> Option<mpsc::UnboundedReceiver<Output>> {
         let model = self.options.model.clone()?.0;
-        tracing::info!("conversation with {}", model.describe());
+        // Kept on disk (one file each, owner-only); a reopened one goes on in its file.
+        let store = self.options.conversations.clone().or_else(Store::user);
+        let (history, writer, replay) = match (&self.options.resume, &store) {
+            (Some(id), Some(store)) => match store.load(id) {
+                Ok(stored) => (stored.items(), store.append(id).ok(), Some(stored)),
+                Err(e) => {
+                    self.fail(&format!("cannot reopen the conversation {id}: {e}"));
+                    return None;
+                }
+            },
+            (Some(_), None) => {
+                self.fail("cannot reopen a conversation: no data directory");
+                return None;
+            }
+            (None, Some(store)) => (Vec::new(), store.create(&model.describe()).ok(), None),
+            (None, None) => (Vec::new(), None, None),
+        };
+        match &writer {
+            Some(w) => tracing::info!(conversation = w.id(), "conversation with {}", model.describe()),
+            None => tracing::warn!("conversation with {} (not saved: no data directory)", model.describe()),
+        }
         self.shell(ShellCommand::ChatReady { model: consent::one_line_max(&model.describe(), 120) });
-        let (handle, out) = conversation::start(model, self.servers.clone());
-        self.chat = Some(Chat { handle, calls: HashMap::new(), turns: 0, prompted: false });
+        let (handle, out) = conversation::start(model, self.servers.clone(), conversation::Start::new(history, writer));
+        self.chat = Some(Chat { handle, calls: HashMap::new(), turns: 0, prompted: false, replay });
         Some(out)
+    }
+
+    /// A reopened conversation is shown again: its turns, and its Views from the stored input
+    /// and result (no tool is called again).
+    fn replay(&mut self, stored: Stored) {
+        self.trace.record(None, Direction::Diagnostic, &json!({"kind": "conversation-reopened", "id": stored.id}));
+        for record in stored.records {
+            match record {
+                Record::Item { item: crate::model::ChatItem::User { text, from_app } } => {
+                    let text = match &from_app {
+                        Some(app) => text.strip_prefix(&format!("[from the App {app}] ")).unwrap_or(&text).to_owned(),
+                        None => text,
+                    };
+                    self.shell(ShellCommand::Chat { role: "user".into(), from: from_app, text: consent::block(&text) });
+                }
+                Record::Item { item: crate::model::ChatItem::Assistant { text, .. } } if !text.is_empty() => {
+                    self.shell(ShellCommand::ChatText { text: consent::block(&text) });
+                    self.shell(ShellCommand::ChatEnd { error: None });
+                }
+                Record::Call { server, tool, arguments, result: Some(result), .. } => {
+                    let has_ui = self
+                        .servers
+                        .find_tool(Some(&server), &tool)
+                        .ok()
+                        .and_then(|e| tool_ui(&e.tool).ok())
+                        .and_then(|u| u.resource_uri)
+                        .is_some();
+                    if has_ui {
+                        let id = format!("v{}", self.next_view);
+                        self.cached_results.insert(id.clone(), result);
+                        if let Err(e) = self.open(Some(&server), &tool, arguments, Opening::Reload) {
+                            self.cached_results.remove(&id);
+                            tracing::warn!("a View of the reopened conversation cannot open: {e}");
+                        }
+                    } else {
+                        let text = result
+                            .get("content")
+                            .and_then(Value::as_array)
+                            .map(|b| crate::desktop::dialogs::content_text(b))
+                            .unwrap_or_default();
+                        self.shell(ShellCommand::Text {
+                            view: None,
+                            title: tool_label(&tool),
+                            text: consent::block(&text),
+                            error: false,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Every server was tried: the prompt from the command line goes to the model now.
     pub(super) fn send_first_prompt(&mut self) {
         let Some(chat) = self.chat.as_mut().filter(|c| !c.prompted) else { return };
         chat.prompted = true;
+        if let Some(stored) = chat.replay.take() {
+            self.replay(stored);
+        }
         if let Some(prompt) = self.options.prompt.clone() {
             self.prompt(prompt);
         }

@@ -71,6 +71,10 @@ pub struct RunOptions {
     pub model: Option<SharedModel>,
     /// The first prompt, sent once every server was tried (needs `model`).
     pub prompt: Option<String>,
+    /// Reopen this stored conversation (its id; see [`crate::conversation::store`]).
+    pub resume: Option<String>,
+    /// Where conversations are kept (default: the user's data directory).
+    pub conversations: Option<crate::conversation::store::Store>,
     /// Mounted in an embedder's window (no picture-in-picture: the window is not ours to move).
     pub(crate) embedded: bool,
 }
@@ -134,6 +138,8 @@ impl RunOptions {
             openai_shim: true,
             model: None,
             prompt: None,
+            resume: None,
+            conversations: None,
             embedded: false,
         }
     }
