@@ -50,6 +50,9 @@ pub struct HostBuilder {
     exit_after: Option<ExitAfter>,
     timeout: Option<Duration>,
     events: Option<mpsc::UnboundedSender<(ViewId, ViewEvent)>>,
+    model: Option<Arc<dyn crate::model::Model>>,
+    prompt: Option<String>,
+    conversation_events: Option<mpsc::UnboundedSender<crate::conversation::Event>>,
     error: Option<Error>,
 }
 
@@ -224,6 +227,25 @@ impl HostBuilder {
         self
     }
 
+    /// Holds a conversation with `model`, which calls the servers' tools: a built-in one
+    /// ([`crate::model::ModelSpec::build`]) or the embedder's own [`crate::model::Model`].
+    pub fn model(mut self, model: Arc<dyn crate::model::Model>) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// The first prompt for the model, sent once the servers are connected.
+    pub fn prompt(mut self, text: impl Into<String>) -> Self {
+        self.prompt = Some(text.into());
+        self
+    }
+
+    /// Receives the conversation's turns (the person's, the Apps', the model's) and tool calls.
+    pub fn conversation_events(mut self, events: mpsc::UnboundedSender<crate::conversation::Event>) -> Self {
+        self.conversation_events = Some(events);
+        self
+    }
+
     /// The host, or the first configuration error.
     pub fn build(self) -> Result<Host> {
         if let Some(e) = self.error {
@@ -232,7 +254,10 @@ impl HostBuilder {
         if self.servers.is_empty() {
             return Err(Error::Desktop("no server: call `server_command` or `server`".into()));
         }
-        if self.exit_after.is_some() && self.tools.is_empty() {
+        if self.prompt.is_some() && self.model.is_none() {
+            return Err(Error::Desktop("`prompt` needs a `model`".into()));
+        }
+        if self.exit_after.is_some() && self.tools.is_empty() && self.exit_after != Some(ExitAfter::Answer) {
             return Err(Error::Desktop("`exit_after` needs at least one `open_tool`".into()));
         }
         let mut options = RunOptions::app_with(self.servers);
@@ -248,6 +273,9 @@ impl HostBuilder {
             options.timeout = t;
         }
         options.events = self.events;
+        options.model = self.model.map(crate::desktop::SharedModel);
+        options.prompt = self.prompt;
+        options.conversation_events = self.conversation_events;
         Ok(Host { options })
     }
 }
@@ -270,6 +298,16 @@ mod tests {
             .exit_after(ExitAfter::Result, Duration::from_secs(1))
             .build()
             .is_err());
+        let err = Host::builder().server_command("a").prompt("hi").build().unwrap_err();
+        assert!(err.to_string().contains("needs a `model`"), "{err}");
+        let chat = Host::builder()
+            .server_command("a")
+            .model(Arc::new(crate::model::ScriptedModel))
+            .prompt("hi")
+            .exit_after(ExitAfter::Answer, Duration::from_secs(5))
+            .build()
+            .unwrap();
+        assert_eq!(chat.options.prompt.as_deref(), Some("hi"));
         let ok =
             Host::builder().server_command("node s.js").open_tool("t", Map::new()).theme(Theme::Dark).build().unwrap();
         assert_eq!(ok.options.opens.len(), 1);

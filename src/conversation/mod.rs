@@ -189,6 +189,37 @@ pub enum Output {
     },
 }
 
+/// What an embedder hears of the conversation (see `HostBuilder::conversation_events`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A turn of the person's, or an App's (`from_app`).
+    UserTurn {
+        /// What was said.
+        text: String,
+        /// The App, if an App said it.
+        from_app: Option<String>,
+    },
+    /// More of the model's answer.
+    Text(String),
+    /// A tool call of the model is about to run (after the person allowed it, if asked).
+    ToolCall {
+        /// The server.
+        server: String,
+        /// The tool.
+        tool: String,
+        /// Its arguments.
+        arguments: Map<String, Value>,
+    },
+    /// The model's turn ended.
+    TurnEnded {
+        /// Its whole text.
+        text: String,
+        /// What ended it early.
+        error: Option<String>,
+    },
+}
+
 /// The conversation's inbox.
 #[derive(Debug, Clone)]
 pub struct ConversationHandle {

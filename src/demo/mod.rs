@@ -120,13 +120,13 @@ impl DemoServer {
     pub fn tools() -> Value {
         let app_only = json!({"ui": {"visibility": ["app"]}});
         json!([
-            {"name": "weather", "title": "Weather", "description": "Shows the weather for a city in an interactive card.",
+            {"name": "weather", "title": "Weather", "description": "Shows the weather for a city in an interactive card.", "annotations": {"readOnlyHint": true},
              "inputSchema": {"type": "object", "properties": {"city": {"type": "string", "enum": ["Oslo", "Lisbon", "Tokyo", "Nairobi"], "default": "Oslo", "description": "which city"}}},
              "_meta": {"ui": {"resourceUri": "ui://demo/weather.html"}}},
-            {"name": "counter", "title": "Counter", "description": "A counter kept on the server, with a View that follows the host's theme.",
+            {"name": "counter", "title": "Counter", "description": "A counter kept on the server, with a View that follows the host's theme.", "annotations": {"readOnlyHint": true},
              "inputSchema": {"type": "object", "properties": {}},
              "_meta": {"ui": {"resourceUri": "ui://demo/counter.html"}}},
-            {"name": "greet", "title": "Greet", "description": "A plain tool without a UI: its result is text.",
+            {"name": "greet", "title": "Greet", "description": "A plain tool without a UI: its result is text.", "annotations": {"readOnlyHint": true},
              "inputSchema": {"type": "object", "properties": {"name": {"type": "string", "description": "who"}}, "required": ["name"]}},
             {"name": "weather-refresh", "description": "Fresh weather for the weather View.", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}, "_meta": app_only},
             {"name": "counter-add", "description": "Adds to the counter.", "inputSchema": {"type": "object", "properties": {"by": {"type": "integer"}}}, "_meta": app_only},

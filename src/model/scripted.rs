@@ -44,9 +44,9 @@ fn answer(request: &ModelRequest) -> Vec<ModelEvent> {
         out
     };
     match request.items.last() {
-        Some(ChatItem::ToolResult { content, structured, is_error, .. }) => {
-            let said = super::wire::result_text(content, structured.as_ref());
-            let said = crate::consent::one_line_max(&said, 200);
+        Some(ChatItem::ToolResult { content, is_error, .. }) => {
+            let said = super::wire::result_text(content, None).replace('\n', " ");
+            let said: String = said.chars().take(200).collect();
             text(if *is_error { format!("The tool did not run: {said}") } else { format!("The tool answered: {said}") })
         }
         Some(ChatItem::User { text: prompt, from_app }) => {

@@ -172,6 +172,21 @@ impl Controller {
 
     /// What the conversation says or asks.
     pub(super) fn on_chat(&mut self, out: Output) {
+        if let Some(events) = &self.options.conversation_events {
+            let event = match &out {
+                Output::UserTurn { text, from_app } => {
+                    Some(conversation::Event::UserTurn { text: text.clone(), from_app: from_app.clone() })
+                }
+                Output::Text(text) => Some(conversation::Event::Text(text.clone())),
+                Output::TurnEnded { text, error } => {
+                    Some(conversation::Event::TurnEnded { text: text.clone(), error: error.clone() })
+                }
+                _ => None,
+            };
+            if let Some(event) = event {
+                let _ = events.send(event);
+            }
+        }
         match out {
             Output::UserTurn { text, from_app } => {
                 self.shell(ShellCommand::Chat { role: "user".into(), from: from_app, text: consent::block(&text) });
@@ -302,8 +317,16 @@ impl Controller {
             let _ = decided_tx.send(true);
         }
         let (servers, trace, ui) = (self.servers.clone(), self.trace.clone(), self.ui.clone());
+        let events = self.options.conversation_events.clone();
         tokio::spawn(async move {
             let run = decided.await.unwrap_or(false);
+            if let (true, Some(events)) = (run, &events) {
+                let _ = events.send(conversation::Event::ToolCall {
+                    server: entry.server.clone(),
+                    tool: entry.name().to_owned(),
+                    arguments: arguments.clone(),
+                });
+            }
             let go = if run { Go::Run { arguments, reply } } else { Go::Refuse { reason: DECLINED.into(), reply } };
             // A View waits for the decision; without one (a plain tool, or its View could not
             // open) the call is made here and its result shown as text.

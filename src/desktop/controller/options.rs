@@ -75,6 +75,8 @@ pub struct RunOptions {
     pub resume: Option<String>,
     /// Where conversations are kept (default: the user's data directory).
     pub conversations: Option<crate::conversation::store::Store>,
+    /// Receives the conversation's turns.
+    pub conversation_events: Option<mpsc::UnboundedSender<crate::conversation::Event>>,
     /// Mounted in an embedder's window (no picture-in-picture: the window is not ours to move).
     pub(crate) embedded: bool,
 }
@@ -140,6 +142,7 @@ impl RunOptions {
             prompt: None,
             resume: None,
             conversations: None,
+            conversation_events: None,
             embedded: false,
         }
     }
