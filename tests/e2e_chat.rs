@@ -327,3 +327,43 @@ fn a_reopened_conversation_shows_its_view_without_calling_the_tool_again() {
     assert_eq!(next[1]["content"], "please show order", "the earlier turns go to the model: {next:#}");
     assert!(message_text(next.as_array().unwrap().last().unwrap()).contains("Please ship order 42"));
 }
+
+/// A server's `sampling/createMessage` runs on the conversation's model once the person said
+/// yes (with the messages shown), and the answer goes back to the server.
+#[test]
+fn a_servers_sampling_request_runs_on_the_model_after_the_person_agrees() {
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await call("summarize", { order: "42" });
+        await until(() => !document.getElementById("dialog").hidden && !document.getElementById("dialog-accept").disabled);
+        if (document.getElementById("dialog-body").textContent.includes("Summarize order 42")) document.getElementById("dialog-accept").click();
+        "##,
+    );
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--automation".into(), script];
+    args.extend(model.model_args("anthropic"));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = run_host_until(
+        &args,
+        |t| t.iter().any(|r| r["dir"] == "server->host" && r["msg"]["method"] == "tools/call"),
+        LIMIT,
+    );
+    let sampled = run
+        .stderr
+        .lines()
+        .find_map(|l| l.split_once("SAMPLED ").map(|(_, j)| j.to_owned()))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(
+        sampled.contains("Hello from the fixture model.") && sampled.contains("\"role\":\"assistant\""),
+        "{sampled}"
+    );
+    let request = model
+        .requests()
+        .into_iter()
+        .find(|r| r["body"]["system"] == "You summarize orders.")
+        .expect("the sampling request reached the model");
+    assert_eq!(message_text(&request["body"]["messages"][0]), "Summarize order 42");
+    assert!(request["body"].get("tools").is_none(), "sampling offers the model no tools");
+}

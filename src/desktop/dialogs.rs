@@ -8,7 +8,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::bridge::{safe_file_name, BoxFuture, Decision, HostPolicy, PolicyCapabilities, ViewInfo};
 use crate::consent::{app_label, block, file_label, LinkSubject};
-use crate::protocol::DisplayMode;
+use crate::protocol::{DisplayMode, RpcError};
 use crate::server::requests::{form_defaults, ElicitAnswer, Elicitation, ElicitationKind, ServerRequests};
 
 /// How consent prompts are answered.
@@ -40,6 +40,8 @@ pub(super) enum Ask {
     Elicit { request: Elicitation, reply: oneshot::Sender<ElicitAnswer>, gone: oneshot::Receiver<()> },
     /// Remove an elicitation dialog nobody waits for any more.
     DismissElicit { dialog: u64 },
+    /// A server asks to run its messages on the conversation's model: yes or no.
+    Sample { server: String, text: String, reply: oneshot::Sender<bool> },
 }
 
 /// A consent dialog's text, in the order a person reads it (see [`crate::consent`]): a title
@@ -54,14 +56,51 @@ pub(super) struct Prompt {
     pub accept: &'static str,
 }
 
-/// The desktop app's answers to servers' requests: elicitation in an in-app form; sampling
-/// only through the embedder's handler (the desktop app has no model).
+/// The desktop app's answers to servers' requests: elicitation in an in-app form; sampling on
+/// the conversation's model once the person said yes (offered only with a model).
 pub(super) struct DesktopRequests {
     pub asks: mpsc::UnboundedSender<Ask>,
     pub consent: Consent,
+    pub model: Option<std::sync::Arc<dyn crate::model::Model>>,
 }
 
 impl ServerRequests for DesktopRequests {
+    fn can_sample(&self) -> bool {
+        self.model.is_some()
+    }
+
+    fn sample(&self, server: &str, params: Value) -> BoxFuture<Result<Value, RpcError>> {
+        use crate::protocol::jsonrpc::code;
+        let refused =
+            |message: String| Box::pin(std::future::ready(Err(RpcError::new(code::INVALID_REQUEST, message))));
+        let Some(model) = self.model.clone() else { return refused("sampling is not offered by this host".into()) };
+        let (request, text) = match crate::model::sampling::request(&params) {
+            Ok(r) => r,
+            Err(e) => return refused(format!("invalid sampling request: {e}")),
+        };
+        let decided = match self.consent {
+            Consent::Allow => None,
+            Consent::Deny => return refused("the user declined the sampling request".into()),
+            Consent::Ask => {
+                let (reply, rx) = oneshot::channel();
+                let _ = self.asks.send(Ask::Sample { server: server.to_owned(), text, reply });
+                Some(rx)
+            }
+        };
+        let server = server.to_owned();
+        Box::pin(async move {
+            if let Some(rx) = decided {
+                if !rx.await.unwrap_or(false) {
+                    return Err(RpcError::new(code::INVALID_REQUEST, "the user declined the sampling request"));
+                }
+            }
+            tracing::info!(server = %server, "sampling on {}", model.describe());
+            crate::model::sampling::run(model.as_ref(), request)
+                .await
+                .map_err(|e| RpcError::new(code::INTERNAL_ERROR, format!("the model failed: {e}")))
+        })
+    }
+
     fn elicit(&self, request: Elicitation) -> BoxFuture<ElicitAnswer> {
         match self.consent {
             Consent::Ask => {}

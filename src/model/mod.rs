@@ -14,6 +14,7 @@
 mod anthropic;
 mod openai;
 pub mod partial_json;
+pub mod sampling;
 mod scripted;
 mod wire;
 

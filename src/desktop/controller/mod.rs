@@ -242,7 +242,11 @@ impl Controller {
         let options_stop_after = options.stop_unresponsive.unwrap_or(supervisor::AUTO_STOP_AFTER);
         let theme = options.theme.unwrap_or(system_theme);
         let requests = options.requests.clone().unwrap_or_else(|| {
-            RequestHandler(Arc::new(DesktopRequests { asks: asks.clone(), consent: options.consent }))
+            RequestHandler(Arc::new(DesktopRequests {
+                asks: asks.clone(),
+                consent: options.consent,
+                model: options.model.clone().map(|m| m.0),
+            }))
         });
         // Sign-in pages open in the system browser (or with --open-with, like links).
         let browser = SystemBrowser { opener: options.opener.clone() };
@@ -1299,6 +1303,20 @@ impl Controller {
                     source: prompt.source,
                     detail: prompt.detail,
                     accept: prompt.accept.to_owned(),
+                });
+            }
+            Ask::Sample { server, text, reply } => {
+                let dialog = self.next_dialog;
+                self.next_dialog += 1;
+                self.dialogs.insert(dialog, (format!("server:{server}"), reply));
+                let label = self.label(&server);
+                self.shell(ShellCommand::Confirm {
+                    dialog,
+                    title: "Let this server ask the model?".into(),
+                    subject: vec![consent::one_line_max(&label, 80)],
+                    source: "The server wants the model to answer these messages (it gets the answer):".into(),
+                    detail: consent::block(&text),
+                    accept: "Ask the model".into(),
                 });
             }
             Ask::DisplayMode { view, mode, reply } => {
