@@ -567,6 +567,10 @@
     document.getElementById("dialog-body").textContent = current.detail || "";
     document.getElementById("dialog-body").hidden = !current.detail;
     document.getElementById("dialog-accept").textContent = current.accept || "OK";
+    // "For the rest of the session", where offered: never ticked in advance.
+    document.getElementById("dialog-remember-row").hidden = !current.remember;
+    document.getElementById("dialog-remember").checked = false;
+    document.getElementById("dialog-remember-text").textContent = current.remember || "";
     lastFocus = document.activeElement;
     dialogBox.hidden = false;
     armAccept(document.getElementById("dialog-accept"));
@@ -576,7 +580,8 @@
 
   function answer(accepted) {
     if (!current || current.op === "elicit") return;
-    send({ kind: "answer", dialog: current.dialog, accepted: accepted });
+    var remember = !!current.remember && document.getElementById("dialog-remember").checked;
+    send({ kind: "answer", dialog: current.dialog, accepted: accepted, remember: accepted && remember });
     closeCurrent();
   }
 

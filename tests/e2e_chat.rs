@@ -238,23 +238,37 @@ fn a_destructive_tool_asks_first_and_a_refusal_reaches_the_model_as_an_error() {
         "{result:#}"
     );
 
-    // Asked in the window, the person reads the arguments and runs it.
+    // Asked in the window, the person reads the arguments, runs it and allows it for the
+    // session: the next call runs without a question.
     let model = ModelServer::start();
     let dir = tempfile::tempdir().unwrap();
     let script = automation(
         &dir,
         r##"
         // The dialog's Run button arms itself after a moment (a click meant for a View must not land on it).
-        const accept = await until(() => !document.getElementById("dialog").hidden && !document.getElementById("dialog-accept").disabled && document.getElementById("dialog-accept"));
-        if (document.getElementById("dialog-body").textContent.includes('"order": 7')) document.getElementById("dialog-accept").click();
+        await until(() => !document.getElementById("dialog").hidden && !document.getElementById("dialog-accept").disabled);
+        if (!document.getElementById("dialog-body").textContent.includes('"order": 7')) return;
+        if (document.getElementById("dialog-remember").checked) return; // never ticked in advance
+        document.getElementById("dialog-remember").click();
+        document.getElementById("dialog-accept").click();
+        await until(() => document.querySelectorAll(".card.turn.assistant").length >= 1 && document.getElementById("dialog").hidden);
+        await wait(500);
+        document.getElementById("prompt-text").value = "cancel order 7 again";
+        document.getElementById("prompt-send").click();
         "##,
     );
     let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--automation".into(), script];
     args.extend(model.model_args("openai"));
-    args.extend(["--prompt".to_owned(), "cancel order 7".into(), "--exit-after".into(), "answer".into()]);
-    let run = run_host(&args.iter().map(String::as_str).collect::<Vec<_>>(), LIMIT);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(run.stderr.contains("CANCELLED 7"), "the person allowed it: {}", run.stderr);
+    args.extend(["--prompt".to_owned(), "cancel order 7".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = run_host_until(&args, |t| t.iter().filter(|r| r["dir"] == "model->host").count() >= 2, LIMIT);
+    assert_eq!(run.stderr.matches("CANCELLED 7").count(), 2, "the person allowed it: {}", run.stderr);
+    let consents: Vec<&Value> = run.dir("diagnostic").filter(|m| m["kind"] == "tool-consent").collect();
+    assert_eq!(consents.len(), 2);
+    assert_eq!(
+        (&consents[0]["allowed_for_session"], &consents[1]["allowed_for_session"]),
+        (&Value::Bool(false), &Value::Bool(true))
+    );
     let result = model.requests()[1]["body"]["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(result["content"], "order 7 cancelled");
 }

@@ -98,6 +98,9 @@ pub enum ShellMessage {
         dialog: u64,
         /// Yes or no.
         accepted: bool,
+        /// The person ticked "for the rest of the session" (dialogs that offer it).
+        #[serde(default)]
+        remember: bool,
     },
     /// The person picked a theme.
     Theme {

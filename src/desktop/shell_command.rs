@@ -80,7 +80,17 @@ pub(crate) enum ShellCommand {
         error: Option<String>,
     },
     /// A yes/no consent dialog.
-    Confirm { dialog: u64, title: String, subject: Vec<String>, source: String, detail: String, accept: String },
+    Confirm {
+        dialog: u64,
+        title: String,
+        subject: Vec<String>,
+        source: String,
+        detail: String,
+        accept: String,
+        /// A checkbox's label: yes for the rest of the session too.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        remember: Option<String>,
+    },
     /// A server's question: a form, or a website to open.
     Elicit {
         dialog: u64,
@@ -146,6 +156,7 @@ mod tests {
                 source: s(),
                 detail: s(),
                 accept: "Open".into(),
+                remember: Some(s()),
             },
             ShellCommand::Elicit {
                 dialog: 2,

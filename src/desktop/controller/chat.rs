@@ -39,6 +39,10 @@ pub(super) struct Chat {
     prompted: bool,
     /// A reopened conversation, shown again once the servers are connected.
     replay: Option<Stored>,
+    /// Tools the person allowed for the rest of the session: `(server, tool)`.
+    allowed: HashSet<(String, String)>,
+    /// Open "run this tool?" dialogs: the tool each asks about.
+    asking: HashMap<u64, (String, String)>,
 }
 
 struct ChatCall {
@@ -77,7 +81,15 @@ impl Controller {
         }
         self.shell(ShellCommand::ChatReady { model: consent::one_line_max(&model.describe(), 120) });
         let (handle, out) = conversation::start(model, self.servers.clone(), conversation::Start::new(history, writer));
-        self.chat = Some(Chat { handle, calls: HashMap::new(), turns: 0, prompted: false, replay });
+        self.chat = Some(Chat {
+            handle,
+            calls: HashMap::new(),
+            turns: 0,
+            prompted: false,
+            replay,
+            allowed: HashSet::new(),
+            asking: HashMap::new(),
+        });
         Some(out)
     }
 
@@ -189,7 +201,7 @@ impl Controller {
         }
         match out {
             Output::UserTurn { text, from_app } => {
-                self.shell(ShellCommand::Chat { role: "user".into(), from: from_app, text: consent::block(&text) });
+                self.chat_card(ShellCommand::Chat { role: "user".into(), from: from_app, text: consent::block(&text) });
             }
             Output::Request { step, items, tools, context } => {
                 self.trace.record(
@@ -198,7 +210,7 @@ impl Controller {
                     &json!({"step": step, "items": items, "tools": tools, "context": context}),
                 );
             }
-            Output::Text(text) => self.shell(ShellCommand::ChatText { text: consent::block(&text) }),
+            Output::Text(text) => self.chat_card(ShellCommand::ChatText { text: consent::block(&text) }),
             Output::ToolStarted { call, entry } => self.model_call_started(call, &entry),
             Output::ToolPartial { call, arguments } => {
                 if let Some(c) = self.chat.as_ref().and_then(|chat| chat.calls.get(&call)) {
@@ -228,7 +240,7 @@ impl Controller {
                 if let Some(e) = &error {
                     eprintln!("error: the model: {}", say(e));
                 }
-                self.shell(ShellCommand::ChatEnd { error: error.as_deref().map(consent::block) });
+                self.chat_card(ShellCommand::ChatEnd { error: error.as_deref().map(consent::block) });
                 let idle = self.chat.as_mut().is_some_and(|chat| {
                     chat.turns = chat.turns.saturating_sub(1);
                     chat.turns == 0
@@ -238,6 +250,21 @@ impl Controller {
                 }
             }
         }
+    }
+
+    /// Shows a turn's card and keeps it for a restarted shell (an answer's pieces kept as one).
+    fn chat_card(&mut self, cmd: ShellCommand) {
+        self.shell(cmd.clone());
+        if let (ShellCommand::ChatText { text }, Some(ShellCommand::ChatText { text: kept })) =
+            (&cmd, self.history.last_mut())
+        {
+            // The shell shows at most this much of an answer; a restarted one gets no more.
+            if kept.len() < 200_000 {
+                kept.push_str(text);
+            }
+            return;
+        }
+        self.remember(cmd);
     }
 
     /// The model named a tool: a UI tool's View opens now, to show the arguments as they come.
@@ -279,14 +306,20 @@ impl Controller {
             }
         }
         let (decided_tx, decided) = oneshot::channel::<bool>();
+        let key = (entry.server.clone(), entry.name().to_owned());
+        let allowed = self.chat.as_ref().is_some_and(|c| c.allowed.contains(&key));
         if asks_first(&entry.tool) {
             let app = consent::app_label(entry.name(), &self.label(&entry.server));
             self.trace.record(
                 with_view.as_ref().map(|c| c.view.as_str()),
                 Direction::Diagnostic,
-                &json!({"kind": "tool-consent", "tool": entry.name(), "server": entry.server, "arguments": arguments}),
+                &json!({"kind": "tool-consent", "tool": entry.name(), "server": entry.server, "arguments": arguments,
+                        "allowed_for_session": allowed}),
             );
             match self.options.consent {
+                _ if allowed => {
+                    let _ = decided_tx.send(true);
+                }
                 Consent::Allow => {
                     let _ = decided_tx.send(true);
                 }
@@ -299,6 +332,9 @@ impl Controller {
                     let owner = with_view.as_ref().map_or_else(|| format!("chat-{call}"), |c| c.view.clone());
                     tracing::info!(dialog, tool = entry.name(), "asking the person before the model's call");
                     self.dialogs.insert(dialog, (owner, decided_tx));
+                    if let Some(chat) = self.chat.as_mut() {
+                        chat.asking.insert(dialog, key);
+                    }
                     let pretty = serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default();
                     self.shell(ShellCommand::Confirm {
                         dialog,
@@ -310,6 +346,10 @@ impl Controller {
                         ),
                         detail: consent::block(&pretty),
                         accept: "Run".into(),
+                        remember: Some(format!(
+                            "Run {} without asking for the rest of this session",
+                            tool_label(entry.name())
+                        )),
                     });
                 }
             }
@@ -355,6 +395,17 @@ impl Controller {
                 }
             }
         });
+    }
+
+    /// A "run this tool?" dialog was answered; `remember`: yes for the rest of the session.
+    pub(super) fn chat_consent_answered(&mut self, dialog: u64, remember: bool) {
+        let Some(chat) = self.chat.as_mut() else { return };
+        if let Some(key) = chat.asking.remove(&dialog) {
+            if remember {
+                tracing::info!(server = %key.0, tool = %key.1, "the person allowed the tool for the session");
+                chat.allowed.insert(key);
+            }
+        }
     }
 
     /// The task of a model's call whose View is open: partial input to the View until the call

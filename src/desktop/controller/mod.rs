@@ -1139,9 +1139,10 @@ impl Controller {
             ShellMessage::Frames { .. } => {}
             ShellMessage::Wait { view } => self.wait_for(&view),
             ShellMessage::StopApp { view } => self.stop_app(&view),
-            ShellMessage::Answer { dialog, accepted } => {
+            ShellMessage::Answer { dialog, accepted, remember } => {
                 if let Some((_, reply)) = self.dialogs.remove(&dialog) {
-                    tracing::info!(dialog, accepted, "consent answered");
+                    tracing::info!(dialog, accepted, remember, "consent answered");
+                    self.chat_consent_answered(dialog, accepted && remember);
                     let _ = reply.send(accepted);
                 } else {
                     tracing::debug!(dialog, "an answer to a dialog nobody waits for");
@@ -1303,6 +1304,7 @@ impl Controller {
                     source: prompt.source,
                     detail: prompt.detail,
                     accept: prompt.accept.to_owned(),
+                    remember: None,
                 });
             }
             Ask::Sample { server, text, reply } => {
@@ -1317,6 +1319,7 @@ impl Controller {
                     source: "The server wants the model to answer these messages (it gets the answer):".into(),
                     detail: consent::block(&text),
                     accept: "Ask the model".into(),
+                    remember: None,
                 });
             }
             Ask::DisplayMode { view, mode, reply } => {
