@@ -381,3 +381,31 @@ fn a_servers_sampling_request_runs_on_the_model_after_the_person_agrees() {
     assert_eq!(message_text(&request["body"]["messages"][0]), "Summarize order 42");
     assert!(request["body"].get("tools").is_none(), "sampling offers the model no tools");
 }
+
+/// The config file's `model` section stands in for `--model`: a headless prompt runs to its
+/// answer (`--exit-after answer`), the key read from the owner-only file it names.
+#[test]
+fn a_config_files_model_section_is_used_without_flags() {
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("openai.key");
+    std::fs::write(&key, format!("{KEY}\n")).unwrap();
+    #[cfg(unix)]
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let config = dir.path().join("mcp.json");
+    let server = fixtures().join("chat-app-server.mjs");
+    let text = serde_json::json!({
+        "mcpServers": {"shop": {"command": "node", "args": [server]}},
+        "model": {"name": "openai:fixture-model", "url": format!("http://127.0.0.1:{}/v1", model.port), "keyFile": "openai.key"}
+    });
+    std::fs::write(&config, text.to_string()).unwrap();
+    let config = config.to_string_lossy().into_owned();
+    let run = run_host(&["run", "--config", &config, "--prompt", "hello", "--exit-after", "answer"], LIMIT);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0]["headers"]["authorization"], format!("Bearer {KEY}"));
+    assert!(tool_names(&requests[0]["body"]).contains(&"shop__show-order".to_owned()));
+    let answer = run.dir("model->host").next().unwrap();
+    assert_eq!(answer["text"], "Hello from the fixture model.");
+}

@@ -116,7 +116,8 @@ struct RunArgs {
     no_openai_shim: bool,
     /// Hold a conversation with this model, which calls the servers' tools: `PROVIDER:NAME`
     /// (`openai:`, any OpenAI-compatible endpoint; `anthropic:`; `ollama:`), or `scripted` for
-    /// the offline scripted demo model (not a real model).
+    /// the offline scripted demo model (not a real model). Default: the config file's `model`
+    /// section, if it has one.
     #[arg(long, value_name = "PROVIDER:NAME")]
     model: Option<String>,
     /// The model API's base URL (default: OPENAI_BASE_URL, ANTHROPIC_BASE_URL or OLLAMA_HOST,
@@ -128,11 +129,11 @@ struct RunArgs {
     #[arg(long, value_name = "FILE", requires = "model")]
     model_key_file: Option<PathBuf>,
     /// The first prompt for the model, sent once the servers are connected.
-    #[arg(long, value_name = "TEXT", requires = "model")]
+    #[arg(long, value_name = "TEXT")]
     prompt: Option<String>,
     /// Reopen a stored conversation (`last`, or an id from `conversations`): its turns and its
     /// Views come back from what was stored, no tool is called again.
-    #[arg(long, value_name = "ID", requires = "model")]
+    #[arg(long, value_name = "ID")]
     resume: Option<String>,
     #[arg(skip)]
     preview: bool,
@@ -218,15 +219,22 @@ fn conversations() -> anyhow::Result<i32> {
 /// The model `--model` names, with `--model-url` and `--model-key-file`.
 fn model_of(args: &RunArgs) -> anyhow::Result<Option<std::sync::Arc<dyn mcp_apps_host::model::Model>>> {
     use mcp_apps_host::model::{ApiKey, ModelSpec, ScriptedModel};
-    let Some(spec) = &args.model else { return Ok(None) };
+    // The flags, else the config file's `model` section.
+    let (spec, url, key_file) = match &args.model {
+        Some(spec) => (spec.clone(), args.model_url.clone(), args.model_key_file.clone()),
+        None => match args.server.config_model()? {
+            Some(m) => (m.name, m.url, m.key_file),
+            None => return Ok(None),
+        },
+    };
     if spec == "scripted" {
-        if args.model_url.is_some() || args.model_key_file.is_some() {
+        if url.is_some() || key_file.is_some() {
             bail!("the scripted demo model takes no --model-url or --model-key-file");
         }
         return Ok(Some(std::sync::Arc::new(ScriptedModel)));
     }
-    let mut spec = ModelSpec::parse(spec, args.model_url.as_deref())?;
-    if let Some(path) = &args.model_key_file {
+    let mut spec = ModelSpec::parse(&spec, url.as_deref())?;
+    if let Some(path) = &key_file {
         spec.api_key = Some(ApiKey::from_file(path)?);
     }
     Ok(Some(spec.build()?))
@@ -311,6 +319,9 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
         bail!("--exit-after needs at least one --tool");
     }
     options.model = model_of(&args)?.map(mcp_apps_host::desktop::SharedModel);
+    if options.model.is_none() && (args.prompt.is_some() || args.resume.is_some()) {
+        bail!("--prompt and --resume need a model: --model PROVIDER:NAME, or a \"model\" section in the config file");
+    }
     options.prompt = args.prompt.clone();
     options.resume = match args.resume.as_deref() {
         Some("last") => Some(last_conversation()?),

@@ -85,6 +85,25 @@ impl ServerArgs {
         Ok(specs)
     }
 
+    /// The `model` section of the config file these flags use (with `--config`, or the default
+    /// file when no other server is named).
+    pub fn config_model(&self) -> anyhow::Result<Option<mcp_apps_host::server::config::ModelConfig>> {
+        if self.builtin.is_some() {
+            return Ok(None);
+        }
+        let path = match &self.config {
+            Some(p) => p.clone(),
+            None if self.stdio.is_empty() && self.url.is_empty() => {
+                match default_config_path().filter(|p| p.exists()) {
+                    Some(p) => p,
+                    None => return Ok(None),
+                }
+            }
+            None => return Ok(None),
+        };
+        Ok(load_config(&path, &LoadOptions::new()).with_context(|| format!("cannot use {}", path.display()))?.model)
+    }
+
     fn pick_from_config(&self, path: &std::path::Path) -> anyhow::Result<Vec<ServerSpec>> {
         let load = load_config(path, &LoadOptions::new()).with_context(|| format!("cannot use {}", path.display()))?;
         for e in &load.errors {

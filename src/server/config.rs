@@ -390,6 +390,8 @@ pub struct ConfigLoad {
     pub servers: Vec<ServerSpec>,
     /// The skipped entries and why.
     pub errors: Vec<EntryError>,
+    /// The host's own `model` section (desktop client and Agent Plugins formats).
+    pub model: Option<ModelConfig>,
 }
 
 /// A server entry that was skipped, with the rule it broke.
@@ -451,6 +453,12 @@ pub fn load_config(path: &Path, opts: &LoadOptions) -> Result<ConfigLoad> {
             ));
         }
         if let Some((key, _)) = top.iter().find(|(k, _)| !matches!(k.as_str(), "servers" | "inputs" | "$schema")) {
+            if key == "model" {
+                return Err(fail(
+                    "a VS Code MCP config has no \"model\": put it in a desktop-format file ({\"mcpServers\": ...})"
+                        .into(),
+                ));
+            }
             return Err(fail(format!(
                 "unknown top-level key {key:?}: a VS Code MCP config has only \"servers\" and \"inputs\""
             )));
@@ -472,7 +480,11 @@ pub fn load_config(path: &Path, opts: &LoadOptions) -> Result<ConfigLoad> {
                 .into(),
         ));
     };
-    Ok(ConfigLoad { format, servers: entries.servers, errors: entries.errors })
+    let model = match format {
+        ConfigFormat::VsCode => None,
+        _ => model_section::model_section(&top, dir).map_err(fail)?,
+    };
+    Ok(ConfigLoad { format, servers: entries.servers, errors: entries.errors, model })
 }
 
 /// What an entry resolved to: a server, nothing (disabled on purpose), or the rule it broke.
@@ -1086,6 +1098,9 @@ impl<'de> serde::de::Visitor<'de> for JsonVisitor {
         Ok(Json::Object(fields))
     }
 }
+
+mod model_section;
+pub use model_section::ModelConfig;
 
 #[cfg(test)]
 mod tests;

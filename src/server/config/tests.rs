@@ -870,3 +870,33 @@ fn remote_entries_may_name_a_preregistered_oauth_client() {
     assert_rule(&load, "typo", "unknown field \"clientID\"");
     assert_rule(&load, "not-object", "\"oauth\" must be an object");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The host's own `model` section
+
+#[test]
+fn a_model_section_names_the_model_and_never_holds_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |text: &str| {
+        let path = dir.path().join("mcp.json");
+        fs::write(&path, text).unwrap();
+        load_config(&path, &LoadOptions::new())
+    };
+    let servers = r#""mcpServers": {"a": {"command": "node", "args": ["a.js"]}}"#;
+    let load = write(&format!(
+        r#"{{{servers}, "model": {{"name": "openai:m", "url": "http://127.0.0.1:8080/v1", "keyFile": "k"}}}}"#
+    ))
+    .unwrap();
+    let model = load.model.unwrap();
+    assert_eq!((model.name.as_str(), model.url.as_deref()), ("openai:m", Some("http://127.0.0.1:8080/v1")));
+    assert_eq!(model.key_file, Some(dir.path().join("k")), "relative to the config file");
+    assert_eq!(write(&format!("{{{servers}}}")).unwrap().model, None);
+    let err = |text: String| write(&text).unwrap_err().to_string();
+    assert!(err(format!(r#"{{{servers}, "model": {{"name": "openai:m", "apiKey": "sk-1"}}}}"#))
+        .contains("must not hold a key"));
+    assert!(err(format!(r#"{{{servers}, "model": {{"url": "x"}}}}"#)).contains("needs \"name\""));
+    assert!(err(format!(r#"{{{servers}, "model": "openai:m"}}"#)).contains("must be an object"));
+    assert!(err(format!(r#"{{{servers}, "model": {{"name": "openai:m", "temperature": 1}}}}"#)).contains("unknown key"));
+    let vscode = r#"{"servers": {"a": {"command": "node"}}, "model": {"name": "openai:m"}}"#;
+    assert!(err(vscode.into()).contains("VS Code"));
+}
