@@ -69,6 +69,27 @@
     }
     answerCard = null;
   }
+  function conversations(cmd) {
+    var section = document.getElementById("conversations");
+    var list = document.getElementById("conversation-list");
+    list.textContent = "";
+    (cmd.list || []).forEach(function (c) {
+      var b = el("button", "tool", c.title);
+      b.type = "button";
+      b.title = "Reopen this conversation (" + c.id + ")";
+      b.dataset.conversation = c.id;
+      b.addEventListener("click", function () { send({ kind: "reopen", id: c.id }); });
+      var li = el("li");
+      li.append(b);
+      list.append(li);
+    });
+    section.hidden = !list.children.length;
+  }
+  // Another conversation is reopened: this one's cards go (the Views close on their own).
+  function chatClear() {
+    answerCard = null;
+    stream.querySelectorAll(".card:not([data-view])").forEach(function (card) { card.remove(); });
+  }
   var promptForm = document.getElementById("prompt");
   var promptText = document.getElementById("prompt-text");
   function chatReady(cmd) {
@@ -773,6 +794,7 @@
     },
     message: message, context: context, theme: setTheme,
     chat: chat, "chat-text": chatText, "chat-end": chatEnd, "chat-ready": chatReady,
+    conversations: conversations, "chat-clear": chatClear,
     confirm: function (cmd) { dialogs.push(cmd); showNextDialog(); },
     elicit: function (cmd) { dialogs.push(cmd); showNextDialog(); },
     dismiss: function (cmd) {

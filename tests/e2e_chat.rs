@@ -340,6 +340,33 @@ fn a_reopened_conversation_shows_its_view_without_calling_the_tool_again() {
     let next = &requests[before]["body"]["messages"];
     assert_eq!(next[1]["content"], "please show order", "the earlier turns go to the model: {next:#}");
     assert!(message_text(next.as_array().unwrap().last().unwrap()).contains("Please ship order 42"));
+
+    // In the app: the picker lists it, and a click reopens it the same way.
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        const b = await until(() => document.querySelector("#conversation-list button[data-conversation]"));
+        if (!b.textContent.includes("please show order")) return;
+        b.click();
+        "##,
+    );
+    let mut in_app = args.clone();
+    in_app.extend(["--automation".to_owned(), script]);
+    let in_app: Vec<&str> = in_app.iter().map(String::as_str).collect();
+    let run = run_host_until_env(
+        &in_app,
+        &envs,
+        |t| t.iter().any(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/notifications/tool-result"),
+        LIMIT,
+    );
+    assert!(run.dir("diagnostic").any(|m| m["kind"] == "conversation-reopened"), "{}", run.stderr);
+    assert!(
+        !run.dir("host->server").any(|m| m["method"] == "tools/call" && m["params"]["name"] == "show-order"),
+        "the tool was called again"
+    );
+    let result = run.dir("host->view").find(|m| m["method"] == "ui/notifications/tool-result").unwrap();
+    assert_eq!(result["params"]["structuredContent"]["order"], 42);
 }
 
 /// A server's `sampling/createMessage` runs on the conversation's model once the person said

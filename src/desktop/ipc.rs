@@ -180,6 +180,11 @@ pub enum ShellMessage {
         /// The View.
         view: String,
     },
+    /// The person reopens a stored conversation.
+    Reopen {
+        /// Its id.
+        id: String,
+    },
     /// The person's prompt for the model.
     Prompt {
         /// What they wrote.

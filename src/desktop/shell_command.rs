@@ -74,6 +74,10 @@ pub(crate) enum ShellCommand {
     },
     /// More of the model's answer.
     ChatText { text: String },
+    /// The stored conversations (`{id, title}`), newest first.
+    Conversations { list: Vec<Value> },
+    /// The conversation's cards leave the stream (another one is reopened).
+    ChatClear,
     /// The model's turn ended (with the error that ended it).
     ChatEnd {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -172,6 +176,8 @@ mod tests {
             ShellCommand::ChatReady { model: s() },
             ShellCommand::Chat { role: "user".into(), from: Some(s()), text: s() },
             ShellCommand::ChatText { text: s() },
+            ShellCommand::Conversations { list: vec![json!({"id": "1-abc", "title": "t"})] },
+            ShellCommand::ChatClear,
             ShellCommand::ChatEnd { error: None },
         ]
     }

@@ -31,6 +31,8 @@ enum Go {
 /// The conversation of this window.
 pub(super) struct Chat {
     pub(super) handle: ConversationHandle,
+    /// Which conversation of this run it is (its outputs carry it).
+    generation: u64,
     /// The model's calls to UI tools: the View, where partial input goes, where the decision goes.
     calls: HashMap<CallId, ChatCall>,
     /// Turns sent to the model and not yet ended.
@@ -51,27 +53,46 @@ struct ChatCall {
     go: Option<oneshot::Sender<Go>>,
 }
 
+/// The picker lists at most this many stored conversations.
+const MAX_LISTED: usize = 20;
+
 /// The person's answer to "run this tool?".
 const DECLINED: &str = "The person declined to run this tool.";
 
 impl Controller {
-    /// Starts the conversation if a model is configured; its outputs come out of the receiver.
-    pub(super) fn start_chat(&mut self) -> Option<mpsc::UnboundedReceiver<Output>> {
+    /// Starts the conversation if a model is configured (a new one, or `--resume`'s); the
+    /// outputs of every conversation of this run come out of the receiver, with its generation.
+    pub(super) fn start_chat(&mut self) -> Option<mpsc::UnboundedReceiver<(u64, Output)>> {
         let model = self.options.model.clone()?.0;
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.chat_out = Some(tx);
+        self.shell(ShellCommand::ChatReady { model: consent::one_line_max(&model.describe(), 120) });
+        let resume = self.options.resume.clone();
+        if let Err(e) = self.begin_conversation(resume.as_deref()) {
+            self.fail(&e);
+            return None;
+        }
+        self.show_conversations();
+        Some(rx)
+    }
+
+    /// The conversations' store: `RunOptions::conversations`, else the user's.
+    fn store(&self) -> Option<Store> {
+        self.options.conversations.clone().or_else(Store::user)
+    }
+
+    /// A conversation with the model: a new one, or the stored `resume` (shown again once the
+    /// servers are connected). It replaces the one before, whose outputs are then ignored.
+    fn begin_conversation(&mut self, resume: Option<&str>) -> Result<(), String> {
+        let model = self.options.model.clone().ok_or("no model")?.0;
         // Kept on disk (one file each, owner-only); a reopened one goes on in its file.
-        let store = self.options.conversations.clone().or_else(Store::user);
-        let (history, writer, replay) = match (&self.options.resume, &store) {
-            (Some(id), Some(store)) => match store.load(id) {
-                Ok(stored) => (stored.items(), store.append(id).ok(), Some(stored)),
-                Err(e) => {
-                    self.fail(&format!("cannot reopen the conversation {id}: {e}"));
-                    return None;
-                }
-            },
-            (Some(_), None) => {
-                self.fail("cannot reopen a conversation: no data directory");
-                return None;
+        let store = self.store();
+        let (history, writer, replay) = match (resume, &store) {
+            (Some(id), Some(store)) => {
+                let stored = store.load(id).map_err(|e| format!("cannot reopen the conversation {id}: {e}"))?;
+                (stored.items(), store.append(id).ok(), Some(stored))
             }
+            (Some(_), None) => return Err("cannot reopen a conversation: no data directory".into()),
             (None, Some(store)) => (Vec::new(), store.create(&model.describe()).ok(), None),
             (None, None) => (Vec::new(), None, None),
         };
@@ -79,18 +100,76 @@ impl Controller {
             Some(w) => tracing::info!(conversation = w.id(), "conversation with {}", model.describe()),
             None => tracing::warn!("conversation with {} (not saved: no data directory)", model.describe()),
         }
-        self.shell(ShellCommand::ChatReady { model: consent::one_line_max(&model.describe(), 120) });
-        let (handle, out) = conversation::start(model, self.servers.clone(), conversation::Start::new(history, writer));
+        let (handle, mut out) =
+            conversation::start(model, self.servers.clone(), conversation::Start::new(history, writer));
+        let generation = self.chat.as_ref().map_or(1, |c| c.generation + 1);
+        if let Some(tx) = self.chat_out.clone() {
+            tokio::spawn(async move {
+                while let Some(o) = out.recv().await {
+                    if tx.send((generation, o)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        let prompted = self.chat.as_ref().is_some_and(|c| c.prompted);
         self.chat = Some(Chat {
             handle,
+            generation,
             calls: HashMap::new(),
             turns: 0,
-            prompted: false,
+            prompted,
             replay,
             allowed: HashSet::new(),
             asking: HashMap::new(),
         });
-        Some(out)
+        Ok(())
+    }
+
+    /// The stored conversations, in the tool picker.
+    fn show_conversations(&mut self) {
+        let Some(store) = self.store() else { return };
+        let list = store.list().unwrap_or_default();
+        let items = list
+            .iter()
+            .take(MAX_LISTED)
+            .map(|c| {
+                let title =
+                    if c.title.is_empty() { "(no prompt)".to_owned() } else { consent::one_line_max(&c.title, 60) };
+                json!({"id": c.id, "title": title})
+            })
+            .collect();
+        self.shell(ShellCommand::Conversations { list: items });
+    }
+
+    /// The person reopens a stored conversation: the open Views close, the turns of this one
+    /// leave the stream, and the stored one comes back.
+    pub(super) fn reopen_conversation(&mut self, id: &str) {
+        if self.chat.as_ref().is_some_and(|c| c.turns > 0) {
+            self.status("The model is still answering; reopen the conversation once it is done.", true);
+            return;
+        }
+        let open: Vec<ViewId> = self.views.iter().filter(|(_, v)| !v.closed).map(|(id, _)| id.clone()).collect();
+        for view in open {
+            if let Some(v) = self.views.get(&view) {
+                self.spawn_teardown(v.handle.clone());
+            }
+        }
+        self.history.retain(|c| {
+            !matches!(c, ShellCommand::Chat { .. } | ShellCommand::ChatText { .. } | ShellCommand::ChatEnd { .. })
+        });
+        self.shell(ShellCommand::ChatClear);
+        match self.begin_conversation(Some(id)) {
+            // Shown now if the servers are there (their tools say which calls had a View);
+            // else once they are (`send_first_prompt`).
+            Ok(()) if self.chat.as_ref().is_some_and(|c| c.prompted) => {
+                if let Some(stored) = self.chat.as_mut().and_then(|c| c.replay.take()) {
+                    self.replay(stored);
+                }
+            }
+            Ok(()) => {}
+            Err(e) => self.status(&e, true),
+        }
     }
 
     /// A reopened conversation is shown again: its turns, and its Views from the stored input
@@ -182,8 +261,12 @@ impl Controller {
         }
     }
 
-    /// What the conversation says or asks.
-    pub(super) fn on_chat(&mut self, out: Output) {
+    /// What the conversation says or asks (outputs of a conversation that was replaced are
+    /// dropped; their calls' reply channels close, which ends their turn).
+    pub(super) fn on_chat(&mut self, generation: u64, out: Output) {
+        if self.chat.as_ref().is_none_or(|c| c.generation != generation) {
+            return;
+        }
         if let Some(events) = &self.options.conversation_events {
             let event = match &out {
                 Output::UserTurn { text, from_app } => {
@@ -245,6 +328,8 @@ impl Controller {
                     chat.turns = chat.turns.saturating_sub(1);
                     chat.turns == 0
                 });
+                // The conversation is in the list once it has a turn.
+                self.show_conversations();
                 if idle && self.options.exit_after == Some(ExitAfter::Answer) {
                     self.finish(i32::from(error.is_some()));
                 }

@@ -21,6 +21,7 @@ use crate::bridge::{
     CallControl, Direction, HostPolicy, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
 };
 use crate::consent::{self, tool_label, LinkSubject};
+use crate::conversation;
 use crate::error::{Error, Result};
 use crate::protocol::styles::host_styles;
 use crate::protocol::{methods, ContainerDimensions, DisplayMode, HostContext, Theme};
@@ -213,6 +214,8 @@ pub(super) struct Controller {
     chat: Option<chat::Chat>,
     /// Views of the model's calls being prepared: what their call waits on.
     deferred: HashMap<ViewId, chat::DeferredCall>,
+    /// Where every conversation of this run sends its outputs (with its generation).
+    chat_out: Option<mpsc::UnboundedSender<(u64, conversation::Output)>>,
 }
 
 /// A View's session, or why it could not start.
@@ -301,6 +304,7 @@ impl Controller {
             processes: ViewProcesses::default(),
             chat: None,
             deferred: HashMap::new(),
+            chat_out: None,
         };
         (
             controller,
@@ -454,12 +458,12 @@ impl Controller {
         let mut chat_rx = self.start_chat();
         loop {
             tokio::select! {
-                Some(out) = async {
+                Some((generation, out)) = async {
                     match chat_rx.as_mut() {
                         Some(rx) => rx.recv().await,
                         None => std::future::pending().await,
                     }
-                } => self.on_chat(out),
+                } => self.on_chat(generation, out),
                 _ = watch.tick() => self.supervise(),
                 Some((pid, mb)) = over_limit.recv() => self.over_memory_limit(pid, mb),
                 input = from_ui.recv() => match input {
@@ -1149,6 +1153,7 @@ impl Controller {
                 }
             }
             ShellMessage::Theme { theme } => self.set_theme(theme),
+            ShellMessage::Reopen { id } => self.reopen_conversation(&id),
             ShellMessage::Prompt { text } => {
                 let text = text.trim();
                 if !text.is_empty() {
