@@ -191,6 +191,7 @@ enum ExitAfterArg {
 }
 
 /// The newest stored conversation.
+#[cfg(feature = "desktop")]
 fn last_conversation() -> anyhow::Result<String> {
     let store = mcp_apps_host::conversation::store::Store::user().context("no data directory for conversations")?;
     let list = store.list().with_context(|| format!("cannot read {}", store.dir().display()))?;

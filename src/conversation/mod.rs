@@ -7,12 +7,12 @@
 //! then), [`Output::ToolPartial`] while the arguments stream, and [`Output::ToolReady`] with a
 //! reply channel once they are complete (it asks the person first when [`tools::asks_first`]).
 //! An App's `ui/message` comes in as a user turn ([`Input::AppMessage`]); each App's latest
-//! model context ([`Input::ModelContext`]) goes into every later request.
+//! model context ([`ConversationHandle::set_context`]) goes into every later request.
 
 pub mod store;
 pub mod tools;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,6 +25,9 @@ pub use tools::ModelTools;
 
 /// A turn ends after this many model requests even if the model keeps calling tools.
 pub const MAX_STEPS: usize = 16;
+/// One answer may call at most this many tools; the rest get an error result (each UI tool's
+/// call opens a View).
+pub const MAX_CALLS_PER_ANSWER: usize = 16;
 /// At most one partial input per call this often (the View re-renders each one).
 const PARTIAL_EVERY: Duration = Duration::from_millis(50);
 
@@ -52,16 +55,11 @@ pub enum Input {
         /// What it said.
         text: String,
     },
-    /// An App's latest `ui/update-model-context` (`None`: cleared).
-    ModelContext {
-        /// The View.
-        view: String,
-        /// The App.
-        app: String,
-        /// The context as text.
-        text: Option<String>,
-    },
 }
+
+/// Each View's latest model context: `view -> (App, text)`. Shared, not queued: a View that
+/// updates its context thousands of times while the model answers leaves one entry.
+type Contexts = Arc<std::sync::Mutex<BTreeMap<String, (String, String)>>>;
 
 /// The outcome of a tool call, for the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -224,12 +222,27 @@ pub enum Event {
 #[derive(Debug, Clone)]
 pub struct ConversationHandle {
     tx: mpsc::UnboundedSender<Input>,
+    context: Contexts,
 }
 
 impl ConversationHandle {
     /// Sends `input` (false once the conversation is gone).
     pub fn send(&self, input: Input) -> bool {
         self.tx.send(input).is_ok()
+    }
+
+    /// An App's latest `ui/update-model-context` as text (`None` or blank: cleared): it goes
+    /// into every later request.
+    pub fn set_context(&self, view: &str, app: &str, text: Option<String>) {
+        let mut context = self.context.lock().unwrap_or_else(|e| e.into_inner());
+        match text {
+            Some(text) if !text.trim().is_empty() => {
+                context.insert(view.to_owned(), (app.to_owned(), text));
+            }
+            _ => {
+                context.remove(view);
+            }
+        }
     }
 }
 
@@ -251,17 +264,18 @@ pub fn start_with(
 ) -> (ConversationHandle, mpsc::UnboundedReceiver<Output>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let (out, out_rx) = mpsc::unbounded_channel();
+    let context = Contexts::default();
     let conversation = Conversation {
         model,
         tools,
         out,
         items: start.history,
         store: start.store,
-        context: BTreeMap::new(),
+        context: context.clone(),
         next_call: 1,
     };
     tokio::spawn(conversation.run(rx));
-    (ConversationHandle { tx }, out_rx)
+    (ConversationHandle { tx, context }, out_rx)
 }
 
 struct Conversation {
@@ -271,26 +285,15 @@ struct Conversation {
     items: Vec<ChatItem>,
     store: Option<store::Writer>,
     /// View -> (App, its latest model context).
-    context: BTreeMap<String, (String, String)>,
+    context: Contexts,
     next_call: u64,
 }
 
 impl Conversation {
     async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<Input>) {
-        let mut waiting: VecDeque<Input> = VecDeque::new();
-        loop {
-            let input = match waiting.pop_front() {
-                Some(input) => input,
-                None => match inbox.recv().await {
-                    Some(input) => input,
-                    None => return,
-                },
-            };
+        // Turns that come while the model answers wait in the inbox.
+        while let Some(input) = inbox.recv().await {
             let (text, from_app) = match input {
-                Input::ModelContext { view, app, text } => {
-                    self.set_context(view, app, text);
-                    continue;
-                }
                 Input::Prompt(text) => (text, None),
                 Input::AppMessage { app, text, .. } => (text, Some(app)),
             };
@@ -301,7 +304,7 @@ impl Conversation {
                 None => text,
             };
             self.push(ChatItem::User { text, from_app });
-            self.turn(&mut inbox, &mut waiting).await;
+            self.turn().await;
             if self.out.is_closed() {
                 return;
             }
@@ -323,49 +326,34 @@ impl Conversation {
         }
     }
 
-    fn set_context(&mut self, view: String, app: String, text: Option<String>) {
-        match text {
-            Some(text) if !text.trim().is_empty() => {
-                self.context.insert(view, (app, text));
-            }
-            _ => {
-                self.context.remove(&view);
-            }
-        }
-    }
-
-    /// What arrived while the model was busy: model context now, turns after this one.
-    fn take_inbox(&mut self, inbox: &mut mpsc::UnboundedReceiver<Input>, waiting: &mut VecDeque<Input>) {
-        while let Ok(input) = inbox.try_recv() {
-            match input {
-                Input::ModelContext { view, app, text } => self.set_context(view, app, text),
-                other => waiting.push_back(other),
-            }
-        }
+    /// The Apps' model context now, `App: text` each.
+    fn contexts(&self) -> Vec<String> {
+        let context = self.context.lock().unwrap_or_else(|e| e.into_inner());
+        context.values().map(|(app, c)| format!("{app}: {c}")).collect()
     }
 
     fn system(&self) -> String {
-        if self.context.is_empty() {
+        let contexts = self.contexts();
+        if contexts.is_empty() {
             return SYSTEM_PROMPT.to_owned();
         }
         let mut text = format!("{SYSTEM_PROMPT}\n\nWhat the open Apps show (their latest model context):");
-        for (app, context) in self.context.values() {
-            text.push_str(&format!("\n- {app}: {context}"));
+        for context in contexts {
+            text.push_str(&format!("\n- {context}"));
         }
         text
     }
 
-    async fn turn(&mut self, inbox: &mut mpsc::UnboundedReceiver<Input>, waiting: &mut VecDeque<Input>) {
+    async fn turn(&mut self) {
         let mut said = String::new();
         for step in 0..MAX_STEPS {
-            self.take_inbox(inbox, waiting);
             let offered = ModelTools::offer(&(self.tools)());
             let request = ModelRequest::new(self.system(), self.items.clone(), offered.specs.clone());
             let _ = self.out.send(Output::Request {
                 step,
                 items: request.items.len(),
                 tools: offered.specs.iter().map(|t| t.name.clone()).collect(),
-                context: self.context.values().map(|(app, c)| format!("{app}: {c}")).collect(),
+                context: self.contexts(),
             });
             let answer = match self.answer(&offered, request).await {
                 Ok(answer) => answer,
@@ -424,7 +412,8 @@ impl Conversation {
                 ModelEvent::ToolCallStart { index, id, name } => {
                     let ours = format!("call-{}", self.next_call);
                     self.next_call += 1;
-                    if let Some(entry) = offered.get(&name) {
+                    let within = open.len() < MAX_CALLS_PER_ANSWER;
+                    if let Some(entry) = offered.get(&name).filter(|_| within) {
                         let _ = self.out.send(Output::ToolStarted { call: ours.clone(), entry: entry.clone() });
                     }
                     open.insert(index, Pending { ours, id, name, arguments: String::new(), sent: None });
@@ -445,7 +434,7 @@ impl Conversation {
                 ModelEvent::End { .. } => break,
             }
         }
-        for (_, p) in open {
+        for (i, (_, p)) in open.into_iter().enumerate() {
             let arguments = if p.arguments.trim().is_empty() {
                 Ok(Map::new())
             } else {
@@ -460,13 +449,18 @@ impl Conversation {
                 name: p.name,
                 arguments: arguments.clone().map(Value::Object).unwrap_or_else(|_| json!({})),
             };
-            answer.calls.push(MadeCall { ours: p.ours, call, arguments });
+            answer.calls.push(MadeCall { ours: p.ours, call, arguments, beyond_bound: i >= MAX_CALLS_PER_ANSWER });
         }
         Ok(answer)
     }
 
     async fn carry_out(&mut self, offered: &ModelTools, ours: CallId, call: &MadeCall) -> ToolOutcome {
         let name = &call.call.name;
+        if call.beyond_bound {
+            let reason = format!("more than {MAX_CALLS_PER_ANSWER} tool calls in one answer: this one was not made");
+            let _ = self.out.send(Output::ToolRefused { name: name.clone(), reason: reason.clone() });
+            return ToolOutcome::error(reason);
+        }
         let Some(entry) = offered.get(name) else {
             let reason = format!("there is no tool {name:?} (the tools are named SERVER__TOOL)");
             let _ = self.out.send(Output::ToolRefused { name: name.clone(), reason: reason.clone() });
@@ -502,6 +496,8 @@ struct MadeCall {
     ours: CallId,
     call: ToolCall,
     arguments: Result<Map<String, Value>, String>,
+    /// Past [`MAX_CALLS_PER_ANSWER`]: answered with an error, not made.
+    beyond_bound: bool,
 }
 
 struct Pending {

@@ -1,3 +1,4 @@
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use serde_json::json;
@@ -92,11 +93,11 @@ async fn a_tool_call_streams_its_arguments_runs_and_its_result_goes_back_to_the_
 #[tokio::test]
 async fn an_apps_message_is_a_turn_and_its_model_context_goes_into_later_requests() {
     let (handle, mut out, requests) = start_scripted(vec![text("Noted.")]);
-    handle.send(Input::ModelContext {
-        view: "v1".into(),
-        app: "show · s".into(),
-        text: Some("order 42 on screen".into()),
-    });
+    // Thousands of updates leave the latest only (no queue).
+    for n in 0..5000 {
+        handle.set_context("v1", "show · s", Some(format!("order {n} on screen")));
+    }
+    handle.set_context("v1", "show · s", Some("order 42 on screen".into()));
     handle.send(Input::AppMessage { view: "v1".into(), app: "show · s".into(), text: "ship it".into() });
     assert!(matches!(next(&mut out).await, Output::UserTurn { from_app: Some(a), .. } if a == "show · s"));
     let Output::Request { context, .. } = next(&mut out).await else { panic!("a request") };
@@ -107,7 +108,7 @@ async fn an_apps_message_is_a_turn_and_its_model_context_goes_into_later_request
         matches!(request.items.last(), Some(ChatItem::User { text, .. }) if text == "[from the App show · s] ship it")
     );
     // A cleared context is gone from the next request.
-    handle.send(Input::ModelContext { view: "v1".into(), app: "show · s".into(), text: None });
+    handle.set_context("v1", "show · s", None);
     handle.send(Input::Prompt("again".into()));
     loop {
         if let Output::Request { context, .. } = next(&mut out).await {
@@ -158,4 +159,32 @@ async fn a_model_that_never_stops_calling_tools_is_stopped() {
     };
     assert!(error.unwrap().contains("kept calling tools"));
     assert_eq!(requests.lock().unwrap().len(), MAX_STEPS);
+}
+
+#[tokio::test]
+async fn an_answer_calling_too_many_tools_gets_the_rest_refused() {
+    let mut answer: Vec<Result<ModelEvent, ModelError>> = Vec::new();
+    for index in 0..MAX_CALLS_PER_ANSWER + 5 {
+        answer.push(Ok(ModelEvent::ToolCallStart { index, id: format!("m-{index}"), name: "s__show".into() }));
+        answer.push(Ok(ModelEvent::ToolCallArguments { index, fragment: "{}".into() }));
+    }
+    answer.push(Ok(ModelEvent::End { stop_reason: "tool_calls".into() }));
+    let (handle, mut out, requests) = start_scripted(vec![answer, text("done")]);
+    handle.send(Input::Prompt("many".into()));
+    let (mut started, mut ready, mut refused) = (0, 0, 0);
+    loop {
+        match next(&mut out).await {
+            Output::ToolStarted { .. } => started += 1,
+            Output::ToolReady { reply, .. } => {
+                ready += 1;
+                let _ = reply.send(ToolOutcome::from_result(&json!({"content": [], "structuredContent": {"n": 1}})));
+            }
+            Output::ToolRefused { .. } => refused += 1,
+            Output::TurnEnded { .. } => break,
+            _ => {}
+        }
+    }
+    assert_eq!((started, ready, refused), (MAX_CALLS_PER_ANSWER, MAX_CALLS_PER_ANSWER, 5));
+    let results = requests.lock().unwrap()[1].items.iter().filter(|i| matches!(i, ChatItem::ToolResult { .. })).count();
+    assert_eq!(results, MAX_CALLS_PER_ANSWER + 5, "every call is answered");
 }

@@ -53,6 +53,8 @@ struct ChatCall {
     go: Option<oneshot::Sender<Go>>,
 }
 
+/// At most this many turns wait for the model; an App's message beyond is not sent.
+const MAX_WAITING_TURNS: usize = 8;
 /// The picker lists at most this many stored conversations.
 const MAX_LISTED: usize = 20;
 
@@ -246,9 +248,14 @@ impl Controller {
         }
     }
 
-    /// An App's `ui/message` (the person allowed it): a turn of the conversation.
+    /// An App's `ui/message` (the person allowed it): a turn of the conversation. An App that
+    /// sends message after message while the model is busy gets the rest refused.
     pub(super) fn chat_app_message(&mut self, view: &str, app: String, text: String) {
         let Some(chat) = self.chat.as_mut() else { return };
+        if chat.turns >= MAX_WAITING_TURNS {
+            tracing::warn!(view, "an App's message is not sent to the model: {} turns are already waiting", chat.turns);
+            return;
+        }
         if chat.handle.send(Input::AppMessage { view: view.to_owned(), app, text }) {
             chat.turns += 1;
         }
@@ -257,7 +264,7 @@ impl Controller {
     /// An App's latest model context, for the model's next request.
     pub(super) fn chat_model_context(&mut self, view: &str, app: String, text: Option<String>) {
         if let Some(chat) = &self.chat {
-            chat.handle.send(Input::ModelContext { view: view.to_owned(), app, text });
+            chat.handle.set_context(view, &app, text);
         }
     }
 
