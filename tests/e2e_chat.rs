@@ -436,3 +436,58 @@ fn a_config_files_model_section_is_used_without_flags() {
     let answer = run.dir("model->host").next().unwrap();
     assert_eq!(answer["text"], "Hello from the fixture model.");
 }
+
+/// A hostile View floods a conversation (2,000 model-context updates and 200 messages at once)
+/// next to an honest View: the model gets a bounded number of turns, each App's context once
+/// (the latest), and the honest View keeps working.
+#[test]
+fn a_view_flooding_the_conversation_reaches_the_model_bounded() {
+    use common::hostile::{honest_calls, hostile, reports};
+    let model = ModelServer::start();
+    let mut args = vec!["run".to_owned(), "--stdio".into(), hostile(None), "--consent".into(), "allow".into()];
+    args.extend(model.model_args("openai"));
+    for tool in ["attack-conversation-flood", "honest"] {
+        args.extend(["--tool".to_owned(), tool.into(), "--args".into(), "{}".into()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = run_host_until(
+        &args,
+        |t| {
+            let Some((at, _)) = reports(t, "conversation-flood").next() else { return false };
+            honest_calls(t, &["v2".to_owned()]).iter().filter(|c| **c > at + 3000.0).count() >= 3
+        },
+        LIMIT,
+    );
+    let (at, report) = reports(&run.trace, "conversation-flood")
+        .next()
+        .map(|(t, r)| (t, r.clone()))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(
+        honest_calls(&run.trace, &["v2".to_owned()]).iter().filter(|c| **c > at).count() >= 3,
+        "the honest View stopped: {}",
+        run.stderr
+    );
+    let requests = model.requests();
+    eprintln!(
+        "conversation flood: {} model requests; of 200 messages {} accepted by the host, {} refused",
+        requests.len(),
+        report["messagesAccepted"],
+        report["messagesRefused"]
+    );
+    // One turn answering, at most 8 waiting: the rest of the 200 never reach the model.
+    assert!(
+        !requests.is_empty() && requests.len() <= 9,
+        "{} model requests for a flood of 200 messages",
+        requests.len()
+    );
+    for r in &requests {
+        let system = r["body"]["messages"][0]["content"].as_str().unwrap_or_default();
+        assert!(system.matches("flood context").count() <= 1, "one context per App: {system}");
+    }
+    assert_eq!(
+        report["messagesAccepted"].as_u64().unwrap_or(0) + report["messagesRefused"].as_u64().unwrap_or(0),
+        200,
+        "{report:#}"
+    );
+    assert_eq!(run.stderr.matches("panicked").count(), 0);
+}

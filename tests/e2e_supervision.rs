@@ -54,19 +54,6 @@ fn lineage(trace: &[Value], first: &str) -> Vec<String> {
     chain
 }
 
-/// When the honest View (any View of `views`) called `honest-ok`, in the host's clock.
-fn honest_calls(trace: &[Value], views: &[String]) -> Vec<f64> {
-    trace
-        .iter()
-        .filter(|r| {
-            r["dir"] == "host->server"
-                && r["msg"]["params"]["name"] == "honest-ok"
-                && views.iter().any(|v| r["view"] == v.as_str())
-        })
-        .filter_map(|r| r["t_ms"].as_f64())
-        .collect()
-}
-
 /// The largest gap between the honest View's calls from `from` to `to` (ms); the ends count, so
 /// a View that stopped calling altogether shows the whole span.
 fn largest_gap(calls: &[f64], from: f64, to: f64) -> f64 {

@@ -181,6 +181,19 @@ impl HostRun {
     }
 }
 
+/// When the honest View (any View of `views`) called `honest-ok`, in the host's clock.
+pub fn honest_calls(trace: &[Value], views: &[String]) -> Vec<f64> {
+    trace
+        .iter()
+        .filter(|r| {
+            r["dir"] == "host->server"
+                && r["msg"]["params"]["name"] == "honest-ok"
+                && views.iter().any(|v| r["view"] == v.as_str())
+        })
+        .filter_map(|r| r["t_ms"].as_f64())
+        .collect()
+}
+
 /// `(t_ms, arguments)` of every `report` call whose `attack` is `attack`.
 pub fn reports<'a>(trace: &'a [Value], attack: &'a str) -> impl Iterator<Item = (f64, &'a Value)> + 'a {
     trace
