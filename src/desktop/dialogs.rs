@@ -31,8 +31,9 @@ pub(super) enum Ask {
     Confirm { view: String, prompt: Prompt, reply: oneshot::Sender<bool> },
     /// Switch a View's display mode; reply with the mode in effect.
     DisplayMode { view: String, mode: DisplayMode, reply: oneshot::Sender<DisplayMode> },
-    /// Show a message a View sent for the conversation.
-    Message { view: ViewInfo, content: Vec<Value> },
+    /// Show a message a View sent for the conversation; `taken` says whether the conversation
+    /// took it (false: too many turns wait for the model).
+    Message { view: ViewInfo, content: Vec<Value>, taken: oneshot::Sender<bool> },
     /// Show a View's latest model context.
     ModelContext { view: ViewInfo, context: Option<Value> },
     /// A server's elicitation: show the form (or URL) and reply with the answer. `gone` closes
@@ -277,8 +278,13 @@ impl HostPolicy for DesktopPolicy {
             if !asked.await {
                 return Decision::Denied("the user did not add the message".into());
             }
-            let _ = asks.send(Ask::Message { view, content });
-            Decision::Allowed
+            let (taken, rx) = oneshot::channel();
+            let _ = asks.send(Ask::Message { view, content, taken });
+            if rx.await.unwrap_or(true) {
+                Decision::Allowed
+            } else {
+                Decision::Denied("the conversation has too many turns waiting for the model".into())
+            }
         })
     }
 

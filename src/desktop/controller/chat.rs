@@ -249,16 +249,17 @@ impl Controller {
     }
 
     /// An App's `ui/message` (the person allowed it): a turn of the conversation. An App that
-    /// sends message after message while the model is busy gets the rest refused.
-    pub(super) fn chat_app_message(&mut self, view: &str, app: String, text: String) {
-        let Some(chat) = self.chat.as_mut() else { return };
+    /// sends message after message while the model is busy gets the rest refused (false).
+    pub(super) fn chat_app_message(&mut self, view: &str, app: String, text: String) -> bool {
+        let Some(chat) = self.chat.as_mut() else { return true };
         if chat.turns >= MAX_WAITING_TURNS {
             tracing::warn!(view, "an App's message is not sent to the model: {} turns are already waiting", chat.turns);
-            return;
+            return false;
         }
         if chat.handle.send(Input::AppMessage { view: view.to_owned(), app, text }) {
             chat.turns += 1;
         }
+        true
     }
 
     /// An App's latest model context, for the model's next request.

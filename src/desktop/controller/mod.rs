@@ -1331,7 +1331,7 @@ impl Controller {
                 let mode = self.set_display_mode(&view, mode);
                 let _ = reply.send(mode);
             }
-            Ask::Message { view, content } => {
+            Ask::Message { view, content, taken } => {
                 tracing::info!(view = %view.view, "message from the View: {:?}", content_text(&content));
                 let cmd = ShellCommand::Message {
                     view: view.view.clone(),
@@ -1342,7 +1342,7 @@ impl Controller {
                 self.remember(cmd.clone());
                 self.shell(cmd);
                 let app = consent::app_label(&view.tool, &view.server);
-                self.chat_app_message(&view.view, app, content_text(&content));
+                let _ = taken.send(self.chat_app_message(&view.view, app, content_text(&content)));
             }
             Ask::ModelContext { view, context } => {
                 let text = context.as_ref().map(|c| {
