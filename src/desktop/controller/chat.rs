@@ -207,16 +207,12 @@ impl Controller {
                             tracing::warn!("a View of the reopened conversation cannot open: {e}");
                         }
                     } else {
-                        let text = result
-                            .get("content")
-                            .and_then(Value::as_array)
-                            .map(|b| crate::desktop::dialogs::content_text(b))
-                            .unwrap_or_default();
+                        let (text, error) = result_for_person(&result);
                         self.shell(ShellCommand::Text {
                             view: None,
                             title: tool_label(&tool),
                             text: consent::block(&text),
-                            error: false,
+                            error,
                         });
                     }
                 }
@@ -476,12 +472,15 @@ impl Controller {
                 }
                 Go::Run { arguments, reply } => {
                     let outcome = call_for_model(&servers, &trace, None, &entry, arguments).await;
-                    let text = crate::desktop::dialogs::content_text(&outcome.content);
+                    let (text, error) = match &outcome.result {
+                        Some(result) => result_for_person(result),
+                        None => (crate::desktop::dialogs::content_text(&outcome.content), true),
+                    };
                     let cmd = ShellCommand::Text {
                         view: None,
                         title: tool_label(entry.name()),
                         text: consent::block(&text),
-                        error: outcome.is_error,
+                        error,
                     };
                     let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
                     let _ = reply.send(outcome);
@@ -581,11 +580,7 @@ async fn call_raw(
     entry: &ToolEntry,
     arguments: Map<String, Value>,
 ) -> (ToolOutcome, Result<Value, String>) {
-    let name = entry.name().to_owned();
-    trace.server_request(view, methods::TOOLS_CALL, &json!({"name": name, "arguments": arguments}));
-    let outcome = servers.port(&entry.server).call_tool(name, Some(arguments), CallControl::default()).await;
-    trace.server_answer(view, methods::TOOLS_CALL, outcome.as_ref());
-    match outcome {
+    match call_tool_traced(servers, trace, view, &entry.server, entry.name(), arguments).await {
         Ok(result) => (ToolOutcome::from_result(&result), Ok(result)),
         Err(e) => (ToolOutcome::error(format!("the tool call failed: {}", e.message)), Err(e.to_string())),
     }

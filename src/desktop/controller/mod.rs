@@ -635,11 +635,7 @@ impl Controller {
             let arguments = arguments.clone();
             let tool_name = tool_name.clone();
             tokio::spawn(async move {
-                let params = json!({"name": tool_name, "arguments": arguments});
-                trace.server_request(Some(&view_id), methods::TOOLS_CALL, &params);
-                // Through the server's port, like the View's own calls: restart and sign-in on demand.
-                let outcome = servers.port(&server).call_tool(tool_name, Some(arguments), CallControl::default()).await;
-                trace.server_answer(Some(&view_id), methods::TOOLS_CALL, outcome.as_ref());
+                let outcome = call_tool_traced(&servers, &trace, Some(&view_id), &server, &tool_name, arguments).await;
                 let Ok(handle) = session_rx.await else { return };
                 match &outcome {
                     Ok(result) => handle.tool_result(result.clone()),
@@ -853,22 +849,11 @@ impl Controller {
         let (servers, server, ui, trace, id) =
             (self.servers.clone(), entry.server.clone(), self.ui.clone(), self.trace.clone(), id.to_owned());
         tokio::spawn(async move {
-            trace.server_request(Some(&id), methods::TOOLS_CALL, &json!({"name": tool, "arguments": arguments}));
-            let outcome = servers.port(&server).call_tool(tool.clone(), Some(arguments), CallControl::default()).await;
+            let outcome = call_tool_traced(&servers, &trace, Some(&id), &server, &tool, arguments).await;
             let (text, error) = match &outcome {
-                Ok(r) => {
-                    let blocks =
-                        r.get("content").and_then(Value::as_array).map(|b| content_text(b)).unwrap_or_default();
-                    let text = if blocks.is_empty() {
-                        r.get("structuredContent").map(Value::to_string).unwrap_or_default()
-                    } else {
-                        blocks
-                    };
-                    (text, r.get("isError") == Some(&Value::Bool(true)))
-                }
+                Ok(r) => result_for_person(r),
                 Err(e) => (e.to_string(), true),
             };
-            trace.server_answer(Some(&id), methods::TOOLS_CALL, outcome.as_ref());
             let cmd =
                 ShellCommand::Text { view: Some(id), title: tool_label(&tool), text: consent::block(&text), error };
             let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
@@ -1580,6 +1565,34 @@ impl Controller {
         }
         self.history.push(cmd);
     }
+}
+
+/// A tool call of the host's own (the person's, the model's, a View's first): through the
+/// server's port like a View's calls (restart and sign-in on demand), traced both ways.
+async fn call_tool_traced(
+    servers: &Arc<Registry>,
+    trace: &Trace,
+    view: Option<&str>,
+    server: &str,
+    tool: &str,
+    arguments: Map<String, Value>,
+) -> std::result::Result<Value, crate::protocol::RpcError> {
+    trace.server_request(view, methods::TOOLS_CALL, &json!({"name": tool, "arguments": arguments}));
+    let outcome = servers.port(server).call_tool(tool.to_owned(), Some(arguments), CallControl::default()).await;
+    trace.server_answer(view, methods::TOOLS_CALL, outcome.as_ref());
+    outcome
+}
+
+/// A tool result as a person reads it on a card (its text blocks, else its structured content)
+/// and whether it is an error.
+fn result_for_person(result: &Value) -> (String, bool) {
+    let blocks = result.get("content").and_then(Value::as_array).map(|b| content_text(b)).unwrap_or_default();
+    let text = if blocks.is_empty() {
+        result.get("structuredContent").map(Value::to_string).unwrap_or_default()
+    } else {
+        blocks
+    };
+    (text, result.get("isError") == Some(&Value::Bool(true)))
 }
 
 /// Text from a server or View for a line of the host's own output (stderr): one line, so it
