@@ -491,3 +491,56 @@ fn a_view_flooding_the_conversation_reaches_the_model_bounded() {
     assert!(count("messagesAccepted") <= 9, "{report:#}");
     assert_eq!(run.stderr.matches("panicked").count(), 0);
 }
+
+/// Every web process is killed while the model is still writing a UI tool's arguments: the
+/// View of that call is not reopened on its own (a reopened View would call the tool itself,
+/// unasked and with no arguments); the model's call is made once, with the model's arguments.
+#[test]
+fn a_crash_while_the_model_writes_a_call_never_calls_the_tool_without_it() {
+    use common::hostile::{run_host_watch, web_processes};
+    let model = ModelServer::start();
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--consent".into(), "allow".into()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--prompt".to_owned(), "please show order".into()]);
+    let killed = std::cell::Cell::new(false);
+    let run = run_host_watch(
+        &args,
+        &[],
+        |pid, trace| {
+            if !killed.get() {
+                let partial = trace
+                    .iter()
+                    .any(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/notifications/tool-input-partial");
+                if partial {
+                    for p in web_processes(pid) {
+                        let _ = Command::new("kill").args(["-9", &p.to_string()]).status();
+                    }
+                    killed.set(true);
+                }
+                return false;
+            }
+            trace.iter().filter(|r| r["dir"] == "model->host").count() >= 1
+        },
+        LIMIT,
+    );
+    assert!(killed.get(), "the web processes were never killed:\n{}", run.stderr);
+    assert!(run.alive_at_end, "the host died");
+    let calls: Vec<&Value> = run
+        .trace
+        .iter()
+        .filter(|r| {
+            r["dir"] == "host->server"
+                && r["msg"]["method"] == "tools/call"
+                && r["msg"]["params"]["name"] == "show-order"
+        })
+        .map(|r| &r["msg"]["params"]["arguments"])
+        .collect();
+    assert_eq!(calls.len(), 1, "the tool was called {} times: {calls:?}\n{}", calls.len(), run.stderr);
+    assert_eq!(calls[0]["order"], 42, "the model's arguments: {}", calls[0]);
+    assert!(calls[0]["note"].is_string());
+    let second = &model.requests()[1]["body"]["messages"];
+    assert!(
+        message_text(second.as_array().unwrap().last().unwrap()).contains("order 42: 3 items"),
+        "the result reached the model"
+    );
+}

@@ -15,14 +15,6 @@ use std::time::Duration;
 use common::hostile::*;
 use serde_json::{json, Value};
 
-/// The host's WebKit web processes (descendants named `WebKitWebProces...`).
-fn web_processes(host: u32) -> Vec<u32> {
-    descendants(host)
-        .into_iter()
-        .filter(|p| proc_memory(*p).is_some_and(|(name, _, _)| name.starts_with("WebKitWebProces")))
-        .collect()
-}
-
 /// `t_ms` of the first trace record matching `f`.
 fn first_at(trace: &[Value], f: impl Fn(&Value) -> bool) -> Option<f64> {
     trace.iter().find(|r| f(r)).and_then(|r| r["t_ms"].as_f64())

@@ -181,6 +181,14 @@ impl HostRun {
     }
 }
 
+/// The host's WebKit web processes (descendants named `WebKitWebProces...`).
+pub fn web_processes(host: u32) -> Vec<u32> {
+    descendants(host)
+        .into_iter()
+        .filter(|p| proc_memory(*p).is_some_and(|(name, _, _)| name.starts_with("WebKitWebProces")))
+        .collect()
+}
+
 /// When the honest View (any View of `views`) called `honest-ok`, in the host's clock.
 pub fn honest_calls(trace: &[Value], views: &[String]) -> Vec<f64> {
     trace

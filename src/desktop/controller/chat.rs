@@ -367,6 +367,7 @@ impl Controller {
         let (partial_tx, partial) = watch::channel(None);
         let (go_tx, go) = oneshot::channel();
         self.deferred.insert(view.clone(), DeferredCall { partial, go });
+        self.model_views.insert(view.clone());
         if let Err(e) = self.open(Some(&entry.server), entry.name(), Map::new(), Opening::Model(view.clone())) {
             self.deferred.remove(&view);
             tracing::warn!("the View of the model's call could not open: {e}");

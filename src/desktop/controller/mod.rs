@@ -214,6 +214,8 @@ pub(super) struct Controller {
     chat: Option<chat::Chat>,
     /// Views of the model's calls being prepared: what their call waits on.
     deferred: HashMap<ViewId, chat::DeferredCall>,
+    /// Every View opened for a model's call (never reopened before its call is made).
+    model_views: HashSet<ViewId>,
     /// Where every conversation of this run sends its outputs (with its generation).
     chat_out: Option<mpsc::UnboundedSender<(u64, conversation::Output)>>,
 }
@@ -304,6 +306,7 @@ impl Controller {
             processes: ViewProcesses::default(),
             chat: None,
             deferred: HashMap::new(),
+            model_views: HashSet::new(),
             chat_out: None,
         };
         (

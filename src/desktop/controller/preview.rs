@@ -46,6 +46,10 @@ impl Controller {
     /// input and result again (the tool is not called again).
     pub(super) fn reload(&mut self, views: Vec<ViewId>) {
         for old in views {
+            // A reloaded View would call the tool itself, before the model's call is made.
+            if self.views.get(&old).is_some_and(|v| self.awaits_model_call(&old, v)) {
+                continue;
+            }
             let Some(v) = self.views.get_mut(&old).filter(|v| !v.closed && !v.replaced) else { continue };
             v.replaced = true;
             let (server, tool, arguments, result) =

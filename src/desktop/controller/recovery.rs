@@ -226,7 +226,7 @@ impl Controller {
             self.registry.remove(&id);
             self.refuse_dialogs_of(&id);
             self.unmount(&id);
-            if again {
+            if again || self.awaits_model_call(&id, &v) {
                 continue;
             }
             let restore = Restore { old: id, server: v.server, tool: v.tool, arguments: v.arguments, result: v.result };
@@ -308,7 +308,7 @@ impl Controller {
         for (id, v) in open {
             v.handle.frame_gone();
             self.registry.remove(&id);
-            if culprit.as_ref().is_some_and(|(c, _)| *c == id) {
+            if culprit.as_ref().is_some_and(|(c, _)| *c == id) || self.awaits_model_call(&id, &v) {
                 continue;
             }
             self.to_restore.push(Restore {
@@ -386,6 +386,17 @@ impl Controller {
             error: true,
         });
         self.status(&line, true);
+    }
+
+    /// A View of the model's call whose call has not been made yet: it is not reopened, since a
+    /// reopened View would call the tool itself, unasked and without the model's arguments. The
+    /// call still goes on (asked first if it must be) and its result reaches the model.
+    pub(super) fn awaits_model_call(&self, id: &str, v: &ViewState) -> bool {
+        let waiting = v.result.is_none() && self.model_views.contains(id);
+        if waiting {
+            tracing::info!(view = id, "a View of the model's call is not reopened before its call is made");
+        }
+        waiting
     }
 
     /// Reopens one View of before the stop; returns its new id.
