@@ -104,7 +104,7 @@
     promptText.value = "";
   });
   promptText.addEventListener("keydown", function (e) {
-    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); promptForm.requestSubmit(); }
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); promptForm.requestSubmit(); }
   });
 
   function pending(cmd) {

@@ -42,6 +42,11 @@ impl ModelServer {
         Self { child, port, log, _dir: dir }
     }
 
+    /// A data directory of the test's own (conversations, View storage): never the user's.
+    fn data_home(&self) -> String {
+        self._dir.path().join("data").to_string_lossy().into_owned()
+    }
+
     /// What it said on stderr.
     fn stderr(&self) -> String {
         std::fs::read_to_string(self._dir.path().join("stderr.txt")).unwrap_or_default()
@@ -132,9 +137,10 @@ fn a_conversation_drives_a_view(provider: &str) {
     args.extend(["--prompt".to_owned(), "please show order".into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let key_env = if provider == "anthropic" { "ANTHROPIC_API_KEY" } else { "OPENAI_API_KEY" };
+    let data_home = model.data_home();
     let run = run_host_until_env(
         &args,
-        &[(key_env, KEY)],
+        &[(key_env, KEY), ("XDG_DATA_HOME", &data_home)],
         |trace| trace.iter().filter(|r| r["dir"] == "model->host").count() >= 2,
         LIMIT,
     );
@@ -173,7 +179,13 @@ fn a_conversation_drives_a_view(provider: &str) {
     let note = whole["note"].as_str().unwrap();
     for p in &partials {
         assert!(note.starts_with(p["note"].as_str().unwrap_or_default()), "a partial holds what the whole does: {p}");
+        assert!(p.get("order").is_none_or(|o| o == 42), "{p}");
     }
+    let growing: Vec<usize> = partials.iter().filter_map(|p| p["note"].as_str()).map(str::len).collect();
+    assert!(
+        growing.len() >= 2 && growing.windows(2).all(|w| w[0] <= w[1]) && growing[0] < note.len(),
+        "the note grows: {growing:?}"
+    );
     // The View saw them in that order itself (the SDK's handlers).
     let shown = view_report(&run.trace, "shown").unwrap_or_else(|| panic!("the View reported: {}", dump()));
     let seen: Vec<&str> = shown["seen"].as_array().unwrap().iter().map(|s| s["event"].as_str().unwrap()).collect();
@@ -203,6 +215,11 @@ fn a_conversation_drives_a_view(provider: &str) {
     assert!(header.as_str().unwrap().ends_with(KEY));
     assert!(!run.stderr.contains(KEY), "the key is in the log");
     assert!(!run.trace.iter().any(|r| r.to_string().contains(KEY)), "the key is in the trace");
+    let kept: Vec<_> =
+        std::fs::read_dir(Path::new(&data_home).join("mcp-apps-host/conversations")).unwrap().flatten().collect();
+    assert_eq!(kept.len(), 1);
+    let text = std::fs::read_to_string(kept[0].path()).unwrap();
+    assert!(text.contains("please show order") && !text.contains(KEY), "the key is in the conversation file");
 }
 
 #[test]
@@ -223,7 +240,9 @@ fn a_destructive_tool_asks_first_and_a_refusal_reaches_the_model_as_an_error() {
     let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--consent".into(), "deny".into()];
     args.extend(model.model_args("openai"));
     args.extend(["--prompt".to_owned(), "cancel order 7".into(), "--exit-after".into(), "answer".into()]);
-    let run = run_host(&args.iter().map(String::as_str).collect::<Vec<_>>(), LIMIT);
+    let data_home = model.data_home();
+    let run =
+        run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[("XDG_DATA_HOME", &data_home)], LIMIT);
     let requests = model.requests();
     assert_eq!(run.code, Some(0), "{}\nmodel server: {}\n{requests:#?}", run.stderr, model.stderr());
     let asked = run.dir("diagnostic").find(|m| m["kind"] == "tool-consent").unwrap_or_else(|| panic!("{}", run.stderr));
@@ -261,7 +280,13 @@ fn a_destructive_tool_asks_first_and_a_refusal_reaches_the_model_as_an_error() {
     args.extend(model.model_args("openai"));
     args.extend(["--prompt".to_owned(), "cancel order 7".into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = run_host_until(&args, |t| t.iter().filter(|r| r["dir"] == "model->host").count() >= 2, LIMIT);
+    let data_home = model.data_home();
+    let run = run_host_until_env(
+        &args,
+        &[("XDG_DATA_HOME", &data_home)],
+        |t| t.iter().filter(|r| r["dir"] == "model->host").count() >= 2,
+        LIMIT,
+    );
     assert_eq!(run.stderr.matches("CANCELLED 7").count(), 2, "the person allowed it: {}", run.stderr);
     let consents: Vec<&Value> = run.dir("diagnostic").filter(|m| m["kind"] == "tool-consent").collect();
     assert_eq!(consents.len(), 2);
@@ -386,8 +411,10 @@ fn a_servers_sampling_request_runs_on_the_model_after_the_person_agrees() {
     let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--automation".into(), script];
     args.extend(model.model_args("anthropic"));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = run_host_until(
+    let data_home = model.data_home();
+    let run = run_host_until_env(
         &args,
+        &[("XDG_DATA_HOME", &data_home)],
         |t| t.iter().any(|r| r["dir"] == "server->host" && r["msg"]["method"] == "tools/call"),
         LIMIT,
     );
@@ -427,7 +454,12 @@ fn a_config_files_model_section_is_used_without_flags() {
     });
     std::fs::write(&config, text.to_string()).unwrap();
     let config = config.to_string_lossy().into_owned();
-    let run = run_host(&["run", "--config", &config, "--prompt", "hello", "--exit-after", "answer"], LIMIT);
+    let data_home = model.data_home();
+    let run = run_host_env(
+        &["run", "--config", &config, "--prompt", "hello", "--exit-after", "answer"],
+        &[("XDG_DATA_HOME", &data_home)],
+        LIMIT,
+    );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let requests = model.requests();
     assert_eq!(requests.len(), 1);
@@ -450,8 +482,10 @@ fn a_view_flooding_the_conversation_reaches_the_model_bounded() {
         args.extend(["--tool".to_owned(), tool.into(), "--args".into(), "{}".into()]);
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = run_host_until(
+    let data_home = model.data_home();
+    let run = run_host_until_env(
         &args,
+        &[("XDG_DATA_HOME", &data_home)],
         |t| {
             let Some((at, _)) = reports(t, "conversation-flood").next() else { return false };
             honest_calls(t, &["v2".to_owned()]).iter().filter(|c| **c > at + 3000.0).count() >= 3
@@ -483,7 +517,7 @@ fn a_view_flooding_the_conversation_reaches_the_model_bounded() {
     );
     for r in &requests {
         let system = r["body"]["messages"][0]["content"].as_str().unwrap_or_default();
-        assert!(system.matches("flood context").count() <= 1, "one context per App: {system}");
+        assert_eq!(system.matches("flood context").count(), 1, "one context per App, the latest: {system}");
     }
     let count = |k: &str| report[k].as_u64().unwrap_or(0);
     assert_eq!(count("messagesAccepted") + count("messagesDeclined") + count("messagesRefused"), 200, "{report:#}");
@@ -503,9 +537,10 @@ fn a_crash_while_the_model_writes_a_call_never_calls_the_tool_without_it() {
     args.extend(model.model_args("openai"));
     args.extend(["--prompt".to_owned(), "please show order".into()]);
     let killed = std::cell::Cell::new(false);
+    let data_home = model.data_home();
     let run = run_host_watch(
         &args,
-        &[],
+        &[("XDG_DATA_HOME", &data_home)],
         |pid, trace| {
             if !killed.get() {
                 let partial = trace
@@ -542,5 +577,45 @@ fn a_crash_while_the_model_writes_a_call_never_calls_the_tool_without_it() {
     assert!(
         message_text(second.as_array().unwrap().last().unwrap()).contains("order 42: 3 items"),
         "the result reached the model"
+    );
+}
+
+/// The model's answer runs out of tokens in the middle of a UI tool's arguments: the View that
+/// opened for the call is told it is cancelled, the tool is not called, and the model gets an
+/// error result for the broken call.
+#[test]
+fn a_call_cut_off_mid_arguments_cancels_its_view_and_is_not_made() {
+    let model = ModelServer::start();
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--consent".into(), "allow".into()];
+    args.extend(model.model_args("anthropic"));
+    args.extend(["--prompt".to_owned(), "cut order".into()]);
+    let data_home = model.data_home();
+    let cancelled = |t: &[Value]| {
+        t.iter().any(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/notifications/tool-cancelled")
+    };
+    let run = run_host_until_env(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("XDG_DATA_HOME", &data_home)],
+        |t| cancelled(t) && t.iter().any(|r| r["dir"] == "model->host"),
+        Duration::from_secs(40),
+    );
+    assert!(
+        run.dir("host->view").any(|m| m["method"] == "ui/notifications/tool-input-partial"),
+        "the View opened early: {}",
+        run.stderr
+    );
+    assert!(
+        run.dir("host->view").any(|m| m["method"] == "ui/notifications/tool-cancelled"),
+        "the View was not told: {}",
+        run.stderr
+    );
+    assert!(!run.dir("host->view").any(|m| m["method"] == "ui/notifications/tool-input"));
+    assert!(!run.dir("host->server").any(|m| m["method"] == "tools/call" && m["params"]["name"] == "show-order"));
+    let second = &model.requests()[1]["body"]["messages"];
+    let result = &second.as_array().unwrap().last().unwrap()["content"][0];
+    assert_eq!(
+        (result["type"].as_str(), result["is_error"].as_bool()),
+        (Some("tool_result"), Some(true)),
+        "{result:#}"
     );
 }

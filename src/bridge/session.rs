@@ -385,6 +385,9 @@ pub struct ViewSession {
     /// Host -> View messages held until `initialized`.
     queue: Vec<Message>,
     tool_input_queued: bool,
+    /// `tool-input-partial` went out: the arguments were streaming, so a cancellation goes out
+    /// at once (the complete input may never come).
+    partial_sent: bool,
     /// A result or cancellation that arrived before the tool input: it must not overtake it.
     held_outcome: Option<Message>,
     pub(super) in_flight: HashMap<RequestId, InFlight>,
@@ -419,6 +422,7 @@ impl ViewSession {
             self_tx: tx.downgrade(),
             queue: Vec::new(),
             tool_input_queued: false,
+            partial_sent: false,
             held_outcome: None,
             in_flight: HashMap::new(),
             next_host_id: 1,
@@ -549,6 +553,7 @@ impl ViewSession {
                 if self.tool_input_queued {
                     tracing::warn!(view = %self.id(), "partial tool input after the complete input; ignored");
                 } else {
+                    self.partial_sent = true;
                     self.send_or_queue(Message::notification(
                         methods::TOOL_INPUT_PARTIAL,
                         json!({"arguments": arguments}),
@@ -569,7 +574,13 @@ impl ViewSession {
             Command::ToolResult(result) => self.tool_outcome(Message::notification(methods::TOOL_RESULT, result)),
             Command::ToolCancelled(reason) => {
                 let params = reason.map_or_else(|| json!({}), |r| json!({"reason": r}));
-                self.tool_outcome(Message::notification(methods::TOOL_CANCELLED, params));
+                let msg = Message::notification(methods::TOOL_CANCELLED, params);
+                if self.partial_sent && !self.tool_input_queued {
+                    // A call cancelled while its arguments streamed: no complete input follows.
+                    self.send_or_queue(msg);
+                } else {
+                    self.tool_outcome(msg);
+                }
             }
             Command::HostContext(changes) => self.merge_host_context(*changes),
             Command::ListChanged(method) => {

@@ -737,6 +737,22 @@ async fn partial_input_streams_before_the_input_and_never_after() {
 }
 
 #[tokio::test]
+async fn a_call_cancelled_while_its_arguments_streamed_is_cancelled_at_once() {
+    let mut h = start();
+    h.handshake().await;
+    h.view.tool_input_partial(Map::from_iter([("q".to_owned(), json!("he"))]));
+    h.view.tool_cancelled(Some("the model's call was not made".into()));
+    let seen: Vec<String> =
+        posts(&h.drain(150).await).iter().map(|m| m["method"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(seen, [methods::TOOL_INPUT_PARTIAL, methods::TOOL_CANCELLED], "no complete input comes first");
+    // Without partial input a cancellation still waits for the input (it must not overtake it).
+    let mut h = start();
+    h.handshake().await;
+    h.view.tool_cancelled(None);
+    assert!(posts(&h.drain(150).await).is_empty());
+}
+
+#[tokio::test]
 async fn list_changed_is_forwarded_only_when_advertised_and_after_initialized() {
     let mut h = start_with_policy(Arc::new(TestPolicy::default()), true);
     h.view.server_tools_changed();

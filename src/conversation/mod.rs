@@ -164,8 +164,11 @@ pub enum Output {
         /// Where the outcome goes (dropped: the call is reported cancelled).
         reply: oneshot::Sender<ToolOutcome>,
     },
-    /// The model called a tool it was not offered, or with arguments that are not an object.
+    /// The model called a tool it was not offered, or with arguments that are not an object
+    /// (a View opened at [`Output::ToolStarted`] for it gets `tool-cancelled`).
     ToolRefused {
+        /// Our id for the call.
+        call: CallId,
         /// The name it used.
         name: String,
         /// Why.
@@ -364,7 +367,10 @@ impl Conversation {
             };
             said.push_str(&answer.text);
             let calls: Vec<ToolCall> = answer.calls.iter().map(|c| c.call.clone()).collect();
-            self.push(ChatItem::Assistant { text: answer.text, tool_calls: calls });
+            // An empty answer is not kept: both APIs refuse an assistant turn with nothing in it.
+            if !answer.text.is_empty() || !calls.is_empty() {
+                self.push(ChatItem::Assistant { text: answer.text, tool_calls: calls });
+            }
             if answer.calls.is_empty() {
                 let _ = self.out.send(Output::TurnEnded { text: said, error: None });
                 return;
@@ -416,7 +422,7 @@ impl Conversation {
                     if let Some(entry) = offered.get(&name).filter(|_| within) {
                         let _ = self.out.send(Output::ToolStarted { call: ours.clone(), entry: entry.clone() });
                     }
-                    open.insert(index, Pending { ours, id, name, arguments: String::new(), sent: None });
+                    open.insert(index, Pending { ours, id, name, arguments: String::new(), sent: None, within });
                 }
                 ModelEvent::ToolCallArguments { index, fragment } => {
                     let Some(p) = open.get_mut(&index) else {
@@ -434,7 +440,7 @@ impl Conversation {
                 ModelEvent::End { .. } => break,
             }
         }
-        for (i, (_, p)) in open.into_iter().enumerate() {
+        for (_, p) in open {
             let arguments = if p.arguments.trim().is_empty() {
                 Ok(Map::new())
             } else {
@@ -449,7 +455,7 @@ impl Conversation {
                 name: p.name,
                 arguments: arguments.clone().map(Value::Object).unwrap_or_else(|_| json!({})),
             };
-            answer.calls.push(MadeCall { ours: p.ours, call, arguments, beyond_bound: i >= MAX_CALLS_PER_ANSWER });
+            answer.calls.push(MadeCall { ours: p.ours, call, arguments, beyond_bound: !p.within });
         }
         Ok(answer)
     }
@@ -458,18 +464,24 @@ impl Conversation {
         let name = &call.call.name;
         if call.beyond_bound {
             let reason = format!("more than {MAX_CALLS_PER_ANSWER} tool calls in one answer: this one was not made");
-            let _ = self.out.send(Output::ToolRefused { name: name.clone(), reason: reason.clone() });
+            let _ =
+                self.out.send(Output::ToolRefused { call: ours.clone(), name: name.clone(), reason: reason.clone() });
             return ToolOutcome::error(reason);
         }
         let Some(entry) = offered.get(name) else {
             let reason = format!("there is no tool {name:?} (the tools are named SERVER__TOOL)");
-            let _ = self.out.send(Output::ToolRefused { name: name.clone(), reason: reason.clone() });
+            let _ =
+                self.out.send(Output::ToolRefused { call: ours.clone(), name: name.clone(), reason: reason.clone() });
             return ToolOutcome::error(reason);
         };
         let arguments = match &call.arguments {
             Ok(arguments) => arguments.clone(),
             Err(reason) => {
-                let _ = self.out.send(Output::ToolRefused { name: name.clone(), reason: reason.clone() });
+                let _ = self.out.send(Output::ToolRefused {
+                    call: ours.clone(),
+                    name: name.clone(),
+                    reason: reason.clone(),
+                });
                 return ToolOutcome::error(format!("the call was not made: {reason}"));
             }
         };
@@ -506,6 +518,8 @@ struct Pending {
     name: String,
     arguments: String,
     sent: Option<Instant>,
+    /// Started within [`MAX_CALLS_PER_ANSWER`] (the host heard of it).
+    within: bool,
 }
 
 #[cfg(test)]

@@ -73,15 +73,45 @@ pub struct Stored {
 }
 
 impl Stored {
-    /// The conversation's items, in order.
+    /// The conversation's items, in order. A tool call that has no result (the host stopped
+    /// while it waited, for the person or the server) gets an error result: both APIs refuse a
+    /// conversation with a call left unanswered.
     pub fn items(&self) -> Vec<ChatItem> {
-        self.records
+        let items: Vec<ChatItem> = self
+            .records
             .iter()
             .filter_map(|r| match r {
                 Record::Item { item } => Some(item.clone()),
                 _ => None,
             })
-            .collect()
+            .collect();
+        let mut out = Vec::with_capacity(items.len());
+        let mut i = 0;
+        while i < items.len() {
+            let item = items[i].clone();
+            i += 1;
+            let ChatItem::Assistant { tool_calls, .. } = &item else {
+                out.push(item);
+                continue;
+            };
+            let calls: Vec<String> = tool_calls.iter().map(|c| c.id.clone()).collect();
+            out.push(item);
+            let mut answered = Vec::new();
+            while let Some(ChatItem::ToolResult { call_id, .. }) = items.get(i) {
+                answered.push(call_id.clone());
+                out.push(items[i].clone());
+                i += 1;
+            }
+            for id in calls.into_iter().filter(|id| !answered.contains(id)) {
+                out.push(ChatItem::ToolResult {
+                    call_id: id,
+                    content: vec![serde_json::json!({"type": "text", "text": "The call was not completed: the host stopped first."})],
+                    structured: None,
+                    is_error: true,
+                });
+            }
+        }
+        out
     }
 }
 
@@ -130,8 +160,10 @@ impl Store {
     pub fn load(&self, id: &str) -> std::io::Result<Stored> {
         use std::io::Read;
         let path = self.path_of(id)?;
-        let mut text = String::new();
-        std::fs::File::open(&path)?.take(MAX_FILE_BYTES).read_to_string(&mut text)?;
+        let mut bytes = Vec::new();
+        std::fs::File::open(&path)?.take(MAX_FILE_BYTES).read_to_end(&mut bytes)?;
+        // Cut at the bound, a character may be cut in two: that line is then unreadable.
+        let text = String::from_utf8_lossy(&bytes);
         let mut stored = Stored { id: id.to_owned(), ..Default::default() };
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             match serde_json::from_str::<Record>(line) {
@@ -157,16 +189,7 @@ impl Store {
             let name = entry.file_name().to_string_lossy().into_owned();
             let Some(id) = name.strip_suffix(".jsonl") else { continue };
             let modified = entry.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
-            let title = self
-                .load(id)
-                .ok()
-                .and_then(|s| {
-                    s.items().into_iter().find_map(|i| match i {
-                        ChatItem::User { text, .. } => Some(text),
-                        _ => None,
-                    })
-                })
-                .unwrap_or_default();
+            let title = first_prompt(&entry.path()).unwrap_or_default();
             list.push(Summary { id: id.to_owned(), modified, title });
         }
         list.sort_by(|a, b| b.modified.cmp(&a.modified).then_with(|| b.id.cmp(&a.id)));
@@ -181,6 +204,18 @@ impl Store {
         }
         Ok(self.dir.join(format!("{id}.jsonl")))
     }
+}
+
+/// The first prompt of a conversation file, read from its first lines only (a list of many
+/// long conversations must not read them all).
+fn first_prompt(path: &Path) -> Option<String> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path).ok()?;
+    let reader = std::io::BufReader::new(file.take(1024 * 1024));
+    reader.lines().take(50).map_while(Result::ok).find_map(|line| match serde_json::from_str(&line) {
+        Ok(Record::Item { item: ChatItem::User { text, .. } }) => Some(text),
+        _ => None,
+    })
 }
 
 /// Appends records to one conversation file.
@@ -272,6 +307,32 @@ mod tests {
             assert_eq!(mode(&dir.path().join("c").join(format!("{id}.jsonl"))), 0o600);
             assert_eq!(mode(&dir.path().join("c")), 0o700);
         }
+    }
+
+    #[test]
+    fn a_call_left_unanswered_gets_an_error_result_when_read_back() {
+        use crate::model::ToolCall;
+        let call = |id: &str| ToolCall { id: id.into(), name: "s__t".into(), arguments: json!({}) };
+        let stored = Stored {
+            records: vec![
+                Record::Item { item: ChatItem::User { text: "go".into(), from_app: None } },
+                Record::Item {
+                    item: ChatItem::Assistant { text: String::new(), tool_calls: vec![call("a"), call("b")] },
+                },
+                Record::Item {
+                    item: ChatItem::ToolResult {
+                        call_id: "a".into(),
+                        content: vec![],
+                        structured: None,
+                        is_error: false,
+                    },
+                },
+            ],
+            ..Default::default()
+        };
+        let items = stored.items();
+        assert_eq!(items.len(), 4);
+        assert!(matches!(&items[3], ChatItem::ToolResult { call_id, is_error: true, .. } if call_id == "b"));
     }
 
     #[test]

@@ -26,6 +26,10 @@ impl Model for Messages {
         self.spec.describe()
     }
 
+    fn name(&self) -> String {
+        self.spec.name.clone()
+    }
+
     fn stream(&self, request: ModelRequest) -> mpsc::Receiver<Result<ModelEvent, ModelError>> {
         let (tx, rx) = super::channel();
         let body = body(&self.spec, &request);

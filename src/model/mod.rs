@@ -186,19 +186,22 @@ impl ModelSpec {
         Ok(Self { provider, name: name.to_owned(), base_url, api_key, max_tokens: 4096 })
     }
 
-    /// The model as the person sees it named: `openai:gpt-4.1-mini at https://…`.
+    /// The model as the person sees it named: `openai:gpt-4.1-mini at https://…` (the URL
+    /// without credentials or query, which may hold a key).
     pub fn describe(&self) -> String {
         let provider = match self.provider {
             Provider::OpenAi => "openai",
             Provider::Anthropic => "anthropic",
             Provider::Ollama => "ollama",
         };
-        format!("{provider}:{} at {}", self.name, self.base_url)
+        format!("{provider}:{} at {}", self.name, wire::shown(&self.base_url))
     }
 
     /// The built-in model for this spec.
     pub fn build(self) -> Result<Arc<dyn Model>, ModelError> {
+        // No redirects: a key header must not follow the request to another host.
         let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(std::time::Duration::from_secs(10))
             .build()
             .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
@@ -320,6 +323,11 @@ pub trait Model: Send + Sync {
     /// The model for the person (`openai:gpt-4.1-mini at …`, `the scripted demo model`).
     fn describe(&self) -> String;
 
+    /// The model's name for servers (a sampling result's `model`): no URL. Default: `describe`.
+    fn name(&self) -> String {
+        self.describe()
+    }
+
     /// Starts one turn. The answer streams into the receiver; it ends with
     /// [`ModelEvent::End`] or an error. Dropping the receiver cancels the request.
     fn stream(&self, request: ModelRequest) -> mpsc::Receiver<Result<ModelEvent, ModelError>>;
@@ -358,6 +366,8 @@ mod tests {
         assert_eq!(s.base_url.as_str(), "http://127.0.0.1:8080/v1");
         assert_eq!(s.api_key, Some(ApiKey::new("sk-secret")));
         assert!(!format!("{s:?}").contains("sk-secret"), "a key is never printed");
+        let s = ModelSpec::parse_with("openai:m", Some("http://u:pw@127.0.0.1:8080/v1?api-key=k1"), env(&[])).unwrap();
+        assert_eq!(s.describe(), "openai:m at http://127.0.0.1:8080/v1", "no credentials or query");
         // A model name may itself hold colons (Ollama tags).
         let s = ModelSpec::parse_with("ollama:qwen3:8b", None, env(&[("OLLAMA_HOST", "10.0.0.2:11434")])).unwrap();
         assert_eq!((s.name.as_str(), s.base_url.as_str()), ("qwen3:8b", "http://10.0.0.2:11434/v1"));

@@ -23,6 +23,10 @@ impl Model for ChatCompletions {
         self.spec.describe()
     }
 
+    fn name(&self) -> String {
+        self.spec.name.clone()
+    }
+
     fn stream(&self, request: ModelRequest) -> mpsc::Receiver<Result<ModelEvent, ModelError>> {
         let (tx, rx) = super::channel();
         let body = body(&self.spec, &request);
@@ -84,11 +88,21 @@ pub(super) fn body(spec: &ModelSpec, request: &ModelRequest) -> Value {
     body
 }
 
+/// How a chunk says which tool call it continues.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum CallKey {
+    Index(u64),
+    Id(String),
+}
+
 /// The chunks of one answer.
 #[derive(Default)]
 struct Chunks {
-    /// The API's tool-call index -> ours (in the order they started).
-    calls: HashMap<u64, usize>,
+    /// The API's tool-call index (or, from servers that leave it out, its id) -> ours, in the
+    /// order they started.
+    calls: HashMap<CallKey, usize>,
+    /// The call that came last (a chunk with neither index nor id goes on with it).
+    last: Option<CallKey>,
     finish: Option<String>,
 }
 
@@ -112,8 +126,14 @@ impl Chunks {
             out.push(ModelEvent::Text(text.to_owned()));
         }
         for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-            let api_index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
-            let index = match self.calls.get(&api_index) {
+            let id = call.get("id").and_then(Value::as_str).filter(|i| !i.is_empty());
+            let key = match (call.get("index").and_then(Value::as_u64), id) {
+                (Some(i), _) => CallKey::Index(i),
+                (None, Some(id)) => CallKey::Id(id.to_owned()),
+                (None, None) => self.last.clone().unwrap_or(CallKey::Index(0)),
+            };
+            self.last = Some(key.clone());
+            let index = match self.calls.get(&key) {
                 Some(i) => *i,
                 None => {
                     let name = call.pointer("/function/name").and_then(Value::as_str).unwrap_or_default();
@@ -121,9 +141,8 @@ impl Chunks {
                         return Err(ModelError::Protocol("a tool call's first chunk names no function".into()));
                     }
                     let index = self.calls.len();
-                    self.calls.insert(api_index, index);
-                    let id =
-                        call.get("id").and_then(Value::as_str).map_or_else(|| format!("call_{index}"), str::to_owned);
+                    self.calls.insert(key, index);
+                    let id = id.map_or_else(|| format!("call_{index}"), str::to_owned);
                     out.push(ModelEvent::ToolCallStart { index, id, name: name.to_owned() });
                     index
                 }
@@ -202,6 +221,18 @@ mod tests {
             matches!(Chunks::default().take(r#"{"error":{"message":"overloaded"}}"#), Err(ModelError::Api { message, .. }) if message == "overloaded")
         );
         assert!(Chunks::default().take("{nope").is_err());
+        // A server that leaves `index` out sends each call whole: two ids are two calls.
+        let mut c = Chunks::default();
+        let two = r#"{"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"s__x","arguments":"{}"}},{"id":"b","function":{"name":"s__y","arguments":"{\"n\":1}"}}]}}]}"#;
+        assert_eq!(
+            events(&mut c, two),
+            [
+                ModelEvent::ToolCallStart { index: 0, id: "a".into(), name: "s__x".into() },
+                ModelEvent::ToolCallArguments { index: 0, fragment: "{}".into() },
+                ModelEvent::ToolCallStart { index: 1, id: "b".into(), name: "s__y".into() },
+                ModelEvent::ToolCallArguments { index: 1, fragment: "{\"n\":1}".into() },
+            ]
+        );
         assert!(Chunks::default()
             .take(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}"#)
             .is_err());

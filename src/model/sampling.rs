@@ -60,7 +60,7 @@ pub async fn run(model: &dyn Model, request: ModelRequest) -> Result<Value, Mode
                     _ => "endTurn",
                 };
                 return Ok(json!({"role": "assistant", "content": {"type": "text", "text": text},
-                                 "model": model.describe(), "stopReason": stop}));
+                                 "model": model.name(), "stopReason": stop}));
             }
             Some(Ok(_)) => {}
             Some(Err(e)) => return Err(e),

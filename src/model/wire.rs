@@ -53,10 +53,19 @@ pub(super) async fn stream_post(
             request = request.header(name, value);
         }
         let connect = |e: reqwest::Error| ModelError::Connect { url: shown(&url), reason: without_url(&e) };
-        let response = request.send().await.map_err(connect)?;
+        // Headers as slowly as a model loading, no slower; then events at that pace at least.
+        let response = tokio::time::timeout(IDLE_TIMEOUT, request.send())
+            .await
+            .map_err(|_| ModelError::Connect {
+                url: shown(&url),
+                reason: format!("no answer in {} s", IDLE_TIMEOUT.as_secs()),
+            })?
+            .map_err(connect)?;
         let status = response.status();
         if !status.is_success() {
-            let message = error_body(response).await;
+            let message = tokio::time::timeout(Duration::from_secs(30), error_body(response))
+                .await
+                .unwrap_or_else(|_| "(its body did not come)".into());
             return Err(ModelError::Api { status: status.as_u16(), message });
         }
         let mut guard = EventSizeGuard::default();

@@ -184,6 +184,11 @@ fn spawn_host(
 
 /// Runs `mcp-apps-host` with `args` plus `--trace`, waits at most `limit`, and collects the result.
 pub fn run_host(args: &[&str], limit: Duration) -> Run {
+    run_host_env(args, &[], limit)
+}
+
+/// [`run_host`] with extra environment variables.
+pub fn run_host_env(args: &[&str], envs: &[(&str, &str)], limit: Duration) -> Run {
     assert!(
         std::env::var_os("DISPLAY").is_some(),
         "these tests open windows: run them under a display (scripts/test uses xvfb-run)"
@@ -191,7 +196,7 @@ pub fn run_host(args: &[&str], limit: Duration) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let trace_path = dir.path().join("trace.jsonl");
     let started = Instant::now();
-    let (mut child, reader) = spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"), &[]);
+    let (mut child, reader) = spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"), envs);
     let code = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status.code();

@@ -11,6 +11,8 @@ use crate::conversation::{self, tools::asks_first, CallId, ConversationHandle, I
 
 /// The most partial inputs a View gets per second while the model writes (each re-renders it).
 const PARTIAL_GAP: Duration = Duration::from_millis(50);
+/// A model's call made before its View was up waits this long for the View to show its result.
+const VIEW_WAIT: Duration = Duration::from_secs(30);
 
 /// A model's call to a UI tool whose View is open before the call is made (see `prepare_view`).
 pub(super) struct DeferredCall {
@@ -49,6 +51,8 @@ pub(super) struct Chat {
 
 struct ChatCall {
     view: ViewId,
+    /// The person closed the View's card before the call was made: it is not made.
+    closed: bool,
     partial: watch::Sender<Option<Map<String, Value>>>,
     go: Option<oneshot::Sender<Go>>,
 }
@@ -68,7 +72,10 @@ impl Controller {
         let model = self.options.model.clone()?.0;
         let (tx, rx) = mpsc::unbounded_channel();
         self.chat_out = Some(tx);
-        self.shell(ShellCommand::ChatReady { model: consent::one_line_max(&model.describe(), 120) });
+        // Kept for a restarted shell, like the turns.
+        let ready = ShellCommand::ChatReady { model: consent::one_line_max(&model.describe(), 120) };
+        self.shell(ready.clone());
+        self.remember(ready);
         let resume = self.options.resume.clone();
         if let Err(e) = self.begin_conversation(resume.as_deref()) {
             self.fail(&e);
@@ -141,7 +148,10 @@ impl Controller {
                 json!({"id": c.id, "title": title})
             })
             .collect();
-        self.shell(ShellCommand::Conversations { list: items });
+        self.history.retain(|c| !matches!(c, ShellCommand::Conversations { .. }));
+        let cmd = ShellCommand::Conversations { list: items };
+        self.shell(cmd.clone());
+        self.remember(cmd);
     }
 
     /// The person reopens a stored conversation: the open Views close, the turns of this one
@@ -185,11 +195,15 @@ impl Controller {
                         Some(app) => text.strip_prefix(&format!("[from the App {app}] ")).unwrap_or(&text).to_owned(),
                         None => text,
                     };
-                    self.shell(ShellCommand::Chat { role: "user".into(), from: from_app, text: consent::block(&text) });
+                    self.chat_card(ShellCommand::Chat {
+                        role: "user".into(),
+                        from: from_app,
+                        text: consent::block(&text),
+                    });
                 }
                 Record::Item { item: crate::model::ChatItem::Assistant { text, .. } } if !text.is_empty() => {
-                    self.shell(ShellCommand::ChatText { text: consent::block(&text) });
-                    self.shell(ShellCommand::ChatEnd { error: None });
+                    self.chat_card(ShellCommand::ChatText { text: consent::block(&text) });
+                    self.chat_card(ShellCommand::ChatEnd { error: None });
                 }
                 Record::Call { server, tool, arguments, result: Some(result), .. } => {
                     let has_ui = self
@@ -258,6 +272,20 @@ impl Controller {
         true
     }
 
+    /// The person closed a View's card: if it waits for the model's call, the call is not made.
+    pub(super) fn model_view_closed(&mut self, view: &str) {
+        if let Some(c) = self.chat.as_mut().and_then(|chat| chat.calls.values_mut().find(|c| c.view == view)) {
+            c.closed = true;
+        }
+    }
+
+    /// A View that is gone informs the model no more (a restored one gives its context again).
+    pub(super) fn forget_context(&self, view: &str) {
+        if let Some(chat) = &self.chat {
+            chat.handle.set_context(view, "", None);
+        }
+    }
+
     /// An App's latest model context, for the model's next request.
     pub(super) fn chat_model_context(&mut self, view: &str, app: String, text: Option<String>) {
         if let Some(chat) = &self.chat {
@@ -305,7 +333,11 @@ impl Controller {
                 }
             }
             Output::ToolReady { call, entry, arguments, reply } => self.model_call_ready(call, entry, arguments, reply),
-            Output::ToolRefused { name, reason } => {
+            Output::ToolRefused { call, name, reason } => {
+                // A View opened for it hears the call is not made.
+                if let Some(chat) = self.chat.as_mut() {
+                    chat.calls.remove(&call);
+                }
                 self.shell(ShellCommand::Text {
                     view: None,
                     title: format!("The model called {}", tool_label(&name)),
@@ -324,13 +356,19 @@ impl Controller {
             }
             Output::TurnEnded { text, error } => {
                 self.trace.record(None, Direction::ModelToHost, &json!({"text": text, "error": error}));
+                // Every call of the turn was carried out: a View still waiting belongs to a call
+                // the model never completed (a broken stream, cut arguments); it is cancelled.
+                if let Some(chat) = self.chat.as_mut() {
+                    chat.calls.clear();
+                }
                 if let Some(e) = &error {
                     eprintln!("error: the model: {}", say(e));
                 }
                 self.chat_card(ShellCommand::ChatEnd { error: error.as_deref().map(consent::block) });
+                // Idle: the prompt was sent (an App's turn can end before) and nothing waits.
                 let idle = self.chat.as_mut().is_some_and(|chat| {
                     chat.turns = chat.turns.saturating_sub(1);
-                    chat.turns == 0
+                    chat.turns == 0 && chat.prompted
                 });
                 // The conversation is in the list once it has a turn.
                 self.show_conversations();
@@ -374,7 +412,7 @@ impl Controller {
             return;
         }
         if let Some(chat) = self.chat.as_mut() {
-            chat.calls.insert(call, ChatCall { view, partial: partial_tx, go: Some(go_tx) });
+            chat.calls.insert(call, ChatCall { view, closed: false, partial: partial_tx, go: Some(go_tx) });
         }
     }
 
@@ -394,6 +432,12 @@ impl Controller {
             } else if let Some((_, args)) = self.pending_args.get_mut(&c.view) {
                 *args = arguments.clone();
             }
+        }
+        if with_view.as_ref().is_some_and(|c| c.closed) {
+            let reason = "The person closed the App's card before the call was made.";
+            tracing::info!(tool = entry.name(), "the model's call is not made: its View was closed");
+            let _ = reply.send(ToolOutcome::error(reason));
+            return;
         }
         let (decided_tx, decided) = oneshot::channel::<bool>();
         let key = (entry.server.clone(), entry.name().to_owned());
@@ -426,12 +470,20 @@ impl Controller {
                         chat.asking.insert(dialog, key);
                     }
                     let pretty = serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default();
+                    // Arguments longer than the dialog shows are said to be, before they are shown:
+                    // padding must not hide the part that matters below the cut.
+                    let hidden = pretty.chars().count().saturating_sub(consent::MAX_BLOCK_CHARS);
+                    let cut = if hidden > 0 {
+                        format!(" Only the start of the arguments is shown: {hidden} more characters are not.")
+                    } else {
+                        String::new()
+                    };
                     self.shell(ShellCommand::Confirm {
                         dialog,
                         title: "Run this tool for the model?".into(),
                         subject: vec![app],
                         source: format!(
-                            "The model wants to call it with these arguments. {}",
+                            "The model wants to call it with these arguments.{cut} {}",
                             consent::one_line_max(&annotation_words(&entry.tool), 200)
                         ),
                         detail: consent::block(&pretty),
@@ -479,7 +531,7 @@ impl Controller {
                     };
                     let cmd = ShellCommand::Text {
                         view: None,
-                        title: tool_label(entry.name()),
+                        title: format!("Result of {}", tool_label(entry.name())),
                         text: consent::block(&text),
                         error,
                     };
@@ -510,16 +562,22 @@ impl Controller {
         view: ViewId,
         session: oneshot::Receiver<ViewHandle>,
     ) {
-        let (servers, trace, entry) = (self.servers.clone(), self.trace.clone(), entry.clone());
+        let (servers, trace, entry, ui) = (self.servers.clone(), self.trace.clone(), entry.clone(), self.ui.clone());
         let results = self.channels.clone().expect("running").results;
         let DeferredCall { mut partial, mut go } = deferred;
         tokio::spawn(async move {
-            // Partials wait in the watch (only the latest) while the View starts.
-            let handle = session.await.ok();
+            // The call is decided whether or not the View is up yet (its setup may hang or
+            // fail); partials wait in the watch (only the latest) until it is.
+            let mut session = session;
+            let (mut handle, mut starting) = (None::<ViewHandle>, true);
             let decision = loop {
                 tokio::select! {
+                    h = &mut session, if starting => {
+                        handle = h.ok();
+                        starting = false;
+                    }
                     decision = &mut go => break decision.ok(),
-                    changed = partial.changed() => {
+                    changed = partial.changed(), if !starting => {
                         if changed.is_err() {
                             break (&mut go).await.ok();
                         }
@@ -533,29 +591,54 @@ impl Controller {
             };
             match decision {
                 None => {
+                    // A View still starting hears it once it is up.
+                    if handle.is_none() && starting {
+                        handle = tokio::time::timeout(VIEW_WAIT, session).await.ok().and_then(Result::ok);
+                    }
                     if let Some(h) = &handle {
                         h.tool_cancelled(Some("the model's call was not made".into()));
                     }
                 }
                 Some(Go::Refuse { reason, reply }) => {
+                    let _ = reply.send(ToolOutcome::error(reason.clone()));
+                    if handle.is_none() && starting {
+                        handle = tokio::time::timeout(VIEW_WAIT, session).await.ok().and_then(Result::ok);
+                    }
                     if let Some(h) = &handle {
                         h.tool_cancelled(Some(reason.clone()));
                     }
-                    let _ = reply.send(ToolOutcome::error(reason.clone()));
                     let _ = results.send((view, Err(reason)));
                 }
                 Some(Go::Run { arguments, reply }) => {
                     if let Some(h) = &handle {
                         h.tool_input(arguments.clone());
                     }
-                    let (outcome, raw) = call_raw(&servers, &trace, Some(&view), &entry, arguments).await;
-                    if let Some(h) = &handle {
-                        match &raw {
-                            Ok(result) => h.tool_result(result.clone()),
-                            Err(e) => h.tool_cancelled(Some(format!("tool call failed: {e}"))),
+                    let (outcome, raw) = call_raw(&servers, &trace, Some(&view), &entry, arguments.clone()).await;
+                    // The model does not wait for the View.
+                    let text = outcome.result.as_ref().map(result_for_person);
+                    let _ = reply.send(outcome);
+                    let late = handle.is_none() && starting;
+                    if late {
+                        handle = tokio::time::timeout(VIEW_WAIT, session).await.ok().and_then(Result::ok);
+                        if let Some(h) = &handle {
+                            h.tool_input(arguments);
                         }
                     }
-                    let _ = reply.send(outcome);
+                    match (&handle, &raw) {
+                        (Some(h), Ok(result)) => h.tool_result(result.clone()),
+                        (Some(h), Err(e)) => h.tool_cancelled(Some(format!("tool call failed: {e}"))),
+                        // No View came (its setup failed): the result as text, like a plain tool's.
+                        (None, _) => {
+                            let (text, error) = text.unwrap_or_else(|| (raw.clone().err().unwrap_or_default(), true));
+                            let cmd = ShellCommand::Text {
+                                view: None,
+                                title: format!("Result of {}", tool_label(entry.name())),
+                                text: consent::block(&text),
+                                error,
+                            };
+                            let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
+                        }
+                    }
                     let _ = results.send((view, raw));
                 }
             }

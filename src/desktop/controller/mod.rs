@@ -1223,6 +1223,7 @@ impl Controller {
                 }
             }
             ShellMessage::Close { view } => {
+                self.model_view_closed(&view);
                 if let Some(v) = self.views.get(&view).filter(|v| !v.closed && self.processes.is_hung(&v.label)) {
                     // Its process does not answer: no teardown to wait for (closing ends it).
                     tracing::warn!(view = %view, "closing a View that does not respond");
@@ -1530,6 +1531,7 @@ impl Controller {
             self.advance_probation();
         }
         self.refuse_dialogs_of(view);
+        self.forget_context(view);
         let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && !v.closed);
         if pip {
             let _ = self.ui.send_event(UserEvent::Window(WindowOp::Restore));

@@ -224,6 +224,7 @@ impl Controller {
         for (id, v) in gone {
             v.handle.frame_gone();
             self.registry.remove(&id);
+            self.forget_context(&id);
             self.refuse_dialogs_of(&id);
             self.unmount(&id);
             if again || self.awaits_model_call(&id, &v) {
@@ -308,6 +309,7 @@ impl Controller {
         for (id, v) in open {
             v.handle.frame_gone();
             self.registry.remove(&id);
+            self.forget_context(&id);
             if culprit.as_ref().is_some_and(|(c, _)| *c == id) || self.awaits_model_call(&id, &v) {
                 continue;
             }
