@@ -619,3 +619,58 @@ fn a_call_cut_off_mid_arguments_cancels_its_view_and_is_not_made() {
         "{result:#}"
     );
 }
+
+/// The shell's web process dies while the "run this tool?" dialog is open: the question is not
+/// taken for a no; the restarted shell asks again and the person's yes runs the tool once.
+#[test]
+fn a_shell_crash_does_not_answer_the_models_question() {
+    use common::hostile::{run_host_watch, web_processes};
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // On every shell load: answer the dialog a while after it shows (the first shell dies first).
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => !document.getElementById("dialog").hidden && !document.getElementById("dialog-accept").disabled, 60000);
+        await wait(2500);
+        document.getElementById("dialog-accept").click();
+        "##,
+    );
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--automation".into(), script];
+    args.extend(model.model_args("openai"));
+    args.extend(["--prompt".to_owned(), "cancel order 7".into()]);
+    let data_home = model.data_home();
+    let killed = std::cell::Cell::new(false);
+    let run = run_host_watch(
+        &args,
+        &[("XDG_DATA_HOME", &data_home)],
+        |pid, trace| {
+            if !killed.get() {
+                if trace.iter().any(|r| r["dir"] == "diagnostic" && r["msg"]["kind"] == "tool-consent") {
+                    std::thread::sleep(Duration::from_millis(500));
+                    for p in web_processes(pid) {
+                        let _ = Command::new("kill").args(["-9", &p.to_string()]).status();
+                    }
+                    killed.set(true);
+                }
+                return false;
+            }
+            trace.iter().any(|r| r["dir"] == "model->host")
+        },
+        LIMIT,
+    );
+    assert!(killed.get(), "{}", run.stderr);
+    assert!(
+        run.trace.iter().any(|r| r["dir"] == "diagnostic" && r["msg"]["kind"] == "web-process-terminated"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr.matches("CANCELLED 7").count(),
+        1,
+        "the person's yes in the restarted shell ran it: {}",
+        run.stderr
+    );
+    let result = model.requests()[1]["body"]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(result["content"], "order 7 cancelled", "not taken for a no");
+}

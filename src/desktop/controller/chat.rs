@@ -45,8 +45,10 @@ pub(super) struct Chat {
     replay: Option<Stored>,
     /// Tools the person allowed for the rest of the session: `(server, tool)`.
     allowed: HashSet<(String, String)>,
-    /// Open "run this tool?" dialogs: the tool each asks about.
+    /// Open "run this tool?" dialogs: the tool each asks about, and the dialog (shown again in
+    /// a restarted shell).
     asking: HashMap<u64, (String, String)>,
+    asking_cmds: HashMap<u64, ShellCommand>,
 }
 
 struct ChatCall {
@@ -131,6 +133,7 @@ impl Controller {
             replay,
             allowed: HashSet::new(),
             asking: HashMap::new(),
+            asking_cmds: HashMap::new(),
         });
         Ok(())
     }
@@ -270,6 +273,20 @@ impl Controller {
             chat.turns += 1;
         }
         true
+    }
+
+    /// The open "run this tool?" dialogs (a shell restart does not answer them).
+    pub(super) fn model_questions(&self) -> HashSet<u64> {
+        self.chat.as_ref().map(|c| c.asking.keys().copied().collect()).unwrap_or_default()
+    }
+
+    /// A restarted shell shows the open "run this tool?" dialogs again.
+    pub(super) fn ask_model_questions_again(&mut self) {
+        let cmds: Vec<ShellCommand> =
+            self.chat.as_ref().map(|c| c.asking_cmds.values().cloned().collect()).unwrap_or_default();
+        for cmd in cmds {
+            self.shell(cmd);
+        }
     }
 
     /// The person closed a View's card: if it waits for the model's call, the call is not made.
@@ -463,7 +480,9 @@ impl Controller {
                 Consent::Ask => {
                     let dialog = self.next_dialog;
                     self.next_dialog += 1;
-                    let owner = with_view.as_ref().map_or_else(|| format!("chat-{call}"), |c| c.view.clone());
+                    // The conversation's question, not the View's: a View that crashes or closes
+                    // does not answer it.
+                    let owner = format!("chat-{call}");
                     tracing::info!(dialog, tool = entry.name(), "asking the person before the model's call");
                     self.dialogs.insert(dialog, (owner, decided_tx));
                     if let Some(chat) = self.chat.as_mut() {
@@ -478,7 +497,7 @@ impl Controller {
                     } else {
                         String::new()
                     };
-                    self.shell(ShellCommand::Confirm {
+                    let cmd = ShellCommand::Confirm {
                         dialog,
                         title: "Run this tool for the model?".into(),
                         subject: vec![app],
@@ -492,7 +511,11 @@ impl Controller {
                             "Run {} without asking for the rest of this session",
                             tool_label(entry.name())
                         )),
-                    });
+                    };
+                    if let Some(chat) = self.chat.as_mut() {
+                        chat.asking_cmds.insert(dialog, cmd.clone());
+                    }
+                    self.shell(cmd);
                 }
             }
         } else {
@@ -545,6 +568,7 @@ impl Controller {
     /// A "run this tool?" dialog was answered; `remember`: yes for the rest of the session.
     pub(super) fn chat_consent_answered(&mut self, dialog: u64, remember: bool) {
         let Some(chat) = self.chat.as_mut() else { return };
+        chat.asking_cmds.remove(&dialog);
         if let Some(key) = chat.asking.remove(&dialog) {
             if remember {
                 tracing::info!(server = %key.0, tool = %key.1, "the person allowed the tool for the session");

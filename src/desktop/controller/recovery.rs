@@ -324,9 +324,15 @@ impl Controller {
         if let Some((_, r)) = culprit {
             self.held.push(r);
         }
-        // Consent questions of the gone Views are answered no; servers' questions are shown again.
-        for (_, (_, reply)) in self.dialogs.drain() {
-            let _ = reply.send(false);
+        // Consent questions of the gone Views are answered no; servers' questions and the
+        // model's "run this tool?" (nobody answered it) are shown again.
+        let asked_for_model = self.model_questions();
+        for (dialog, (owner, reply)) in std::mem::take(&mut self.dialogs) {
+            if asked_for_model.contains(&dialog) {
+                self.dialogs.insert(dialog, (owner, reply));
+            } else {
+                let _ = reply.send(false);
+            }
         }
         let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::DismissHung));
         self.status_after_restart = Some(reason);
@@ -343,6 +349,7 @@ impl Controller {
         for cmd in self.elicit_cmds.values().cloned().collect::<Vec<_>>() {
             self.shell(cmd);
         }
+        self.ask_model_questions_again();
         let Some(reason) = self.status_after_restart.take() else { return };
         // A script that drives the shell (tests, demos) drives the new one too.
         if let Some(script) = self.options.automation.clone() {
