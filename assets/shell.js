@@ -53,7 +53,13 @@
     card.scrollIntoView({ block: "nearest" });
     return card;
   }
+  // Stop is offered while a turn runs (a turn starts with the person's or an App's words).
+  var stopButton = document.getElementById("prompt-stop");
+  var turnsRunning = 0;
+  stopButton.addEventListener("click", function () { send({ kind: "stop-turn" }); });
   function chat(cmd) {
+    turnsRunning++;
+    stopButton.hidden = false;
     answerCard = null;
     turnCard(cmd.role, cmd.from ? "From " + cmd.from : "You", cmd.text);
   }
@@ -63,6 +69,8 @@
     if (t.textContent.length < MAX_ANSWER_CHARS) t.textContent += cmd.text;
   }
   function chatEnd(cmd) {
+    turnsRunning = Math.max(0, turnsRunning - 1);
+    stopButton.hidden = turnsRunning === 0;
     if (cmd.error) {
       if (!answerCard) answerCard = turnCard("assistant", "Model", "");
       answerCard.append(el("div", "turn-error", cmd.error));
@@ -88,6 +96,8 @@
   // Another conversation is reopened: this one's cards go (the Views close on their own).
   function chatClear() {
     answerCard = null;
+    turnsRunning = 0;
+    stopButton.hidden = true;
     stream.querySelectorAll(".card:not([data-view])").forEach(function (card) { card.remove(); });
   }
   var promptForm = document.getElementById("prompt");
@@ -612,6 +622,9 @@
     if (current && e.key === "Escape") {
       e.preventDefault();
       if (current.op === "elicit") answerElicit("cancel"); else answer(false);
+    } else if (e.key === "Escape" && !stopButton.hidden) {
+      e.preventDefault();
+      stopButton.click();
     }
     if (e.ctrlKey && e.shiftKey && (e.key === "L" || e.key === "l")) {
       e.preventDefault();

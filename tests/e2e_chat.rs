@@ -674,3 +674,45 @@ fn a_shell_crash_does_not_answer_the_models_question() {
     let result = model.requests()[1]["body"]["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(result["content"], "order 7 cancelled", "not taken for a no");
 }
+
+/// The person stops the model while it writes a UI tool's arguments: the turn ends said so,
+/// the View that opened for the call is cancelled, the tool is not called, and the next prompt
+/// is answered as usual.
+#[test]
+fn the_person_stops_the_model_mid_call() {
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => !document.getElementById("prompt-stop").hidden && document.querySelector(".card[data-view]"), 30000);
+        document.getElementById("prompt-stop").click();
+        await until(() => document.getElementById("prompt-stop").hidden, 30000);
+        document.getElementById("prompt-text").value = "hello again";
+        document.getElementById("prompt-send").click();
+        "##,
+    );
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--consent".into(), "allow".into()];
+    args.extend(["--automation".to_owned(), script]);
+    args.extend(model.model_args("openai"));
+    args.extend(["--prompt".to_owned(), "please show order".into()]);
+    let data_home = model.data_home();
+    let run = run_host_until_env(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("XDG_DATA_HOME", &data_home)],
+        |t| {
+            t.iter().filter(|r| r["dir"] == "model->host").count() >= 2
+                && t.iter().any(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/notifications/tool-cancelled")
+        },
+        Duration::from_secs(40),
+    );
+    let ends: Vec<&Value> = run.dir("model->host").collect();
+    assert_eq!(ends.len(), 2, "{}", run.stderr);
+    assert_eq!(ends[0]["error"], "stopped by the person", "{:#}", ends[0]);
+    assert_eq!(ends[1]["text"], "Hello from the fixture model.", "the next prompt is answered");
+    assert!(
+        !run.dir("host->server").any(|m| m["method"] == "tools/call" && m["params"]["name"] == "show-order"),
+        "the tool ran"
+    );
+    assert!(run.dir("host->view").any(|m| m["method"] == "ui/notifications/tool-cancelled"), "the View was not told");
+}

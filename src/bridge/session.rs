@@ -188,6 +188,7 @@ pub enum TeardownOutcome {
 pub(super) enum Command {
     FromView(String),
     ToolInputPartial(Map<String, Value>),
+    CallNotMade(Option<String>),
     ToolInput(Map<String, Value>),
     ToolResult(Value),
     ToolCancelled(Option<String>),
@@ -290,6 +291,13 @@ impl ViewHandle {
         let _ = self.tx.send(Command::ToolCancelled(reason));
     }
 
+    /// The tool call the View was opened for will not be made (the model never completed it, the
+    /// person refused or stopped it): `tool-cancelled` goes out without waiting for an input,
+    /// which will not come.
+    pub fn call_not_made(&self, reason: Option<String>) {
+        let _ = self.tx.send(Command::CallNotMade(reason));
+    }
+
     /// Merges host context fields; the View gets `host-context-changed` with the fields that
     /// really changed (after `initialized`; before it, they go into the initialize result).
     pub fn update_host_context(&self, changes: HostContext) {
@@ -385,9 +393,6 @@ pub struct ViewSession {
     /// Host -> View messages held until `initialized`.
     queue: Vec<Message>,
     tool_input_queued: bool,
-    /// `tool-input-partial` went out: the arguments were streaming, so a cancellation goes out
-    /// at once (the complete input may never come).
-    partial_sent: bool,
     /// A result or cancellation that arrived before the tool input: it must not overtake it.
     held_outcome: Option<Message>,
     pub(super) in_flight: HashMap<RequestId, InFlight>,
@@ -422,7 +427,6 @@ impl ViewSession {
             self_tx: tx.downgrade(),
             queue: Vec::new(),
             tool_input_queued: false,
-            partial_sent: false,
             held_outcome: None,
             in_flight: HashMap::new(),
             next_host_id: 1,
@@ -553,7 +557,6 @@ impl ViewSession {
                 if self.tool_input_queued {
                     tracing::warn!(view = %self.id(), "partial tool input after the complete input; ignored");
                 } else {
-                    self.partial_sent = true;
                     self.send_or_queue(Message::notification(
                         methods::TOOL_INPUT_PARTIAL,
                         json!({"arguments": arguments}),
@@ -574,13 +577,14 @@ impl ViewSession {
             Command::ToolResult(result) => self.tool_outcome(Message::notification(methods::TOOL_RESULT, result)),
             Command::ToolCancelled(reason) => {
                 let params = reason.map_or_else(|| json!({}), |r| json!({"reason": r}));
-                let msg = Message::notification(methods::TOOL_CANCELLED, params);
-                if self.partial_sent && !self.tool_input_queued {
-                    // A call cancelled while its arguments streamed: no complete input follows.
-                    self.send_or_queue(msg);
-                } else {
-                    self.tool_outcome(msg);
-                }
+                self.tool_outcome(Message::notification(methods::TOOL_CANCELLED, params));
+            }
+            Command::CallNotMade(reason) => {
+                // No input follows: the cancellation goes out now, and a late input is ignored.
+                let params = reason.map_or_else(|| json!({}), |r| json!({"reason": r}));
+                self.tool_input_queued = true;
+                self.held_outcome = None;
+                self.send_or_queue(Message::notification(methods::TOOL_CANCELLED, params));
             }
             Command::HostContext(changes) => self.merge_host_context(*changes),
             Command::ListChanged(method) => {

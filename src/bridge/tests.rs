@@ -737,15 +737,21 @@ async fn partial_input_streams_before_the_input_and_never_after() {
 }
 
 #[tokio::test]
-async fn a_call_cancelled_while_its_arguments_streamed_is_cancelled_at_once() {
+async fn a_call_that_will_not_be_made_is_cancelled_at_once_and_a_late_input_is_ignored() {
     let mut h = start();
     h.handshake().await;
     h.view.tool_input_partial(Map::from_iter([("q".to_owned(), json!("he"))]));
-    h.view.tool_cancelled(Some("the model's call was not made".into()));
+    h.view.call_not_made(Some("the model's call was not made".into()));
+    h.view.tool_input(Map::new());
     let seen: Vec<String> =
         posts(&h.drain(150).await).iter().map(|m| m["method"].as_str().unwrap().to_owned()).collect();
-    assert_eq!(seen, [methods::TOOL_INPUT_PARTIAL, methods::TOOL_CANCELLED], "no complete input comes first");
-    // Without partial input a cancellation still waits for the input (it must not overtake it).
+    assert_eq!(seen, [methods::TOOL_INPUT_PARTIAL, methods::TOOL_CANCELLED], "no input first or after");
+    // Even with nothing streamed yet.
+    let mut h = start();
+    h.handshake().await;
+    h.view.call_not_made(None);
+    assert_eq!(posts(&h.drain(150).await)[0]["method"], methods::TOOL_CANCELLED);
+    // A plain cancellation still waits for the input (it must not overtake it).
     let mut h = start();
     h.handshake().await;
     h.view.tool_cancelled(None);

@@ -221,17 +221,55 @@ pub enum Event {
     },
 }
 
+/// The person's "stop": a count of presses, and a wake-up for a turn that waits.
+#[derive(Debug, Default)]
+struct Stop {
+    presses: std::sync::atomic::AtomicU64,
+    notify: tokio::sync::Notify,
+}
+
+impl Stop {
+    fn count(&self) -> u64 {
+        self.presses.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Resolves once "stop" was pressed after the count `since`.
+async fn stopped(stop: &Stop, since: u64) {
+    loop {
+        let notified = stop.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if stop.count() != since {
+            return;
+        }
+        notified.await;
+    }
+}
+
+/// Why a turn the person stopped ended.
+pub const STOPPED: &str = "stopped by the person";
+
 /// The conversation's inbox.
 #[derive(Debug, Clone)]
 pub struct ConversationHandle {
     tx: mpsc::UnboundedSender<Input>,
     context: Contexts,
+    stop: Arc<Stop>,
 }
 
 impl ConversationHandle {
     /// Sends `input` (false once the conversation is gone).
     pub fn send(&self, input: Input) -> bool {
         self.tx.send(input).is_ok()
+    }
+
+    /// Stops the turn under way: the model's answer is cut off, a call waiting for its outcome
+    /// gets an error result (a call already running on its server still finishes there), and
+    /// no further request is made. Turns waiting behind it go on.
+    pub fn stop(&self) {
+        self.stop.presses.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.stop.notify.notify_waiters();
     }
 
     /// An App's latest `ui/update-model-context` as text (`None` or blank: cleared): it goes
@@ -268,7 +306,10 @@ pub fn start_with(
     let (tx, rx) = mpsc::unbounded_channel();
     let (out, out_rx) = mpsc::unbounded_channel();
     let context = Contexts::default();
+    let stop = Arc::new(Stop::default());
     let conversation = Conversation {
+        stop: stop.clone(),
+        since: 0,
         model,
         tools,
         out,
@@ -278,7 +319,7 @@ pub fn start_with(
         next_call: 1,
     };
     tokio::spawn(conversation.run(rx));
-    (ConversationHandle { tx, context }, out_rx)
+    (ConversationHandle { tx, context, stop }, out_rx)
 }
 
 struct Conversation {
@@ -287,6 +328,9 @@ struct Conversation {
     out: mpsc::UnboundedSender<Output>,
     items: Vec<ChatItem>,
     store: Option<store::Writer>,
+    stop: Arc<Stop>,
+    /// The stop count when the turn began.
+    since: u64,
     /// View -> (App, its latest model context).
     context: Contexts,
     next_call: u64,
@@ -349,6 +393,7 @@ impl Conversation {
 
     async fn turn(&mut self) {
         let mut said = String::new();
+        self.since = self.stop.count();
         for step in 0..MAX_STEPS {
             let offered = ModelTools::offer(&(self.tools)());
             let request = ModelRequest::new(self.system(), self.items.clone(), offered.specs.clone());
@@ -394,6 +439,10 @@ impl Conversation {
                     is_error: outcome.is_error,
                 });
             }
+            if self.stop.count() != self.since {
+                let _ = self.out.send(Output::TurnEnded { text: said, error: Some(STOPPED.into()) });
+                return;
+            }
         }
         let error = format!("the model kept calling tools for {MAX_STEPS} steps; the turn was ended");
         let _ = self.out.send(Output::TurnEnded { text: said, error: Some(error) });
@@ -406,8 +455,13 @@ impl Conversation {
         let mut answer = Answer::default();
         // Per model index: our call, its arguments so far, the last partial sent and when.
         let mut open: BTreeMap<usize, Pending> = BTreeMap::new();
+        let (stop, since) = (self.stop.clone(), self.since);
         loop {
-            let Some(event) = events.recv().await else {
+            let event = tokio::select! {
+                event = events.recv() => event,
+                () = stopped(&stop, since) => return Err(STOPPED.into()),
+            };
+            let Some(event) = event else {
                 return Err("the model's answer ended without its end".into());
             };
             match event.map_err(|e| e.to_string())? {
@@ -462,6 +516,9 @@ impl Conversation {
 
     async fn carry_out(&mut self, offered: &ModelTools, ours: CallId, call: &MadeCall) -> ToolOutcome {
         let name = &call.call.name;
+        if self.stop.count() != self.since {
+            return ToolOutcome::error("the person stopped the turn: the call was not made");
+        }
         if call.beyond_bound {
             let reason = format!("more than {MAX_CALLS_PER_ANSWER} tool calls in one answer: this one was not made");
             let _ =
@@ -487,7 +544,11 @@ impl Conversation {
         };
         let (reply, outcome) = oneshot::channel();
         let _ = self.out.send(Output::ToolReady { call: ours.clone(), entry: entry.clone(), arguments, reply });
-        let mut outcome = outcome.await.unwrap_or_else(|_| ToolOutcome::error("the call was cancelled"));
+        let stop = self.stop.clone();
+        let mut outcome = tokio::select! {
+            outcome = outcome => outcome.unwrap_or_else(|_| ToolOutcome::error("the call was cancelled")),
+            () = stopped(&stop, self.since) => ToolOutcome::error("the person stopped the turn before the call's outcome came"),
+        };
         if !outcome.is_error {
             if let Some(reason) = tools::output_mismatch(&entry.tool, outcome.structured.as_ref()) {
                 let _ = self.out.send(Output::Flagged { call: ours, reason: reason.clone() });

@@ -188,3 +188,44 @@ async fn an_answer_calling_too_many_tools_gets_the_rest_refused() {
     let results = requests.lock().unwrap()[1].items.iter().filter(|i| matches!(i, ChatItem::ToolResult { .. })).count();
     assert_eq!(results, MAX_CALLS_PER_ANSWER + 5, "every call is answered");
 }
+
+/// A model that starts an answer and never finishes it.
+struct Hanging {
+    held: Mutex<Vec<mpsc::Sender<Result<ModelEvent, ModelError>>>>,
+    requests: Arc<Mutex<Vec<ModelRequest>>>,
+}
+
+impl Model for Hanging {
+    fn describe(&self) -> String {
+        "hanging test model".into()
+    }
+
+    fn stream(&self, request: ModelRequest) -> mpsc::Receiver<Result<ModelEvent, ModelError>> {
+        self.requests.lock().unwrap().push(request);
+        let (tx, rx) = mpsc::channel(8);
+        let _ = tx.try_send(Ok(ModelEvent::Text("thinking".into())));
+        self.held.lock().unwrap().push(tx);
+        rx
+    }
+}
+
+#[tokio::test]
+async fn the_person_stops_a_turn_that_would_never_end_and_the_next_one_runs() {
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let model = Arc::new(Hanging { held: Mutex::new(Vec::new()), requests: requests.clone() });
+    let (handle, mut out) = start_with(model, Arc::new(Vec::new), Start::default());
+    handle.send(Input::Prompt("one".into()));
+    assert!(matches!(next(&mut out).await, Output::UserTurn { .. }));
+    assert!(matches!(next(&mut out).await, Output::Request { .. }));
+    assert!(matches!(next(&mut out).await, Output::Text(t) if t == "thinking"));
+    handle.stop();
+    assert!(matches!(next(&mut out).await, Output::TurnEnded { error: Some(e), .. } if e == STOPPED));
+    // A stop before a turn does not stop it.
+    handle.send(Input::Prompt("two".into()));
+    assert!(matches!(next(&mut out).await, Output::UserTurn { .. }));
+    assert!(matches!(next(&mut out).await, Output::Request { .. }));
+    assert!(matches!(next(&mut out).await, Output::Text(_)));
+    assert_eq!(requests.lock().unwrap().len(), 2);
+    handle.stop();
+    assert!(matches!(next(&mut out).await, Output::TurnEnded { error: Some(_), .. }));
+}

@@ -180,6 +180,8 @@ pub enum ShellMessage {
         /// The View.
         view: String,
     },
+    /// The person stops the model's turn under way.
+    StopTurn,
     /// The person reopens a stored conversation.
     Reopen {
         /// Its id.

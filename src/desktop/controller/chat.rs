@@ -275,6 +275,22 @@ impl Controller {
         true
     }
 
+    /// The person stops the turn under way; its open "run this tool?" questions are withdrawn
+    /// (a yes after the stop must not run anything).
+    pub(super) fn stop_turn(&mut self) {
+        let Some(chat) = self.chat.as_mut() else { return };
+        tracing::info!("the person stopped the model's turn");
+        chat.handle.stop();
+        let asked: Vec<u64> = chat.asking.drain().map(|(d, _)| d).collect();
+        chat.asking_cmds.clear();
+        for dialog in asked {
+            if let Some((_, reply)) = self.dialogs.remove(&dialog) {
+                let _ = reply.send(false);
+            }
+            self.shell(ShellCommand::Dismiss { dialog });
+        }
+    }
+
     /// The open "run this tool?" dialogs (a shell restart does not answer them).
     pub(super) fn model_questions(&self) -> HashSet<u64> {
         self.chat.as_ref().map(|c| c.asking.keys().copied().collect()).unwrap_or_default()
@@ -620,7 +636,7 @@ impl Controller {
                         handle = tokio::time::timeout(VIEW_WAIT, session).await.ok().and_then(Result::ok);
                     }
                     if let Some(h) = &handle {
-                        h.tool_cancelled(Some("the model's call was not made".into()));
+                        h.call_not_made(Some("the model's call was not made".into()));
                     }
                 }
                 Some(Go::Refuse { reason, reply }) => {
@@ -629,7 +645,7 @@ impl Controller {
                         handle = tokio::time::timeout(VIEW_WAIT, session).await.ok().and_then(Result::ok);
                     }
                     if let Some(h) = &handle {
-                        h.tool_cancelled(Some(reason.clone()));
+                        h.call_not_made(Some(reason.clone()));
                     }
                     let _ = results.send((view, Err(reason)));
                 }

@@ -1142,6 +1142,7 @@ impl Controller {
             }
             ShellMessage::Theme { theme } => self.set_theme(theme),
             ShellMessage::Reopen { id } => self.reopen_conversation(&id),
+            ShellMessage::StopTurn => self.stop_turn(),
             ShellMessage::Prompt { text } => {
                 let text = text.trim();
                 if !text.is_empty() {
