@@ -1,0 +1,158 @@
+//! Stored conversations in the window: which store, starting or reopening one, the list in
+//! the picker, and a reopened one shown again (its Views from their stored input and result).
+
+use super::*;
+use crate::conversation::store::{Record, Store, Stored};
+
+impl Controller {
+    /// The conversations' store: `RunOptions::conversations`, else the user's.
+    pub(super) fn store(&self) -> Option<Store> {
+        self.options.conversations.clone().or_else(Store::user)
+    }
+
+    /// A conversation with the model: a new one, or the stored `resume` (shown again once the
+    /// servers are connected). It replaces the one before, whose outputs are then ignored.
+    pub(super) fn begin_conversation(&mut self, resume: Option<&str>) -> Result<(), String> {
+        let model = self.options.model.clone().ok_or("no model")?.0;
+        // Kept on disk (one file each, owner-only); a reopened one goes on in its file.
+        let store = self.store();
+        let (history, writer, replay) = match (resume, &store) {
+            (Some(id), Some(store)) => {
+                let stored = store.load(id).map_err(|e| format!("cannot reopen the conversation {id}: {e}"))?;
+                (stored.items(), store.append(id).ok(), Some(stored))
+            }
+            (Some(_), None) => return Err("cannot reopen a conversation: no data directory".into()),
+            (None, Some(store)) => (Vec::new(), store.create(&model.describe()).ok(), None),
+            (None, None) => (Vec::new(), None, None),
+        };
+        match &writer {
+            Some(w) => tracing::info!(conversation = w.id(), "conversation with {}", model.describe()),
+            None => tracing::warn!("conversation with {} (not saved: no data directory)", model.describe()),
+        }
+        let (handle, mut out) =
+            conversation::start(model, self.servers.clone(), conversation::Start::new(history, writer));
+        let generation = self.chat.as_ref().map_or(1, |c| c.generation + 1);
+        if let Some(tx) = self.chat_out.clone() {
+            tokio::spawn(async move {
+                while let Some(o) = out.recv().await {
+                    if tx.send((generation, o)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        let prompted = self.chat.as_ref().is_some_and(|c| c.prompted);
+        self.chat = Some(Chat {
+            handle,
+            generation,
+            calls: HashMap::new(),
+            turns: 0,
+            prompted,
+            replay,
+            allowed: HashSet::new(),
+            asking: HashMap::new(),
+            asking_cmds: HashMap::new(),
+        });
+        Ok(())
+    }
+
+    /// The stored conversations, in the tool picker.
+    pub(super) fn show_conversations(&mut self) {
+        let Some(store) = self.store() else { return };
+        let list = store.list().unwrap_or_default();
+        let items = list
+            .iter()
+            .take(MAX_LISTED)
+            .map(|c| {
+                let title =
+                    if c.title.is_empty() { "(no prompt)".to_owned() } else { consent::one_line_max(&c.title, 60) };
+                json!({"id": c.id, "title": title})
+            })
+            .collect();
+        self.history.retain(|c| !matches!(c, ShellCommand::Conversations { .. }));
+        let cmd = ShellCommand::Conversations { list: items };
+        self.shell(cmd.clone());
+        self.remember(cmd);
+    }
+
+    /// The person reopens a stored conversation: the open Views close, the turns of this one
+    /// leave the stream, and the stored one comes back.
+    pub(crate) fn reopen_conversation(&mut self, id: &str) {
+        if self.chat.as_ref().is_some_and(|c| c.turns > 0) {
+            self.status("The model is still answering; reopen the conversation once it is done.", true);
+            return;
+        }
+        let open: Vec<ViewId> = self.views.iter().filter(|(_, v)| !v.closed).map(|(id, _)| id.clone()).collect();
+        for view in open {
+            if let Some(v) = self.views.get(&view) {
+                self.spawn_teardown(v.handle.clone());
+            }
+        }
+        self.history.retain(|c| {
+            !matches!(c, ShellCommand::Chat { .. } | ShellCommand::ChatText { .. } | ShellCommand::ChatEnd { .. })
+        });
+        self.shell(ShellCommand::ChatClear);
+        match self.begin_conversation(Some(id)) {
+            // Shown now if the servers are there (their tools say which calls had a View);
+            // else once they are (`send_first_prompt`).
+            Ok(()) if self.chat.as_ref().is_some_and(|c| c.prompted) => {
+                if let Some(stored) = self.chat.as_mut().and_then(|c| c.replay.take()) {
+                    self.replay(stored);
+                }
+            }
+            Ok(()) => {}
+            Err(e) => self.status(&e, true),
+        }
+    }
+
+    /// A reopened conversation is shown again: its turns, and its Views from the stored input
+    /// and result (no tool is called again).
+    pub(super) fn replay(&mut self, stored: Stored) {
+        self.trace.record(None, Direction::Diagnostic, &json!({"kind": "conversation-reopened", "id": stored.id}));
+        for record in stored.records {
+            match record {
+                Record::Item { item: crate::model::ChatItem::User { text, from_app } } => {
+                    let text = match &from_app {
+                        Some(app) => text.strip_prefix(&format!("[from the App {app}] ")).unwrap_or(&text).to_owned(),
+                        None => text,
+                    };
+                    self.chat_card(ShellCommand::Chat {
+                        role: "user".into(),
+                        from: from_app,
+                        text: consent::block(&text),
+                    });
+                }
+                Record::Item { item: crate::model::ChatItem::Assistant { text, .. } } if !text.is_empty() => {
+                    self.chat_card(ShellCommand::ChatText { text: consent::block(&text) });
+                    self.chat_card(ShellCommand::ChatEnd { error: None });
+                }
+                Record::Call { server, tool, arguments, result: Some(result), .. } => {
+                    let has_ui = self
+                        .servers
+                        .find_tool(Some(&server), &tool)
+                        .ok()
+                        .and_then(|e| tool_ui(&e.tool).ok())
+                        .and_then(|u| u.resource_uri)
+                        .is_some();
+                    if has_ui {
+                        let id = format!("v{}", self.next_view);
+                        self.cached_results.insert(id.clone(), result);
+                        if let Err(e) = self.open(Some(&server), &tool, arguments, Opening::Reload) {
+                            self.cached_results.remove(&id);
+                            tracing::warn!("a View of the reopened conversation cannot open: {e}");
+                        }
+                    } else {
+                        let (text, error) = result_for_person(&result);
+                        self.shell(ShellCommand::Text {
+                            view: None,
+                            title: tool_label(&tool),
+                            text: consent::block(&text),
+                            error,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
