@@ -182,6 +182,30 @@ fn spawn_host(
     (child, reader)
 }
 
+/// A host that ended at once because the X server refused its connection (seen once on a busy
+/// CI run, with nothing of the host's own at fault) is started once more; `reader` then holds
+/// the new run's stderr. Anything else is the run's outcome (`None`).
+fn display_refused(
+    retried: &mut bool,
+    started: Instant,
+    reader: &mut std::thread::JoinHandle<String>,
+    spawn: impl FnOnce() -> (std::process::Child, std::thread::JoinHandle<String>),
+) -> Option<(std::process::Child, std::thread::JoinHandle<String>)> {
+    if *retried || started.elapsed() > Duration::from_secs(10) {
+        return None;
+    }
+    let old = std::mem::replace(reader, std::thread::spawn(String::new));
+    let stderr = old.join().unwrap_or_default();
+    if !stderr.contains("cannot open the display") {
+        *reader = std::thread::spawn(move || stderr);
+        return None;
+    }
+    *retried = true;
+    eprintln!("the X server refused the host's connection; starting it once more");
+    std::thread::sleep(Duration::from_secs(1));
+    Some(spawn())
+}
+
 /// Runs `mcp-apps-host` with `args` plus `--trace`, waits at most `limit`, and collects the result.
 pub fn run_host(args: &[&str], limit: Duration) -> Run {
     run_host_env(args, &[], limit)
@@ -196,9 +220,16 @@ pub fn run_host_env(args: &[&str], envs: &[(&str, &str)], limit: Duration) -> Ru
     let dir = tempfile::tempdir().unwrap();
     let trace_path = dir.path().join("trace.jsonl");
     let started = Instant::now();
-    let (mut child, reader) = spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"), envs);
+    let (mut child, mut reader) = spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"), envs);
+    let mut retried = false;
     let code = loop {
         if let Some(status) = child.try_wait().unwrap() {
+            if let Some(again) = display_refused(&mut retried, started, &mut reader, || {
+                spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"), envs)
+            }) {
+                (child, reader) = again;
+                continue;
+            }
             break status.code();
         }
         if started.elapsed() > limit {
@@ -248,7 +279,7 @@ pub fn run_host_until_env(
     let dir = tempfile::tempdir().unwrap();
     let trace_path = dir.path().join("trace.jsonl");
     let started = Instant::now();
-    let (mut child, reader) = spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"), envs);
+    let (mut child, mut reader) = spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"), envs);
     let read = || -> Vec<Value> {
         std::fs::read_to_string(&trace_path)
             .unwrap_or_default()
@@ -256,9 +287,19 @@ pub fn run_host_until_env(
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect()
     };
+    let mut retried = false;
     loop {
         if done(&read()) || started.elapsed() > limit {
             break;
+        }
+        // A host that ended by itself is not waited for until the limit.
+        if child.try_wait().unwrap().is_some() {
+            match display_refused(&mut retried, started, &mut reader, || {
+                spawn_host(args, &trace_path, Some("mcp_apps_host=debug,warn"), envs)
+            }) {
+                Some(again) => (child, reader) = again,
+                None => break,
+            }
         }
         std::thread::sleep(Duration::from_millis(100));
     }
