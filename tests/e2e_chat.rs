@@ -716,3 +716,46 @@ fn the_person_stops_the_model_mid_call() {
     );
     assert!(run.dir("host->view").any(|m| m["method"] == "ui/notifications/tool-cancelled"), "the View was not told");
 }
+
+/// The model's Markdown is drawn as elements (bold, code, lists, fenced code), and HTML in it
+/// stays text: the page reads its own card back and says what it found in the next prompt.
+#[test]
+fn the_models_markdown_is_drawn_and_its_html_stays_text() {
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        const card = await until(() => [...document.querySelectorAll(".card.turn.assistant")].find((c) => c.textContent.includes("Done.")), 30000);
+        await wait(200);
+        const t = card.querySelector(".turn-text");
+        const found = { strong: t.querySelectorAll("strong").length, code: t.querySelectorAll("code").length,
+          li: t.querySelectorAll("li").length, pre: t.querySelectorAll("pre").length, b: t.querySelectorAll("b").length,
+          stars: t.textContent.includes("**"), html: t.textContent.includes("<b>not html</b>") };
+        document.getElementById("prompt-text").value = "DOM " + JSON.stringify(found);
+        document.getElementById("prompt-send").click();
+        "##,
+    );
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--automation".into(), script];
+    args.extend(model.model_args("openai"));
+    args.extend(["--prompt".to_owned(), "markdown please".into()]);
+    let data_home = model.data_home();
+    let run = run_host_until_env(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("XDG_DATA_HOME", &data_home)],
+        |t| t.iter().filter(|r| r["dir"] == "model->host").count() >= 2,
+        LIMIT,
+    );
+    let dom = model
+        .requests()
+        .iter()
+        .find_map(|r| {
+            let last = r["body"]["messages"].as_array()?.last()?.clone();
+            last["content"].as_str()?.strip_prefix("DOM ").map(|j| serde_json::from_str::<Value>(j).unwrap())
+        })
+        .unwrap_or_else(|| panic!("the page never reported: {}", run.stderr));
+    assert_eq!(
+        dom,
+        serde_json::json!({"strong": 1, "code": 2, "li": 2, "pre": 1, "b": 0, "stars": false, "html": true})
+    );
+}
