@@ -535,7 +535,7 @@ fn a_crash_while_the_model_writes_a_call_never_calls_the_tool_without_it() {
     let model = ModelServer::start();
     let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--consent".into(), "allow".into()];
     args.extend(model.model_args("openai"));
-    args.extend(["--prompt".to_owned(), "please show order".into()]);
+    args.extend(["--prompt".to_owned(), "slow show order".into()]);
     let killed = std::cell::Cell::new(false);
     let data_home = model.data_home();
     let run = run_host_watch(
@@ -695,7 +695,7 @@ fn the_person_stops_the_model_mid_call() {
     let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server(), "--consent".into(), "allow".into()];
     args.extend(["--automation".to_owned(), script]);
     args.extend(model.model_args("openai"));
-    args.extend(["--prompt".to_owned(), "please show order".into()]);
+    args.extend(["--prompt".to_owned(), "slow show order".into()]);
     let data_home = model.data_home();
     let run = run_host_until_env(
         &args.iter().map(String::as_str).collect::<Vec<_>>(),

@@ -314,27 +314,46 @@ pub fn run_host_watch(
     let dir = tempfile::tempdir().unwrap();
     let trace_path = dir.path().join("trace.jsonl");
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
-        .args(args)
-        .arg("--trace")
-        .arg(&trace_path)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("MCP_APPS_HOST_LOG", "mcp_apps_host=info,warn")
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let pid = child.id();
-    let (out_pipe, err_pipe) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out_reader = std::thread::spawn(move || std::io::read_to_string(out_pipe).unwrap_or_default());
-    let err_reader = std::thread::spawn(move || std::io::read_to_string(err_pipe).unwrap_or_default());
+    let spawn = || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+            .args(args)
+            .arg("--trace")
+            .arg(&trace_path)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("MCP_APPS_HOST_LOG", "mcp_apps_host=info,warn")
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let (out_pipe, err_pipe) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        let out_reader = std::thread::spawn(move || std::io::read_to_string(out_pipe).unwrap_or_default());
+        let err_reader = std::thread::spawn(move || std::io::read_to_string(err_pipe).unwrap_or_default());
+        (child, out_reader, err_reader)
+    };
+    let (mut child, mut out_reader, mut err_reader) = spawn();
+    let mut pid = child.id();
+    let mut retried = false;
     let mut rss = Vec::new();
     let mut others = 0;
     let mut final_procs = Vec::new();
     let mut last_read = Instant::now() - Duration::from_secs(1);
     let (alive_at_end, code) = loop {
         if let Some(status) = child.try_wait().unwrap() {
+            // The X server refused the host at once (seen on a busy machine): once more.
+            if !retried && started.elapsed() < Duration::from_secs(10) {
+                let stderr =
+                    std::mem::replace(&mut err_reader, std::thread::spawn(String::new)).join().unwrap_or_default();
+                if stderr.contains("cannot open the display") {
+                    retried = true;
+                    eprintln!("the X server refused the host's connection; starting it once more");
+                    std::thread::sleep(Duration::from_secs(1));
+                    (child, out_reader, err_reader) = spawn();
+                    pid = child.id();
+                    continue;
+                }
+                err_reader = std::thread::spawn(move || stderr);
+            }
             break (false, status.code());
         }
         let slow_tick = last_read.elapsed() >= Duration::from_millis(250);
