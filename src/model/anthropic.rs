@@ -8,43 +8,25 @@
 use std::collections::HashMap;
 
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
 use super::wire::{self, Step};
-use super::{ChatItem, Model, ModelError, ModelEvent, ModelRequest, ModelSpec};
+use super::{ChatItem, ModelError, ModelEvent, ModelRequest, ModelSpec};
 
 /// The API version this host speaks.
 const API_VERSION: &str = "2023-06-01";
 
-pub(super) struct Messages {
-    pub(super) spec: ModelSpec,
-    pub(super) http: reqwest::Client,
+/// Where a request goes.
+pub(super) fn endpoint(spec: &ModelSpec) -> url::Url {
+    wire::endpoint(&spec.base_url, "v1/messages")
 }
 
-impl Model for Messages {
-    fn describe(&self) -> String {
-        self.spec.describe()
+/// The request's headers: the API version, and the key if any.
+pub(super) fn headers(spec: &ModelSpec) -> Vec<(&'static str, String)> {
+    let mut headers = vec![("anthropic-version", API_VERSION.to_owned())];
+    if let Some(key) = &spec.api_key {
+        headers.push(("x-api-key", key.expose().to_owned()));
     }
-
-    fn name(&self) -> String {
-        self.spec.name.clone()
-    }
-
-    fn stream(&self, request: ModelRequest) -> mpsc::Receiver<Result<ModelEvent, ModelError>> {
-        let (tx, rx) = super::channel();
-        let body = body(&self.spec, &request);
-        let url = wire::endpoint(&self.spec.base_url, "v1/messages");
-        let mut headers = vec![("anthropic-version", API_VERSION.to_owned())];
-        if let Some(key) = &self.spec.api_key {
-            headers.push(("x-api-key", key.expose().to_owned()));
-        }
-        let http = self.http.clone();
-        tokio::spawn(async move {
-            let mut blocks = Blocks::default();
-            wire::stream_post(&http, url, headers, body, &tx, |event, data| blocks.take(event, data)).await;
-        });
-        rx
-    }
+    headers
 }
 
 /// The request body: user and tool-result turns merged where the API wants one `user` turn.
@@ -110,14 +92,14 @@ pub(super) fn body(spec: &ModelSpec, request: &ModelRequest) -> Value {
 
 /// The content blocks of one answer.
 #[derive(Default)]
-struct Blocks {
+pub(super) struct Blocks {
     /// The API's block index -> our tool-call index, for `tool_use` blocks.
     calls: HashMap<u64, usize>,
     stop_reason: Option<String>,
 }
 
 impl Blocks {
-    fn take(&mut self, event: Option<&str>, data: &str) -> Result<Step, ModelError> {
+    pub(super) fn take(&mut self, event: Option<&str>, data: &str) -> Result<Step, ModelError> {
         let v: Value = serde_json::from_str(data).map_err(|e| {
             ModelError::Protocol(format!("an event is not JSON ({e}): {}", crate::consent::one_line_max(data, 200)))
         })?;

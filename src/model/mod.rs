@@ -205,10 +205,7 @@ impl ModelSpec {
             .connect_timeout(std::time::Duration::from_secs(10))
             .build()
             .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
-        Ok(match self.provider {
-            Provider::OpenAi | Provider::Ollama => Arc::new(openai::ChatCompletions { spec: self, http }),
-            Provider::Anthropic => Arc::new(anthropic::Messages { spec: self, http }),
-        })
+        Ok(Arc::new(wire::HttpModel { spec: self, http }))
     }
 }
 

@@ -8,37 +8,18 @@
 use std::collections::HashMap;
 
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
 use super::wire::{self, Step};
-use super::{ChatItem, Model, ModelError, ModelEvent, ModelRequest, ModelSpec};
+use super::{ChatItem, ModelError, ModelEvent, ModelRequest, ModelSpec};
 
-pub(super) struct ChatCompletions {
-    pub(super) spec: ModelSpec,
-    pub(super) http: reqwest::Client,
+/// Where a request goes.
+pub(super) fn endpoint(spec: &ModelSpec) -> url::Url {
+    wire::endpoint(&spec.base_url, "chat/completions")
 }
 
-impl Model for ChatCompletions {
-    fn describe(&self) -> String {
-        self.spec.describe()
-    }
-
-    fn name(&self) -> String {
-        self.spec.name.clone()
-    }
-
-    fn stream(&self, request: ModelRequest) -> mpsc::Receiver<Result<ModelEvent, ModelError>> {
-        let (tx, rx) = super::channel();
-        let body = body(&self.spec, &request);
-        let url = wire::endpoint(&self.spec.base_url, "chat/completions");
-        let headers = self.spec.api_key.iter().map(|k| ("authorization", format!("Bearer {}", k.expose()))).collect();
-        let http = self.http.clone();
-        tokio::spawn(async move {
-            let mut chunks = Chunks::default();
-            wire::stream_post(&http, url, headers, body, &tx, |_, data| chunks.take(data)).await;
-        });
-        rx
-    }
+/// The request's headers (the key, if any, as a bearer token).
+pub(super) fn headers(spec: &ModelSpec) -> Vec<(&'static str, String)> {
+    spec.api_key.iter().map(|k| ("authorization", format!("Bearer {}", k.expose()))).collect()
 }
 
 /// The request body.
@@ -97,7 +78,7 @@ enum CallKey {
 
 /// The chunks of one answer.
 #[derive(Default)]
-struct Chunks {
+pub(super) struct Chunks {
     /// The API's tool-call index (or, from servers that leave it out, its id) -> ours, in the
     /// order they started.
     calls: HashMap<CallKey, usize>,
@@ -107,7 +88,7 @@ struct Chunks {
 }
 
 impl Chunks {
-    fn take(&mut self, data: &str) -> Result<Step, ModelError> {
+    pub(super) fn take(&mut self, data: &str) -> Result<Step, ModelError> {
         if data.trim() == "[DONE]" {
             let stop_reason = self.finish.take().unwrap_or_else(|| "stop".into());
             return Ok(Step::Done(vec![ModelEvent::End { stop_reason }]));

@@ -6,7 +6,44 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use url::Url;
 
-use super::{ModelError, ModelEvent};
+use super::{anthropic, openai, Model, ModelError, ModelEvent, ModelRequest, ModelSpec, Provider};
+
+/// A model behind an HTTP API, in the wire format of its provider.
+pub(super) struct HttpModel {
+    pub(super) spec: ModelSpec,
+    pub(super) http: reqwest::Client,
+}
+
+impl Model for HttpModel {
+    fn describe(&self) -> String {
+        self.spec.describe()
+    }
+
+    fn name(&self) -> String {
+        self.spec.name.clone()
+    }
+
+    fn stream(&self, request: ModelRequest) -> tokio::sync::mpsc::Receiver<Result<ModelEvent, ModelError>> {
+        let (tx, rx) = super::channel();
+        let (spec, http) = (&self.spec, self.http.clone());
+        let anthropic = spec.provider == Provider::Anthropic;
+        let (url, headers, body) = if anthropic {
+            (anthropic::endpoint(spec), anthropic::headers(spec), anthropic::body(spec, &request))
+        } else {
+            (openai::endpoint(spec), openai::headers(spec), openai::body(spec, &request))
+        };
+        tokio::spawn(async move {
+            if anthropic {
+                let mut blocks = anthropic::Blocks::default();
+                stream_post(&http, url, headers, body, &tx, |event, data| blocks.take(event, data)).await;
+            } else {
+                let mut chunks = openai::Chunks::default();
+                stream_post(&http, url, headers, body, &tx, |_, data| chunks.take(data)).await;
+            }
+        });
+        rx
+    }
+}
 use crate::server::sse::EventSizeGuard;
 
 /// One server-sent event may hold at most this much (a tool call's arguments come in many).

@@ -45,6 +45,8 @@ pub(super) struct Chat {
     prompted: bool,
     /// A reopened conversation, shown again once the servers are connected.
     replay: Option<Stored>,
+    /// It is in the picker's list (a reopened one is from the start).
+    listed: bool,
     /// Tools the person allowed for the rest of the session: `(server, tool)`.
     allowed: HashSet<(String, String)>,
     /// Open "run this tool?" dialogs: the tool each asks about, and the dialog (shown again in
@@ -254,8 +256,11 @@ impl Controller {
                     chat.turns = chat.turns.saturating_sub(1);
                     chat.turns == 0 && chat.prompted
                 });
-                // The conversation is in the list once it has a turn.
-                self.show_conversations();
+                // A new conversation is in the list once it has a turn: the list (a read of
+                // every file's start) is made again then, not after every turn.
+                if self.chat.as_mut().is_some_and(|chat| !std::mem::replace(&mut chat.listed, true)) {
+                    self.show_conversations();
+                }
                 if idle && self.options.exit_after == Some(ExitAfter::Answer) {
                     self.finish(i32::from(error.is_some()));
                 }
@@ -419,13 +424,7 @@ impl Controller {
                         Some(result) => result_for_person(result),
                         None => (crate::desktop::dialogs::content_text(&outcome.content), true),
                     };
-                    let cmd = ShellCommand::Text {
-                        view: None,
-                        title: format!("Result of {}", tool_label(entry.name())),
-                        text: consent::block(&text),
-                        error,
-                    };
-                    let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
+                    let _ = ui.send_event(UserEvent::Shell(result_card(entry.name(), &text, error)));
                     let _ = reply.send(outcome);
                 }
             }
@@ -483,18 +482,14 @@ impl Controller {
             match decision {
                 None => {
                     // A View still starting hears it once it is up.
-                    if handle.is_none() && starting {
-                        handle = tokio::time::timeout(VIEW_WAIT, session).await.ok().and_then(Result::ok);
-                    }
+                    let handle = view_once_up(handle, starting, session).await;
                     if let Some(h) = &handle {
                         h.call_not_made(Some("the model's call was not made".into()));
                     }
                 }
                 Some(Go::Refuse { reason, reply }) => {
                     let _ = reply.send(ToolOutcome::error(reason.clone()));
-                    if handle.is_none() && starting {
-                        handle = tokio::time::timeout(VIEW_WAIT, session).await.ok().and_then(Result::ok);
-                    }
+                    let handle = view_once_up(handle, starting, session).await;
                     if let Some(h) = &handle {
                         h.call_not_made(Some(reason.clone()));
                     }
@@ -509,8 +504,8 @@ impl Controller {
                     let text = outcome.result.as_ref().map(result_for_person);
                     let _ = reply.send(outcome);
                     let late = handle.is_none() && starting;
+                    let handle = view_once_up(handle, starting, session).await;
                     if late {
-                        handle = tokio::time::timeout(VIEW_WAIT, session).await.ok().and_then(Result::ok);
                         if let Some(h) = &handle {
                             h.tool_input(arguments);
                         }
@@ -521,13 +516,7 @@ impl Controller {
                         // No View came (its setup failed): the result as text, like a plain tool's.
                         (None, _) => {
                             let (text, error) = text.unwrap_or_else(|| (raw.clone().err().unwrap_or_default(), true));
-                            let cmd = ShellCommand::Text {
-                                view: None,
-                                title: format!("Result of {}", tool_label(entry.name())),
-                                text: consent::block(&text),
-                                error,
-                            };
-                            let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
+                            let _ = ui.send_event(UserEvent::Shell(result_card(entry.name(), &text, error)));
                         }
                     }
                     let _ = results.send((view, raw));
@@ -535,6 +524,24 @@ impl Controller {
             }
         });
     }
+}
+
+/// A model's call whose View is still starting: the View once it is up (bounded wait), or none.
+async fn view_once_up(
+    handle: Option<ViewHandle>,
+    starting: bool,
+    session: oneshot::Receiver<ViewHandle>,
+) -> Option<ViewHandle> {
+    if handle.is_some() || !starting {
+        return handle;
+    }
+    tokio::time::timeout(VIEW_WAIT, session).await.ok().and_then(Result::ok)
+}
+
+/// The card of a model call's result shown as text (a plain tool's, or a View that never came).
+fn result_card(tool: &str, text: &str, error: bool) -> String {
+    let title = format!("Result of {}", tool_label(tool));
+    ShellCommand::Text { view: None, title, text: consent::block(text), error }.to_text()
 }
 
 /// Calls `entry` for the model through its server's port (restart and sign-in on demand).

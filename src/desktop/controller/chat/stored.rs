@@ -48,6 +48,7 @@ impl Controller {
             calls: HashMap::new(),
             turns: 0,
             prompted,
+            listed: replay.is_some(),
             replay,
             allowed: HashSet::new(),
             asking: HashMap::new(),
