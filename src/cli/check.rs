@@ -403,6 +403,8 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
     };
     let server = survey.conn.name().to_owned();
     let protocol = survey.conn.protocol_version();
+    let negotiation = survey.conn.negotiation().map(|n| n.method());
+    let revision = survey.conn.revision_label();
     let ui_tools: Vec<&Value> = survey
         .tools
         .iter()
@@ -474,11 +476,11 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
     if args.json {
         let passed = checks.iter().filter(|c| c.status == "pass").count();
         let skipped = checks.len() - passed - failed;
-        let report = json!({"server": server, "protocolVersion": protocol, "tools": checks,
+        let report = json!({"server": server, "protocolVersion": protocol, "negotiation": negotiation, "tools": checks,
             "summary": {"passed": passed, "failed": failed, "skipped": skipped}});
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        match &protocol {
+        match &revision {
             Some(version) => println!("server: {server} (MCP {version})"),
             None => println!("server: {server}"),
         }

@@ -103,13 +103,13 @@ pub fn inspect(args: InspectArgs) -> anyhow::Result<i32> {
         }
     };
     let name = survey.conn.name().to_owned();
-    let protocol = survey.conn.protocol_version();
     if args.json {
         let mut report = report_json(&name, &survey.report);
-        report["protocolVersion"] = serde_json::json!(protocol);
+        report["protocolVersion"] = serde_json::json!(survey.conn.protocol_version());
+        report["negotiation"] = serde_json::json!(survey.conn.negotiation().map(|n| n.method()));
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_human(&name, protocol.as_deref(), &survey.report);
+        print_human(&name, survey.conn.revision_label().as_deref(), &survey.report);
     }
     Ok(if survey.report.count(Severity::Error) > 0 { 1 } else { 0 })
 }

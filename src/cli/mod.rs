@@ -388,9 +388,30 @@ fn demo(mut args: RunArgs) -> anyhow::Result<i32> {
 }
 
 /// Runs the CLI and returns the process exit code (0 ok, 1 failure, 2 usage).
+/// A reader that stops early (`mcp-apps-host inspect ... | head`) closes stdout, and `println!`
+/// panics on the broken pipe. That ends the program as it ends any Unix tool: quietly, with
+/// status 141 (128 + SIGPIPE). SIGPIPE itself stays ignored (Rust's default): a write into a
+/// stdio server that died must be an error, not the end of the host.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    quiet_on_closed_stdout();
     let outcome = match cli.command {
         Command::Run(args) => run(args),
         Command::Inspect(args) => inspect::inspect(args),

@@ -1,45 +1,39 @@
 //! One live MCP client connection (rmcp), with the server's tools and resources indexed.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-#[allow(deprecated)]
-use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
-    CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ErrorCode,
-    Implementation, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams, Request,
+    CallToolRequestParams, CancelledNotificationParam, ClientRequest, InputResponses, PaginatedRequestParams,
+    ReadResourceRequestParams, Request, ServerResult,
 };
-use rmcp::service::{ClientInitializeError, PeerRequestOptions};
-// Sampling and roots are deprecated upstream (SEP-2577), but servers of the current spec use them.
-#[allow(deprecated)]
-use rmcp::model::{CreateMessageRequestMethod, CreateMessageRequestParams, CreateMessageResult, ListRootsResult};
-use rmcp::model::{
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
-    RootsCapabilities, SamplingCapability, UrlElicitationCapability,
-};
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::service::{ClientInitializeError, PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::ErrorData as McpError;
-use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceError};
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncBufReadExt;
 
 use super::auth::{Authorizer, ClientRegistration, SharedAuthorizer, TokenFile, SIGN_IN_TIMEOUT};
 use super::config::ServerSpec;
+pub use super::host_client::ServerChange;
+use super::host_client::{HostClient, ProgressRoutes, MAX_INPUT_ROUNDS};
+pub use super::lifecycle::Negotiation;
+use super::lifecycle::{handshake, HandshakeFailure, Startup};
 use super::requests::{
-    parse_elicitation, validate_content, ElicitAnswer, ElicitationGate, ElicitationKind, Root, ServerRequests,
-    SharedRequests, Unattended, ELICITATION_TIMEOUT, MAX_PENDING_ELICITATIONS, SAMPLING_TIMEOUT,
+    ElicitationGate, Root, ServerRequests, Unattended, ELICITATION_TIMEOUT, MAX_PENDING_ELICITATIONS,
 };
 use super::sse::{display_url, SseError, SseOptions, SseTransport};
+use super::subscriptions::Listening;
 use crate::bridge::{BoxFuture, CallControl, ServerPort};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::code;
-use crate::protocol::{RpcError, EXTENSION_ID, RESOURCE_MIME_TYPE};
+use crate::protocol::RpcError;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 
 /// How long a request may take before it is cancelled (the View gets an error, never a hang).
@@ -236,204 +230,27 @@ impl ConnectOptions {
     }
 }
 
-type ProgressRoutes = Arc<Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<Value>>>>;
-
-/// The client side of one server: what the host tells it and what it hears back.
-#[derive(Clone)]
-struct HostClient {
-    server: String,
-    /// rmcp progress token -> where that call's progress goes.
-    progress: ProgressRoutes,
-    /// Where list changes and resource updates go.
-    changes: tokio::sync::broadcast::Sender<ServerChange>,
-    /// Who answers elicitation and sampling.
-    requests: SharedRequests,
-    /// What `roots/list` answers.
-    roots: Arc<Vec<Root>>,
-    elicitation_timeout: Duration,
-    /// This server's elicitations that wait for an answer.
-    elicitations: ElicitationGate,
-}
-
-/// Something the server says changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ServerChange {
-    /// `notifications/tools/list_changed`.
-    Tools,
-    /// `notifications/resources/list_changed`.
-    Resources,
-    /// `notifications/resources/updated` for this URI.
-    ResourceUpdated(String),
-}
-
-impl ClientHandler for HostClient {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.changes.send(ServerChange::Tools);
+/// `request` again, with the answers to what the server asked and its `requestState` echoed
+/// (as it came: the host never reads it).
+fn with_input(
+    request: &ClientRequest,
+    answers: InputResponses,
+    state: Option<String>,
+) -> Result<ClientRequest, RpcError> {
+    let internal = |e: serde_json::Error| RpcError::new(code::INTERNAL_ERROR, e.to_string());
+    let mut value = serde_json::to_value(request).map_err(internal)?;
+    let Some(params) = value.get_mut("params").and_then(Value::as_object_mut) else {
+        return Err(RpcError::new(code::INTERNAL_ERROR, "a request without params cannot carry input answers"));
+    };
+    params.remove("inputResponses");
+    params.remove("requestState");
+    if !answers.is_empty() {
+        params.insert("inputResponses".into(), serde_json::to_value(answers).map_err(internal)?);
     }
-
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.changes.send(ServerChange::Resources);
+    if let Some(state) = state {
+        params.insert("requestState".into(), Value::String(state));
     }
-
-    async fn on_resource_updated(
-        &self,
-        params: rmcp::model::ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let _ = self.changes.send(ServerChange::ResourceUpdated(params.uri));
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        let mut ui = Map::new();
-        ui.insert("mimeTypes".into(), json!([RESOURCE_MIME_TYPE]));
-        capabilities.extensions = Some([(EXTENSION_ID.to_owned(), ui)].into_iter().collect());
-        #[allow(deprecated)]
-        {
-            let mut roots = RootsCapabilities::default();
-            roots.list_changed = Some(false);
-            capabilities.roots = Some(roots);
-            if self.requests.can_sample() {
-                capabilities.sampling = Some(SamplingCapability::default());
-            }
-        }
-        if self.requests.can_elicit() {
-            // Accepted content is validated against the requested schema before it is sent.
-            let mut form = FormElicitationCapability::new();
-            form.schema_validation = Some(true);
-            let mut elicitation = ElicitationCapability::new();
-            elicitation.form = Some(form);
-            elicitation.url = Some(UrlElicitationCapability::default());
-            capabilities.elicitation = Some(elicitation);
-        }
-        let mut config =
-            ClientConfig::new(capabilities, Implementation::new("mcp-apps-host", env!("CARGO_PKG_VERSION")));
-        // rmcp offers its LATEST (2026-07-28), the revision that replaced `initialize` (SEP-2567);
-        // a client that performs the `initialize` handshake offers the newest revision that has it.
-        config.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
-        config
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        context: RequestContext<RoleClient>,
-    ) -> std::result::Result<ElicitResult, McpError> {
-        // Refused before anything is parsed or shown: a flood costs the host next to nothing.
-        let _slot = match self.elicitations.enter() {
-            Ok(slot) => slot,
-            Err(reason) => {
-                tracing::warn!(server = %self.server, "elicitation refused: {reason}");
-                return Err(McpError::new(ErrorCode(code::DENIED as i32), reason, None));
-            }
-        };
-        let params = serde_json::to_value(&request).unwrap_or_default();
-        let elicitation = match parse_elicitation(&self.server, &params) {
-            Ok(e) => e,
-            Err(reason) => {
-                tracing::warn!(server = %self.server, "elicitation refused: {reason}");
-                return Err(McpError::invalid_params(reason, None));
-            }
-        };
-        let schema = match &elicitation.kind {
-            ElicitationKind::Form { schema } => Some(schema.clone()),
-            ElicitationKind::Url { .. } => None,
-        };
-        tracing::info!(server = %self.server, "elicitation: {}", elicitation.message);
-        let limit = self.elicitation_timeout;
-        let answer = tokio::select! {
-            answer = tokio::time::timeout(limit, self.requests.elicit(elicitation)) => match answer {
-                Ok(answer) => answer,
-                Err(_) => {
-                    tracing::warn!(server = %self.server, "elicitation cancelled: no answer within {} s", limit.as_secs());
-                    ElicitAnswer::Cancel
-                }
-            },
-            // The server withdrew the request (or the connection ended): stop asking.
-            () = context.ct.cancelled() => {
-                tracing::info!(server = %self.server, "elicitation withdrawn by the server");
-                ElicitAnswer::Cancel
-            }
-        };
-        if let (ElicitAnswer::Accept(content), Some(schema)) = (&answer, &schema) {
-            if let Err(reason) = validate_content(schema, content) {
-                tracing::warn!(server = %self.server, "elicitation answer does not match the requested schema: {reason}");
-                return Err(McpError::internal_error(
-                    format!("the host's answer did not match the requested schema: {reason}"),
-                    None,
-                ));
-            }
-        }
-        tracing::info!(server = %self.server, action = answer.action(), "elicitation answered");
-        let action = match answer {
-            ElicitAnswer::Accept(_) => ElicitationAction::Accept,
-            ElicitAnswer::Decline => ElicitationAction::Decline,
-            ElicitAnswer::Cancel => ElicitationAction::Cancel,
-        };
-        let mut result = ElicitResult::new(action);
-        if let ElicitAnswer::Accept(content) = answer {
-            if schema.is_some() {
-                result.content = Some(Value::Object(content));
-            }
-        }
-        Ok(result)
-    }
-
-    #[allow(deprecated)]
-    async fn create_message(
-        &self,
-        params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> std::result::Result<CreateMessageResult, McpError> {
-        if !self.requests.can_sample() {
-            return Err(McpError::method_not_found::<CreateMessageRequestMethod>());
-        }
-        let params = serde_json::to_value(&params).unwrap_or_default();
-        let limit = SAMPLING_TIMEOUT;
-        let answer = tokio::time::timeout(limit, self.requests.sample(&self.server, params)).await;
-        let value = match answer {
-            Err(_) => {
-                return Err(McpError::internal_error(format!("sampling took longer than {} s", limit.as_secs()), None))
-            }
-            Ok(Err(e)) => return Err(McpError::new(rmcp::model::ErrorCode(e.code as i32), e.message, e.data)),
-            Ok(Ok(value)) => value,
-        };
-        serde_json::from_value(value).map_err(|e| {
-            McpError::internal_error(format!("the sampler's answer is not a CreateMessageResult: {e}"), None)
-        })
-    }
-
-    #[allow(deprecated)]
-    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> std::result::Result<ListRootsResult, McpError> {
-        let roots = json!({"roots": self.roots.iter().map(Root::to_json).collect::<Vec<_>>()});
-        serde_json::from_value(roots).map_err(|e| McpError::internal_error(e.to_string(), None))
-    }
-
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        let key = serde_json::to_string(&params.progress_token).unwrap_or_default();
-        let route = self.progress.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
-        if let Some(route) = route {
-            let mut update = json!({"progress": params.progress});
-            if let Some(total) = params.total {
-                update["total"] = json!(total);
-            }
-            if let Some(message) = params.message {
-                update["message"] = json!(message);
-            }
-            let _ = route.send(update);
-        }
-    }
-
-    // Deprecated upstream (SEP-2577), but servers of the current spec still send it.
-    #[allow(deprecated)]
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        tracing::info!(server = %self.server, level = ?params.level, "server log: {}", params.data);
-    }
+    serde_json::from_value(value).map_err(internal)
 }
 
 /// A connected MCP server.
@@ -450,6 +267,10 @@ pub struct Connection {
     changes: tokio::sync::broadcast::Sender<ServerChange>,
     /// The server process (stdio only).
     pid: Option<u32>,
+    /// Who answers what a 2026-07-28 server asks inside its results.
+    client: HostClient,
+    /// A 2026-07-28 server's change notifications.
+    listening: tokio::sync::Mutex<Listening>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -546,13 +367,19 @@ impl Connection {
         let handshake_failed = |reason: String| Error::Handshake { server: name.clone(), reason };
         let (service, pid) = match spec {
             ServerSpec::Stdio { program, args, env, cwd, .. } => {
-                let (transport, pid) = spawn_stdio(&name, program, args, env, cwd.as_deref(), &stderr_tail)?;
-                match handshake(client, transport, deadline, options.handshake_timeout).await {
-                    Ok(service) => (service, pid),
-                    Err(reason) => {
-                        // Give the stderr reader a moment: the reason a server died is usually its last words.
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        return Err(handshake_failed(with_tail(&reason, &stderr_tail)));
+                let mut startup = Startup::Probe;
+                loop {
+                    let (transport, pid) = spawn_stdio(&name, program, args, env, cwd.as_deref(), &stderr_tail)?;
+                    let limit = options.handshake_timeout;
+                    match handshake(client.clone(), transport, startup, deadline, limit).await {
+                        Ok(service) => break (service, pid),
+                        // A fresh process: the first one's stdin holds a failed lifecycle.
+                        Err(failure) if failure.try_initialize => startup = Startup::Initialize,
+                        Err(failure) => {
+                            // Give the stderr reader a moment: the reason a server died is usually its last words.
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            return Err(handshake_failed(with_tail(&failure.reason, &stderr_tail)));
+                        }
                     }
                 }
             }
@@ -566,28 +393,37 @@ impl Connection {
                     Some(m) => Some(m),
                     None => tokio::time::timeout_at(deadline, stored_sign_in(spec, url, &options)).await.ok().flatten(),
                 };
-                let outcome = match manager {
-                    Some(manager) => {
-                        let http = AuthClient::new(remote_http_client()?, manager);
-                        let transport = StreamableHttpClientTransport::with_client(http, config);
-                        handshake_raw(client, transport, deadline, options.handshake_timeout).await
-                    }
-                    None => {
-                        let transport = StreamableHttpClientTransport::<reqwest::Client>::from_config(config);
-                        handshake_raw(client, transport, deadline, options.handshake_timeout).await
-                    }
+                let authorized = match manager {
+                    Some(manager) => Some(AuthClient::new(remote_http_client()?, manager)),
+                    None => None,
                 };
-                let service = match outcome {
-                    Ok(service) => service,
-                    Err((_, Some(challenge))) => {
-                        return Err(Error::AuthRequired { server: name.clone(), challenge });
-                    }
-                    Err((reason, None)) => {
-                        let hint = http_hint(&reason);
-                        return Err(handshake_failed(format!(
-                            "{reason} (Streamable HTTP, POST {}){hint}",
-                            display_url(url)
-                        )));
+                let mut startup = Startup::Probe;
+                let service = loop {
+                    let limit = options.handshake_timeout;
+                    let outcome = match authorized.clone() {
+                        Some(http) => {
+                            let transport = StreamableHttpClientTransport::with_client(http, config.clone());
+                            handshake(client.clone(), transport, startup, deadline, limit).await
+                        }
+                        None => {
+                            let transport =
+                                StreamableHttpClientTransport::<reqwest::Client>::from_config(config.clone());
+                            handshake(client.clone(), transport, startup, deadline, limit).await
+                        }
+                    };
+                    match outcome {
+                        Ok(service) => break service,
+                        Err(failure) if failure.try_initialize => startup = Startup::Initialize,
+                        Err(HandshakeFailure { challenge: Some(challenge), .. }) => {
+                            return Err(Error::AuthRequired { server: name.clone(), challenge });
+                        }
+                        Err(HandshakeFailure { reason, .. }) => {
+                            let hint = http_hint(&reason);
+                            return Err(handshake_failed(format!(
+                                "{reason} (Streamable HTTP, POST {}){hint}",
+                                display_url(url)
+                            )));
+                        }
                     }
                 };
                 (service, None)
@@ -597,9 +433,10 @@ impl Connection {
                     .ok_or_else(|| handshake_failed(format!("there is no built-in server {builtin:?}")))?;
                 let (client_end, server_end) = tokio::io::duplex(1 << 20);
                 tokio::spawn(crate::demo::serve_stream(server_end, handler));
-                let service = handshake(client, client_end, deadline, options.handshake_timeout)
-                    .await
-                    .map_err(handshake_failed)?;
+                let service =
+                    handshake(client.clone(), client_end, Startup::Initialize, deadline, options.handshake_timeout)
+                        .await
+                        .map_err(|failure| handshake_failed(failure.reason))?;
                 (service, None)
             }
             ServerSpec::Sse { url, headers, .. } => {
@@ -630,9 +467,12 @@ impl Connection {
                         )))
                     }
                 };
-                let service = handshake(client, transport, deadline, options.handshake_timeout)
-                    .await
-                    .map_err(|reason| handshake_failed(format!("{reason} (legacy HTTP+SSE, {})", display_url(url))))?;
+                let service =
+                    handshake(client.clone(), transport, Startup::Initialize, deadline, options.handshake_timeout)
+                        .await
+                        .map_err(|failure| {
+                            handshake_failed(format!("{} (legacy HTTP+SSE, {})", failure.reason, display_url(url)))
+                        })?;
                 (service, None)
             }
         };
@@ -652,10 +492,19 @@ impl Connection {
             progress,
             changes,
             pid,
+            client,
+            listening: Default::default(),
         });
         if let Err(e) = conn.refresh().await {
             conn.shutdown().await;
             return Err(e);
+        }
+        if conn.negotiation() == Some(Negotiation::Discover) {
+            let mut listening = conn.listening.lock().await;
+            if let Err(e) = listening.listen(&conn.peer, None, &conn.changes, LIST_PAGE_TIMEOUT).await {
+                // The server still works; the host just hears of its changes when it next asks.
+                tracing::warn!(server = %conn.name, "subscriptions/listen failed: {e}");
+            }
         }
         Ok(conn)
     }
@@ -760,8 +609,9 @@ impl Connection {
         self.changes.subscribe()
     }
 
-    /// Asks the server to announce changes of `uri` (`resources/subscribe`), when it can, within
-    /// the request timeout.
+    /// Asks the server to announce changes of `uri`, when it can, within the request timeout:
+    /// `resources/subscribe` (2025 revisions), or a `subscriptions/listen` stream that names it
+    /// (2026-07-28).
     pub async fn subscribe(&self, uri: &str) -> Result<(), RpcError> {
         let can = self
             .peer
@@ -771,6 +621,10 @@ impl Connection {
             return Err(RpcError::method_not_found("resources/subscribe (the server does not offer it)"));
         }
         let timeout = self.options.request_timeout;
+        if self.negotiation() == Some(Negotiation::Discover) {
+            let mut listening = self.listening.lock().await;
+            return listening.listen(&self.peer, Some(uri), &self.changes, timeout).await.map_err(rpc_error);
+        }
         match tokio::time::timeout(timeout, self.request("resources/subscribe", json!({"uri": uri}))).await {
             Ok(answer) => answer.map(drop),
             Err(_) => Err(rpc_error(ServiceError::Timeout { timeout })),
@@ -819,10 +673,25 @@ impl Connection {
         &self.name
     }
 
-    /// The protocol revision negotiated with the server (its `initialize` answer), e.g.
-    /// `2025-11-25`.
+    /// The protocol revision negotiated with the server, e.g. `2026-07-28` (chosen from its
+    /// `server/discover` answer) or `2025-11-25` (its `initialize` answer).
     pub fn protocol_version(&self) -> Option<String> {
         self.peer.peer_info().map(|i| i.protocol_version.to_string())
+    }
+
+    /// How that revision was negotiated.
+    pub fn negotiation(&self) -> Option<Negotiation> {
+        self.peer.peer_info().map(|i| Negotiation::of(&i.protocol_version))
+    }
+
+    /// The revision as people read it: `2025-11-25`, or `2026-07-28, by server/discover` for the
+    /// revisions without `initialize`.
+    pub fn revision_label(&self) -> Option<String> {
+        let version = self.protocol_version()?;
+        Some(match self.negotiation() {
+            Some(Negotiation::Discover) => format!("{version}, by server/discover"),
+            _ => version,
+        })
     }
 
     /// The server's own name for itself, from its initialize result: `serverInfo.title` when it
@@ -896,7 +765,47 @@ impl Connection {
         serde_json::to_value(result).map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))
     }
 
-    async fn send(&self, request: ClientRequest, control: CallControl) -> Result<rmcp::model::ServerResult, RpcError> {
+    /// One request to its final answer: a 2026-07-28 server may first answer `input_required`
+    /// (multi round-trip requests), asking elicitation, sampling or roots inside its result; the
+    /// host answers them as it answers the same requests of a 2025 server, and sends the request
+    /// again with the answers and the server's `requestState`, for [`MAX_INPUT_ROUNDS`] at most.
+    async fn send(&self, request: ClientRequest, control: CallControl) -> Result<ServerResult, RpcError> {
+        let CallControl { progress, cancelled, .. } = control;
+        // One cancellation for all rounds: the View cancels the call, not one round of it.
+        let cancelled = async move {
+            match cancelled {
+                Some(rx) => rx.await.ok(),
+                None => std::future::pending().await,
+            }
+        }
+        .boxed()
+        .shared();
+        let mut request = request;
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let result = self.send_once(request.clone(), progress.clone(), cancelled.clone()).await?;
+            let ServerResult::InputRequiredResult(asked) = result else { return Ok(result) };
+            let state = asked.request_state.clone();
+            let answers = tokio::select! {
+                answers = self.client.answer_input(asked) => answers.map_err(|e| rpc_error(ServiceError::McpError(e)))?,
+                reason = cancelled.clone() => {
+                    let reason = reason.flatten().unwrap_or_else(|| "by the View".into());
+                    return Err(RpcError::new(code::UNAVAILABLE, format!("cancelled: {reason}")));
+                }
+            };
+            request = with_input(&request, answers, state)?;
+        }
+        Err(RpcError::new(
+            code::UNAVAILABLE,
+            format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds; the request was given up"),
+        ))
+    }
+
+    async fn send_once(
+        &self,
+        request: ClientRequest,
+        progress: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
+        cancelled: impl Future<Output = Option<Option<String>>>,
+    ) -> Result<ServerResult, RpcError> {
         let mut options = PeerRequestOptions::with_timeout(self.options.idle_timeout).reset_timeout_on_progress();
         options.max_total_timeout = Some(self.options.max_call_duration);
         let handle =
@@ -912,15 +821,9 @@ impl Connection {
         let sent = tokio::time::Instant::now();
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
         let key = serde_json::to_string(&handle.progress_token).unwrap_or_default();
-        if let Some(route) = control.progress {
+        if let Some(route) = progress {
             self.progress.lock().unwrap_or_else(|e| e.into_inner()).insert(key.clone(), route);
         }
-        let cancelled = async {
-            match control.cancelled {
-                Some(rx) => rx.await.ok(),
-                None => std::future::pending().await,
-            }
-        };
         // rmcp enforces both limits, but its own cancel on a timeout is a write without one.
         let limit = self.options.max_call_duration + SEND_TIMEOUT;
         let outcome = tokio::select! {
@@ -985,6 +888,7 @@ impl Connection {
     /// Closes the connection: for stdio, stdin closed, then SIGTERM, then SIGKILL (3 s apart at
     /// most); for Streamable HTTP, the session is deleted; for SSE, the stream is closed.
     pub async fn shutdown(&self) {
+        self.listening.lock().await.stop();
         if let Some(mut service) = self.service.lock().await.take() {
             if let Ok(None) = service.close_with_timeout(SHUTDOWN_TIMEOUT).await {
                 let limit = SHUTDOWN_TIMEOUT.as_secs();
@@ -1066,26 +970,8 @@ fn remote_http_client() -> Result<reqwest::Client> {
         .map_err(|e| Error::Desktop(format!("cannot build the HTTP client: {e}")))
 }
 
-/// [`handshake`], with the 401 challenge (`WWW-Authenticate`) when the server asked for sign-in.
-async fn handshake_raw<T, E, A>(
-    client: HostClient,
-    transport: T,
-    deadline: tokio::time::Instant,
-    limit: Duration,
-) -> std::result::Result<RunningService<RoleClient, HostClient>, (String, Option<String>)>
-where
-    T: IntoTransport<RoleClient, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    match tokio::time::timeout_at(deadline, client.serve(transport)).await {
-        Ok(Ok(service)) => Ok(service),
-        Ok(Err(e)) => Err((describe_init_error(&e), auth_challenge(&e))),
-        Err(_) => Err((format!("no answer to initialize within {} s", limit.as_secs_f32()), None)),
-    }
-}
-
 /// The `WWW-Authenticate` challenge of a 401 (or 403 insufficient_scope) in a handshake error.
-fn auth_challenge(error: &ClientInitializeError) -> Option<String> {
+pub(super) fn auth_challenge(error: &ClientInitializeError) -> Option<String> {
     let ClientInitializeError::TransportError { error, .. } = error else { return None };
     challenge_in(error.error.as_ref())
 }
@@ -1119,26 +1005,8 @@ fn challenge_in(error: &(dyn std::error::Error + 'static)) -> Option<String> {
     None
 }
 
-/// The MCP handshake on any transport, bounded by `deadline`; the error is a sentence.
-async fn handshake<T, E, A>(
-    client: HostClient,
-    transport: T,
-    deadline: tokio::time::Instant,
-    limit: Duration,
-) -> std::result::Result<RunningService<RoleClient, HostClient>, String>
-where
-    T: IntoTransport<RoleClient, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    match tokio::time::timeout_at(deadline, client.serve(transport)).await {
-        Ok(Ok(service)) => Ok(service),
-        Ok(Err(e)) => Err(describe_init_error(&e)),
-        Err(_) => Err(format!("no answer to initialize within {} s", limit.as_secs_f32())),
-    }
-}
-
 /// rmcp's handshake errors name transport types; say what failed and why instead.
-fn describe_init_error(error: &ClientInitializeError) -> String {
+pub(super) fn describe_init_error(error: &ClientInitializeError) -> String {
     match error {
         ClientInitializeError::TransportError { error, context } => {
             format!("{context}: {}", error_chain(error.error.as_ref()))

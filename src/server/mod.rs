@@ -3,9 +3,12 @@
 pub mod auth;
 pub mod config;
 pub mod connection;
+mod host_client;
+mod lifecycle;
 pub mod registry;
 pub mod requests;
 pub mod sse;
+mod subscriptions;
 
 pub use config::ServerSpec;
 pub use connection::Connection;

@@ -1003,7 +1003,7 @@ impl Controller {
                 };
                 // `name` is the key the shell sends back; `label` is what it shows.
                 // The revision negotiated with it, for the person (and bug reports).
-                let protocol = self.servers.current(&info.name).and_then(|c| c.protocol_version());
+                let protocol = self.servers.current(&info.name).and_then(|c| c.revision_label());
                 json!({"name": info.name, "label": info.label, "status": info.status.label(), "reason": reason,
                     "retryIn": retry_in, "tools": tools, "protocol": protocol})
             })
