@@ -121,6 +121,25 @@ fn check_passes_the_reference_app_and_starts_its_own_xvfb() {
     assert!(png.len() > 5_000, "a real picture, not an empty one: {} bytes", png.len());
 }
 
+#[test]
+fn check_passes_the_app_of_a_2026_07_28_server_and_names_the_revision() {
+    // The official TS SDK v2, serving the revision without `initialize`.
+    let server = node_server("modern-server.mjs", "");
+    let out = host(&["check", "--stdio", &server, "--json", "--tool", "modern-show"], false);
+    assert_eq!(out.code, Some(0), "stdout:\n{}\nstderr:\n{}", out.stdout, out.stderr);
+    let r = json_of(&out);
+    assert_eq!(r["protocolVersion"], "2026-07-28", "{r:#}");
+    assert_eq!(r["negotiation"], "server/discover", "{r:#}");
+    let t = tool(&r, "modern-show");
+    assert_eq!(t["status"], "pass", "{t:#}");
+    assert_eq!(t["toolResultDelivered"], true);
+    let human = host(&["inspect", "--stdio", &server], false);
+    assert!(human.stdout.contains("(MCP 2026-07-28, by server/discover)"), "{}", human.stdout);
+    let legacy = host(&["inspect", "--stdio", &node_server("modern-server.mjs", "--legacy-only"), "--json"], false);
+    let r = json_of(&legacy);
+    assert_eq!((r["protocolVersion"].as_str(), r["negotiation"].as_str()), (Some("2025-11-25"), Some("initialize")));
+}
+
 fn check_fault(mode: &str, extra: &[&str]) -> (Out, Value) {
     let server = node_server("fault-server.mjs", mode);
     let mut args = vec!["check", "--stdio", &server, "--json", "--timeout", "5"];
