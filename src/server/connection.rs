@@ -972,8 +972,11 @@ fn remote_http_client() -> Result<reqwest::Client> {
 
 /// The `WWW-Authenticate` challenge of a 401 (or 403 insufficient_scope) in a handshake error.
 pub(super) fn auth_challenge(error: &ClientInitializeError) -> Option<String> {
-    let ClientInitializeError::TransportError { error, .. } = error else { return None };
-    challenge_in(error.error.as_ref())
+    match error {
+        ClientInitializeError::TransportError { error, .. } => challenge_in(error.error.as_ref()),
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => auth_challenge(fallback),
+        _ => None,
+    }
 }
 
 /// The same in a request's error.
@@ -1014,6 +1017,9 @@ pub(super) fn describe_init_error(error: &ClientInitializeError) -> String {
         ClientInitializeError::ConnectionClosed(context) => {
             format!("the connection closed while waiting for the {context}")
         }
+        // `server/discover` was refused, so the server is taken for a 2025 one: what failed
+        // then is what the person needs to know.
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => describe_init_error(fallback),
         other => other.to_string(),
     }
 }
