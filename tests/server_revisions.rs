@@ -188,6 +188,56 @@ async fn a_2025_server_over_streamable_http_is_met_with_initialize_after_its_dis
     conn.shutdown().await;
 }
 
+/// `subscribe` asks for updates of a resource the way the revision has it (a listen stream that
+/// names it on 2026-07-28, `resources/subscribe` on 2025), and the update arrives.
+async fn resource_updates_arrive(conn: &Connection) {
+    const HELLO: &str = "data://modern/hello.txt";
+    let mut changes = conn.changes();
+    conn.subscribe(HELLO).await.unwrap_or_else(|e| panic!("subscribe: {e:?}"));
+    call(conn, "modern-update", json!({})).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, changes.recv()).await {
+            Ok(Ok(ServerChange::ResourceUpdated(uri))) => {
+                assert_eq!(uri, HELLO);
+                break;
+            }
+            Ok(Ok(_)) => continue,
+            other => panic!("no update of {HELLO}: {other:?}"),
+        }
+    }
+    let read = conn.read_resource(HELLO.into()).await.unwrap();
+    assert!(first_resource_text(&read).starts_with("hello again"), "{read}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resource_updates_arrive_in_both_eras_on_both_transports() {
+    let conn = connect(&node_stdio("modern-server.mjs", &[]), Default::default()).await;
+    assert_eq!(conn.negotiation(), Some(Negotiation::Discover));
+    resource_updates_arrive(&conn).await;
+    // The listen stream still carries list changes after it was opened again for the resource.
+    let mut changes = conn.changes();
+    call(&conn, "modern-touch", json!({})).await;
+    let change = tokio::time::timeout(Duration::from_secs(10), changes.recv()).await;
+    assert!(matches!(change, Ok(Ok(ServerChange::Tools))), "{change:?}");
+    let log = received(&conn).await;
+    assert_eq!(log.iter().filter(|r| r["method"] == "subscriptions/listen").count(), 2, "{log:?}");
+    conn.shutdown().await;
+
+    let conn = connect(&node_stdio("modern-server.mjs", &["--legacy-only"]), Default::default()).await;
+    assert_eq!(conn.negotiation(), Some(Negotiation::Initialize));
+    resource_updates_arrive(&conn).await;
+    conn.shutdown().await;
+
+    for flags in [&["--http", "0"][..], &["--http", "0", "--legacy-only"]] {
+        let server = Server::fixture("modern-server.mjs", flags);
+        let conn = connect(&ServerSpec::from_url(&server.url("/mcp"), &[]).unwrap(), Default::default()).await;
+        resource_updates_arrive(&conn).await;
+        conn.shutdown().await;
+    }
+}
+
 /// The pids of the server processes that got `method`, from their `METHOD <name> <pid>` lines.
 fn pids_that_got(conn: &Connection, method: &str) -> Vec<String> {
     let prefix = format!("METHOD {method} ");
