@@ -250,6 +250,9 @@ pub async fn sign_in(
     authorizer: &dyn Authorizer,
     timeout: Duration,
 ) -> Result<AuthorizationManager, String> {
+    // What this server granted before: a sign-in again (a step-up) asks for it and for what is
+    // challenged now (SEP-2350), or the new token would lose what the old one could do.
+    let granted = store.load().await.ok().flatten().map(|c| c.granted_scopes).unwrap_or_default();
     let mut manager = manager(server_url, store).await?;
     let metadata = manager
         .resolve_metadata_from_challenge(challenge)
@@ -264,6 +267,16 @@ pub async fn sign_in(
     let mut request = AuthorizationRequest::new(redirect).with_client_name(CLIENT_NAME);
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
+    }
+    if !granted.is_empty() {
+        // rmcp would take the union itself, but a fresh manager does not know the stored grant.
+        let mut scopes = granted;
+        for scope in manager.select_scopes(None, &[]) {
+            if !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+        }
+        request = request.with_scopes(scopes);
     }
     if let Some(id) = &client.client_id {
         request = request.with_preregistered_client(id.clone());
