@@ -90,7 +90,7 @@ impl Host {
         proxy: tao::event_loop::EventLoopProxy<T>,
         wrap: impl Fn(HostEvent) -> T + Send + Sync + 'static,
     ) -> Result<MountedHost> {
-        let ui = crate::desktop::Ui::new(proxy, move |event| wrap(HostEvent(event)));
+        let ui = crate::desktop::ui_for(proxy, move |event| wrap(HostEvent(event)));
         let running = crate::desktop::Running::start(self.options, window, ui, true)?;
         Ok(MountedHost { running })
     }
@@ -98,7 +98,7 @@ impl Host {
 
 /// Work the host needs done on the UI thread, delivered through the embedder's event loop.
 /// Opaque: hand it to [`MountedHost::handle`].
-pub struct HostEvent(crate::desktop::UserEvent);
+pub struct HostEvent(crate::app::window::UserEvent);
 
 impl std::fmt::Debug for HostEvent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -24,6 +24,9 @@
 //!
 //! [MCP Apps]: https://github.com/modelcontextprotocol/ext-apps
 
+// Decides for the desktop runtime; built and tested without a display (see its docs).
+#[cfg_attr(not(feature = "desktop"), allow(dead_code))]
+mod app;
 pub mod bridge;
 pub mod consent;
 pub mod conversation;

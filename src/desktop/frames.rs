@@ -28,12 +28,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use wry::WebViewBuilder;
 
-use super::ipc::{IpcSecret, ShellMessage};
-use super::HostInput;
+use super::ipc::IpcSecret;
+use crate::app::shell::ShellMessage;
+use crate::app::window::{FrameMount, FrameOp, FrameSignal, HostInput, Rect, Slot};
 use crate::protocol::Theme;
 
-/// A web process that has not answered a ping for this long is not responding.
-pub(crate) const HANG_AFTER: Duration = Duration::from_millis(1500);
+use crate::app::supervisor::HANG_AFTER;
 /// How often the layer pings each web process of Views.
 const PING_EVERY: Duration = Duration::from_millis(250);
 /// A server's web process outlives its last View by this long (a blank page holds it), so
@@ -41,65 +41,6 @@ const PING_EVERY: Duration = Duration::from_millis(250);
 const KEEP_WARM: Duration = Duration::from_secs(30);
 /// A closed View's webview is destroyed this long after it was taken out of sight.
 const CLOSE_AFTER: Duration = Duration::from_millis(500);
-
-/// A rectangle in the shell page's CSS pixels (the webview's logical pixels).
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Deserialize)]
-pub(crate) struct Rect {
-    pub x: f64,
-    pub y: f64,
-    pub w: f64,
-    pub h: f64,
-}
-
-/// Where one View's slot is.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-pub(crate) struct Slot {
-    pub view: String,
-    #[serde(flatten)]
-    pub rect: Rect,
-}
-
-/// A View to give a webview.
-#[derive(Debug, Clone)]
-pub(crate) struct FrameMount {
-    /// The View.
-    pub view: String,
-    /// Its server's sandbox label: Views with the same label share a web process.
-    pub label: String,
-    /// The proxy page's URL.
-    pub src: String,
-    /// The View's session: its messages go there straight from its IPC line (the controller
-    /// does not relay them).
-    pub session: crate::bridge::ViewHandle,
-}
-
-/// What the controller asks of the View webviews.
-#[derive(Debug)]
-pub(crate) enum FrameOp {
-    /// Create a View's webview and load its proxy page.
-    Mount(FrameMount),
-    /// A JSON-RPC message (JSON text) for a View.
-    Post { view: String, msg: String },
-    /// Destroy a View's webview.
-    Unmount { view: String },
-    /// End the web process of the Views with this sandbox label (WebKit then reports them gone).
-    Stop { label: String },
-    /// Destroy every View's webview (the shell restarts and remounts them).
-    Clear,
-    /// The host's theme (the card background behind a View).
-    Theme(Theme),
-}
-
-/// What the View webviews tell the controller.
-#[derive(Debug)]
-pub(crate) enum FrameSignal {
-    /// The web process of the Views with this label stopped answering.
-    Hung { label: String },
-    /// It answers again, after this long.
-    Responsive { label: String, after: Duration },
-    /// A View's web process ended (WebKit's reason, in words).
-    Gone { view: String, reason: String },
-}
 
 struct ViewFrame {
     webview: wry::WebView,

@@ -5,21 +5,16 @@
 //! and bridge sessions. They meet only through channels and `EventLoopProxy<UserEvent>`. JSON
 //! crosses into the page as a serialized argument, never spliced into code by hand.
 
-mod controller;
-mod dialogs;
 mod engine;
 mod frames;
 mod ipc;
 mod schemes;
-mod shell_command;
 mod snapshot;
-mod supervisor;
 mod web_content;
 
-pub use controller::{ExitAfter, RunOptions, SharedModel, SharedPolicy};
-pub use dialogs::Consent;
+pub use crate::app::dialogs::Consent;
+pub use crate::app::{ExitAfter, RunOptions, SharedModel, SharedPolicy};
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use tao::event::{Event, WindowEvent};
@@ -29,65 +24,12 @@ use tao::window::WindowBuilder;
 use tokio::sync::mpsc;
 use wry::WebViewBuilder;
 
+use crate::app::proxies::ProxyRegistry;
+use crate::app::shell::ShellMessage;
+use crate::app::window::{HostInput, Ui, UserEvent, WindowOp};
 use crate::error::{Error, Result};
 use crate::sandbox::{HOST_ORIGIN, HOST_SCHEME, SANDBOX_SCHEME};
-use ipc::{IpcSecret, ShellMessage};
-use schemes::ProxyRegistry;
-
-/// Events the tokio side sends to the UI thread.
-#[derive(Debug)]
-pub(crate) enum UserEvent {
-    /// A shell command (JSON) for `window.__mcpShell.dispatch`.
-    Shell(String),
-    /// Something for the Views' own webviews.
-    Frame(frames::FrameOp),
-    /// Evaluate an automation script in the shell.
-    Eval(String),
-    /// Change the window itself.
-    Window(WindowOp),
-    /// Write a screenshot of the webview to this PNG file.
-    Screenshot(std::path::PathBuf, tokio::sync::oneshot::Sender<std::result::Result<std::path::PathBuf, String>>),
-    /// Replace the web process with a fresh one and reload the shell (no View is open): the
-    /// only way to hand back the memory WebKit keeps after many Views closed.
-    Recycle,
-    /// Supervise the web content: stop it, restart it, ask the person about a hang.
-    WebContent(web_content::WebContentOp),
-    /// Open WebKit's web inspector (preview only: the controller refuses it in `run`).
-    OpenInspector,
-    /// Leave the event loop with this exit code.
-    Exit(i32),
-}
-
-/// Window changes for display modes.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum WindowOp {
-    /// A small always-on-top window showing one View.
-    Pip,
-    /// Back to the normal window.
-    Restore,
-}
-
-/// What the UI thread tells the controller.
-#[derive(Debug)]
-pub(crate) enum HostInput {
-    /// A message from the shell page.
-    Shell(ShellMessage),
-    /// The user closed the window.
-    CloseRequested,
-    /// The window's inner size changed (logical px).
-    Resized {
-        /// Width.
-        width: f64,
-        /// Height.
-        height: f64,
-    },
-    /// The system theme changed.
-    SystemTheme(crate::protocol::Theme),
-    /// What WebKit or the person said about the web content.
-    WebContent(web_content::WebContentSignal),
-    /// What the Views' webviews reported.
-    Frame(frames::FrameSignal),
-}
+use ipc::IpcSecret;
 
 fn theme_of(theme: tao::window::Theme) -> crate::protocol::Theme {
     match theme {
@@ -113,29 +55,14 @@ fn window_box(window: &tao::window::Window) -> Result<&gtk::Box> {
     window.default_vbox().ok_or_else(|| Error::Desktop("the window has no GTK box".into()))
 }
 
-/// Where the tokio side sends work for the UI thread: the host's own event loop, or an
+/// The app's line into an event loop of any user-event type `T`: the host's own, or an
 /// embedder's (through their `EventLoopProxy`, wrapped in their event type).
-#[derive(Clone)]
-pub(crate) struct Ui(Arc<dyn Fn(UserEvent) -> bool + Send + Sync>);
-
-impl Ui {
-    /// A sender into an event loop of any user-event type `T`.
-    pub(crate) fn new<T: Send + 'static>(
-        proxy: EventLoopProxy<T>,
-        wrap: impl Fn(UserEvent) -> T + Send + Sync + 'static,
-    ) -> Self {
-        let proxy = std::sync::Mutex::new(proxy);
-        Self(Arc::new(move |event| proxy.lock().unwrap_or_else(|e| e.into_inner()).send_event(wrap(event)).is_ok()))
-    }
-
-    /// Sends; `Err` once the event loop is gone.
-    pub(crate) fn send_event(&self, event: UserEvent) -> std::result::Result<(), ()> {
-        if (self.0)(event) {
-            Ok(())
-        } else {
-            Err(())
-        }
-    }
+pub(crate) fn ui_for<T: Send + 'static>(
+    proxy: EventLoopProxy<T>,
+    wrap: impl Fn(UserEvent) -> T + Send + Sync + 'static,
+) -> Ui {
+    let proxy = std::sync::Mutex::new(proxy);
+    Ui::new(move |event| proxy.lock().unwrap_or_else(|e| e.into_inner()).send_event(wrap(event)).is_ok())
 }
 
 /// A running host on the UI thread: the webview, the async runtime with the controller, and the
@@ -209,7 +136,7 @@ impl Running {
         webview
             .load_url(&format!("{HOST_ORIGIN}/"))
             .map_err(|e| Error::Desktop(format!("cannot load the shell: {e}")))?;
-        let (controller, receivers) = controller::Controller::new(options, ui, registry, theme, started);
+        let (controller, receivers) = crate::app::Controller::new(options, ui, registry, theme, started);
         runtime.spawn(controller.run(from_ui, receivers));
         let (width, height) = logical(window.inner_size(), window.scale_factor());
         let _ = to_controller.send(HostInput::Resized { width, height });
@@ -255,7 +182,7 @@ impl Running {
                     self.saved_size = Some(self.normal_size.get().unwrap_or_else(|| window.inner_size()));
                 }
                 window.set_always_on_top(true);
-                window.set_inner_size(tao::dpi::LogicalSize::new(controller::PIP_SIZE.0, controller::PIP_SIZE.1));
+                window.set_inner_size(tao::dpi::LogicalSize::new(crate::app::PIP_SIZE.0, crate::app::PIP_SIZE.1));
             }
             UserEvent::Window(WindowOp::Restore) => {
                 if self.in_pip {
@@ -280,7 +207,7 @@ impl Running {
             WindowEvent::Resized(size) => {
                 let (width, height) = logical(*size, window.scale_factor());
                 let pip_sized =
-                    (width - controller::PIP_SIZE.0).abs() < 2.0 && (height - controller::PIP_SIZE.1).abs() < 2.0;
+                    (width - crate::app::PIP_SIZE.0).abs() < 2.0 && (height - crate::app::PIP_SIZE.1).abs() < 2.0;
                 if !self.in_pip && !pip_sized {
                     self.normal_size.set(Some(*size));
                 }
@@ -491,7 +418,7 @@ pub fn run(options: RunOptions) -> Result<i32> {
         .with_inner_size(tao::dpi::LogicalSize::new(1200.0, 820.0))
         .build(&event_loop)
         .map_err(|e| Error::Desktop(format!("cannot open a window: {e}")))?;
-    let ui = Ui::new(event_loop.create_proxy(), |event| event);
+    let ui = ui_for(event_loop.create_proxy(), |event| event);
     let mut running = Running::start(options, &window, ui, false)?;
     let mut exit_code = 0;
     event_loop.run_return(|event, _, control_flow| {
@@ -519,7 +446,7 @@ mod tests {
     #[test]
     fn navigation_is_limited_to_our_schemes() {
         let reg = ProxyRegistry::default();
-        reg.insert("v1", schemes::ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
+        reg.insert("v1", crate::app::proxies::ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
         let ok = |u: &str| navigation_allowed(u, &reg);
         assert!(ok("mcp-host://app/"));
         assert!(ok("mcp-sandbox://abc/proxy.html?view=v1"));

@@ -2,10 +2,10 @@
 //! (sandbox proxies, served with each View's CSP as a response header).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
 
 use wry::http::{header, Request, Response, StatusCode};
+
+use crate::app::proxies::ProxyRegistry;
 
 const SHELL_HTML: &str = include_str!("../../assets/index.html");
 const SHELL_JS: &str = include_str!("../../assets/shell.js");
@@ -18,44 +18,6 @@ const OPENAI_SHIM_JS: &str = include_str!("../../sandbox-proxy/openai-shim.js");
 /// The shell's own policy: our scripts and styles only, frames only from sandbox origins.
 const SHELL_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
                          frame-src mcp-sandbox:; connect-src 'none'; base-uri 'none'; form-action 'none'";
-
-/// What the proxy of one View is served with.
-#[derive(Debug, Clone)]
-pub struct ProxyPolicy {
-    /// The sandbox label the View must be loaded from.
-    pub label: String,
-    /// The `Content-Security-Policy` header value.
-    pub csp: String,
-}
-
-/// View id -> proxy policy, filled in before the shell mounts a View.
-#[derive(Debug, Clone, Default)]
-pub struct ProxyRegistry(Arc<RwLock<HashMap<String, ProxyPolicy>>>);
-
-impl ProxyRegistry {
-    /// Registers the policy for a View.
-    pub fn insert(&self, view: &str, policy: ProxyPolicy) {
-        self.0.write().unwrap_or_else(|e| e.into_inner()).insert(view.to_owned(), policy);
-    }
-
-    /// Forgets a View.
-    pub fn remove(&self, view: &str) {
-        self.0.write().unwrap_or_else(|e| e.into_inner()).remove(view);
-    }
-
-    /// True when `url` is the proxy page of a registered View, on that View's own origin.
-    pub fn is_proxy_url(&self, url: &str) -> bool {
-        let Ok(u) = url::Url::parse(url) else { return false };
-        let view = u.query_pairs().find(|(k, _)| k == "view").map(|(_, v)| v.into_owned());
-        u.scheme() == crate::sandbox::SANDBOX_SCHEME
-            && u.path() == "/proxy.html"
-            && view.and_then(|v| self.get(&v)).is_some_and(|p| Some(p.label.as_str()) == u.host_str())
-    }
-
-    fn get(&self, view: &str) -> Option<ProxyPolicy> {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).get(view).cloned()
-    }
-}
 
 type Body = Cow<'static, [u8]>;
 
@@ -118,7 +80,7 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
         "/proxy.html" => {
             let view =
                 uri.query().unwrap_or_default().split('&').find_map(|kv| kv.strip_prefix("view=")).unwrap_or_default();
-            match registry.get(view) {
+            match registry.policy(view) {
                 // The label check keeps a View of one server from loading another server's proxy.
                 Some(policy) if policy.label == label => {
                     // Test-only: proves `check --self` notices a host without its CSP header.
@@ -159,6 +121,7 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::proxies::ProxyPolicy;
 
     fn get(uri: &str) -> Request<Vec<u8>> {
         Request::builder().uri(uri).body(Vec::new()).unwrap()

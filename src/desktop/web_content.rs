@@ -5,37 +5,7 @@
 
 use tokio::sync::mpsc;
 
-use super::HostInput;
-
-/// What WebKit or the person said about the web content.
-#[derive(Debug)]
-pub(crate) enum WebContentSignal {
-    /// The web process ended (`web-process-terminated`), with WebKit's reason in words.
-    Terminated(String),
-    /// WebKit's own responsiveness flag changed (slower than the shell heartbeat; logged).
-    Responsive(bool),
-    /// The person answered the native "not responding" dialog.
-    HangAnswer {
-        /// Stop the web content (else: wait).
-        stop: bool,
-    },
-}
-
-/// What the controller asks the UI thread to do with the web content.
-#[derive(Debug)]
-pub(crate) enum WebContentOp {
-    /// End the web process (WebKit then reports it terminated).
-    Stop,
-    /// Load the shell again, in a new web process.
-    Restart,
-    /// Ask the person, natively: the shell cannot show anything while its process hangs.
-    AskHung {
-        /// What to say (the Apps that were open).
-        text: String,
-    },
-    /// The web content responds again (or was stopped): the question is gone.
-    DismissHung,
-}
+use crate::app::window::{HostInput, WebContentOp, WebContentSignal};
 
 /// Connects WebKit's process signals of `webview` to the controller.
 #[cfg(target_os = "linux")]

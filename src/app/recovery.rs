@@ -2,7 +2,7 @@
 //! stopped (the rules are in `desktop/supervisor.rs`).
 
 use super::*;
-use crate::desktop::frames::FrameSignal;
+use window::FrameSignal;
 
 /// The supervisor's reason for a web process the host ends on purpose (idle recycling).
 pub(super) const RECYCLED: &str = "recycled";
@@ -148,7 +148,7 @@ impl Controller {
         }
         match signal {
             FrameSignal::Hung { label } => {
-                let since = Instant::now() - crate::desktop::frames::HANG_AFTER;
+                let since = Instant::now() - supervisor::HANG_AFTER;
                 self.processes.hung(&label, since, self.supervisor.auto_stop());
                 let apps = self.apps_of(&label);
                 let secs = self.supervisor.auto_stop().as_secs();

@@ -22,25 +22,25 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// How often the shell says it is alive.
-pub(super) const HEARTBEAT: Duration = Duration::from_millis(250);
+pub(crate) const HEARTBEAT: Duration = Duration::from_millis(250);
 /// No heartbeat for this long: the web content is unresponsive (the bound is 2 s).
-pub(super) const HANG_AFTER: Duration = Duration::from_millis(1500);
+pub(crate) const HANG_AFTER: Duration = Duration::from_millis(1500);
 /// Unanswered, the host stops unresponsive web content after this long.
-pub(super) const AUTO_STOP_AFTER: Duration = Duration::from_secs(15);
+pub(crate) const AUTO_STOP_AFTER: Duration = Duration::from_secs(15);
 /// Stops within this long of each other put the restored Views on probation.
-pub(super) const SUSPECT_WINDOW: Duration = Duration::from_secs(120);
+pub(crate) const SUSPECT_WINDOW: Duration = Duration::from_secs(120);
 /// How long a View on probation must stay quiet after it initialized.
-pub(super) const PROBATION_QUIET: Duration = Duration::from_millis(2000);
+pub(crate) const PROBATION_QUIET: Duration = Duration::from_millis(2000);
 /// Growing by more than this in a quiet period is not quiet.
-pub(super) const PROBATION_GROWTH_MB: u64 = 64;
+pub(crate) const PROBATION_GROWTH_MB: u64 = 64;
 /// A View that is never quite quiet passes after this long on probation.
-pub(super) const PROBATION_MAX: Duration = Duration::from_secs(12);
+pub(crate) const PROBATION_MAX: Duration = Duration::from_secs(12);
 /// The default web content memory limit: a quarter of the machine's memory, at most 4 GiB.
-pub(super) const DEFAULT_LIMIT_CAP_MB: u64 = 4096;
+pub(crate) const DEFAULT_LIMIT_CAP_MB: u64 = 4096;
 
 /// What the supervisor decided on a tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Tick {
+pub(crate) enum Tick {
     /// All is well, or already reported.
     Quiet,
     /// The web content just became unresponsive: tell the person.
@@ -51,7 +51,7 @@ pub(super) enum Tick {
 
 /// The supervisor's state (held by the controller; time is passed in, so it is testable).
 #[derive(Debug)]
-pub(super) struct Supervisor {
+pub(crate) struct Supervisor {
     last_alive: Option<Instant>,
     /// Since when the web content is unresponsive, and when the host stops it.
     hang: Option<(Instant, Instant)>,
@@ -64,28 +64,28 @@ pub(super) struct Supervisor {
 }
 
 impl Supervisor {
-    pub(super) fn new(auto_stop: Duration) -> Self {
+    pub(crate) fn new(auto_stop: Duration) -> Self {
         Self { last_alive: None, hang: None, stopping: None, stops: VecDeque::new(), auto_stop }
     }
 
     /// How long a hang may go unanswered before the host stops it.
-    pub(super) fn auto_stop(&self) -> Duration {
+    pub(crate) fn auto_stop(&self) -> Duration {
         self.auto_stop
     }
 
     /// A heartbeat; returns how long the web content was unresponsive, if it was.
-    pub(super) fn alive(&mut self, now: Instant) -> Option<Duration> {
+    pub(crate) fn alive(&mut self, now: Instant) -> Option<Duration> {
         self.last_alive = Some(now);
         self.hang.take().map(|(since, _)| now.saturating_duration_since(since))
     }
 
     /// The shell is not there (loading, recycled): no heartbeat is expected until it says ready.
-    pub(super) fn pause(&mut self) {
+    pub(crate) fn pause(&mut self) {
         self.last_alive = None;
         self.hang = None;
     }
 
-    pub(super) fn tick(&mut self, now: Instant) -> Tick {
+    pub(crate) fn tick(&mut self, now: Instant) -> Tick {
         let Some(last) = self.last_alive else { return Tick::Quiet };
         if self.stopping.is_some() {
             return Tick::Quiet;
@@ -101,20 +101,20 @@ impl Supervisor {
     }
 
     /// The person chose to wait: the host stops it by itself only after another period.
-    pub(super) fn wait_more(&mut self, now: Instant) {
+    pub(crate) fn wait_more(&mut self, now: Instant) {
         if let Some((since, _)) = self.hang {
             self.hang = Some((since, now + self.auto_stop));
         }
     }
 
     /// The host is about to end the web content, for `reason`.
-    pub(super) fn stopping(&mut self, reason: impl Into<String>) {
+    pub(crate) fn stopping(&mut self, reason: impl Into<String>) {
         self.stopping.get_or_insert_with(|| reason.into());
     }
 
     /// The web process ended; returns why, in words for a person (the host's own reason when
     /// it stopped it, otherwise WebKit's), and starts over waiting for a ready shell.
-    pub(super) fn terminated(&mut self, now: Instant, webkit_reason: &str) -> String {
+    pub(crate) fn terminated(&mut self, now: Instant, webkit_reason: &str) -> String {
         self.pause();
         self.stops.push_front(now);
         while self.stops.back().is_some_and(|t| now.saturating_duration_since(*t) > SUSPECT_WINDOW) {
@@ -124,12 +124,12 @@ impl Supervisor {
     }
 
     /// Whether the shell's heartbeat came within the last `within`.
-    pub(super) fn alive_within(&self, now: Instant, within: Duration) -> bool {
+    pub(crate) fn alive_within(&self, now: Instant, within: Duration) -> bool {
         self.hang.is_none() && self.last_alive.is_some_and(|t| now.saturating_duration_since(t) <= within)
     }
 
     /// How many stops happened within [`SUSPECT_WINDOW`] (counting the last).
-    pub(super) fn recent_stops(&self) -> usize {
+    pub(crate) fn recent_stops(&self) -> usize {
         self.stops.len()
     }
 }
@@ -137,7 +137,7 @@ impl Supervisor {
 /// The web processes of Views, one per server (by sandbox label; see `frames.rs`): which do not
 /// respond and since when, when each stopped, and why the host ended one.
 #[derive(Debug, Default)]
-pub(super) struct ViewProcesses {
+pub(crate) struct ViewProcesses {
     /// Label -> when it stopped answering and when the host stops it.
     hung: std::collections::HashMap<String, (Instant, Instant)>,
     /// Label -> its recent stops, recent first.
@@ -151,28 +151,28 @@ const ENDING_MATCHES_FOR: Duration = Duration::from_secs(3);
 
 impl ViewProcesses {
     /// The process of `label` stopped answering at `since`; the host stops it after `auto_stop`.
-    pub(super) fn hung(&mut self, label: &str, since: Instant, auto_stop: Duration) {
+    pub(crate) fn hung(&mut self, label: &str, since: Instant, auto_stop: Duration) {
         self.hung.entry(label.to_owned()).or_insert((since, since + HANG_AFTER + auto_stop));
     }
 
     /// It answers again: whether it was hung.
-    pub(super) fn responsive(&mut self, label: &str) -> bool {
+    pub(crate) fn responsive(&mut self, label: &str) -> bool {
         self.hung.remove(label).is_some()
     }
 
-    pub(super) fn is_hung(&self, label: &str) -> bool {
+    pub(crate) fn is_hung(&self, label: &str) -> bool {
         self.hung.contains_key(label)
     }
 
     /// The person chose to wait for `label`: stopped by the host only after another period.
-    pub(super) fn wait_more(&mut self, label: &str, now: Instant, auto_stop: Duration) {
+    pub(crate) fn wait_more(&mut self, label: &str, now: Instant, auto_stop: Duration) {
         if let Some((_, stop_at)) = self.hung.get_mut(label) {
             *stop_at = now + auto_stop;
         }
     }
 
     /// The labels whose unanswered hang is over its time now (each reported once).
-    pub(super) fn overdue(&mut self, now: Instant) -> Vec<String> {
+    pub(crate) fn overdue(&mut self, now: Instant) -> Vec<String> {
         let due: Vec<String> = self.hung.iter().filter(|(_, (_, at))| now >= *at).map(|(l, _)| l.clone()).collect();
         for label in &due {
             // Not again until it answers, or dies.
@@ -184,12 +184,12 @@ impl ViewProcesses {
     }
 
     /// The host is about to end a process, for `reason`.
-    pub(super) fn ending(&mut self, now: Instant, reason: impl Into<String>) {
+    pub(crate) fn ending(&mut self, now: Instant, reason: impl Into<String>) {
         self.ending = Some((now, reason.into()));
     }
 
     /// The host's reason if it ended a process just now (taken), else `webkit_reason`.
-    pub(super) fn reason(&mut self, now: Instant, webkit_reason: &str) -> String {
+    pub(crate) fn reason(&mut self, now: Instant, webkit_reason: &str) -> String {
         match self.ending.take() {
             Some((at, reason)) if now.saturating_duration_since(at) <= ENDING_MATCHES_FOR => reason,
             _ => webkit_reason.to_owned(),
@@ -198,14 +198,14 @@ impl ViewProcesses {
 
     /// Every View comes back in new processes (the shell restarted): their earlier stops and
     /// hangs are of processes that are gone.
-    pub(super) fn forget(&mut self) {
+    pub(crate) fn forget(&mut self) {
         self.hung.clear();
         self.stops.clear();
     }
 
     /// The process of `label` ended at `now`; returns how many times it did within
     /// [`SUSPECT_WINDOW`] (counting this one).
-    pub(super) fn terminated(&mut self, label: &str, now: Instant) -> usize {
+    pub(crate) fn terminated(&mut self, label: &str, now: Instant) -> usize {
         self.hung.remove(label);
         let stops = self.stops.entry(label.to_owned()).or_default();
         stops.push_front(now);
@@ -218,7 +218,7 @@ impl ViewProcesses {
 
 /// The web content memory limit in MB: `configured`, or a quarter of the machine's memory (at
 /// most [`DEFAULT_LIMIT_CAP_MB`]).
-pub(super) fn memory_limit_mb(configured: Option<u64>) -> u64 {
+pub(crate) fn memory_limit_mb(configured: Option<u64>) -> u64 {
     configured.unwrap_or_else(|| {
         let total_kb = std::fs::read_to_string("/proc/meminfo")
             .ok()
@@ -230,7 +230,7 @@ pub(super) fn memory_limit_mb(configured: Option<u64>) -> u64 {
 }
 
 /// WebKit web processes under this process, with their resident memory in kB (Linux `/proc`).
-pub(super) fn web_processes() -> Vec<(u32, u64)> {
+pub(crate) fn web_processes() -> Vec<(u32, u64)> {
     let me = std::process::id();
     let mut parents: Vec<(u32, u32, String)> = Vec::new();
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
@@ -262,13 +262,13 @@ fn rss_kb(pid: u32) -> Option<u64> {
 }
 
 /// The resident memory of all web processes, in MB.
-pub(super) fn web_content_mb() -> u64 {
+pub(crate) fn web_content_mb() -> u64 {
     web_processes().into_iter().map(|(_, kb)| kb).sum::<u64>() / 1024
 }
 
 /// Checks the web processes against `limit_mb` every 500 ms on a blocking thread and sends
 /// `(pid, MB)` of one above it; ends when the receiver is dropped.
-pub(super) fn watch_memory(limit_mb: u64) -> tokio::sync::mpsc::Receiver<(u32, u64)> {
+pub(crate) fn watch_memory(limit_mb: u64) -> tokio::sync::mpsc::Receiver<(u32, u64)> {
     let (tx, rx) = tokio::sync::mpsc::channel(1);
     tokio::spawn(async move {
         loop {
@@ -290,14 +290,14 @@ pub(super) fn watch_memory(limit_mb: u64) -> tokio::sync::mpsc::Receiver<(u32, u
 /// and WebKit does not say which process serves which webview; it reports the process gone to
 /// every webview it served (`web-process-terminated`), so the right Views recover.
 #[allow(unsafe_code)]
-pub(super) fn kill(pid: u32) -> bool {
+pub(crate) fn kill(pid: u32) -> bool {
     let Ok(pid) = i32::try_from(pid) else { return false };
     // SAFETY: kill(2) takes plain integers and touches no memory of ours.
     unsafe { libc::kill(pid, libc::SIGKILL) == 0 }
 }
 
 /// The first web process above `limit_mb`, if any: `(pid, its MB)`.
-pub(super) fn over_limit(limit_mb: u64) -> Option<(u32, u64)> {
+pub(crate) fn over_limit(limit_mb: u64) -> Option<(u32, u64)> {
     web_processes().into_iter().map(|(pid, kb)| (pid, kb / 1024)).find(|(_, mb)| *mb > limit_mb)
 }
 

@@ -1,5 +1,11 @@
-//! The tokio side of the desktop app: connect, call the tool, read its UI, mount the View, bridge
-//! it, and carry out what the policy and the person decide.
+//! The app, without a display: connect the servers, open a tool call end to end (read its UI,
+//! mount the View, bridge it, call the tool), ask for consent, keep the host context and display
+//! modes, supervise the web content, hold the conversation, and reach the run's exit goal.
+//!
+//! It decides; a window carries out. Everything it asks of a window is a [`window::UserEvent`]
+//! and everything a window reports is a [`window::HostInput`], so the app builds and is tested
+//! with `--no-default-features` against a fake window (`tests.rs`), and the desktop runtime
+//! (`crate::desktop`: tao, wry, WebKitGTK) is one window among possible others.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -9,14 +15,6 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use super::dialogs::{content_text, open_url, Ask, Consent, DesktopPolicy, DesktopRequests};
-use super::frames::{FrameMount, FrameOp};
-use super::ipc::ShellMessage;
-use super::schemes::{ProxyPolicy, ProxyRegistry};
-use super::shell_command::ShellCommand;
-use super::supervisor::{self, Supervisor, Tick, ViewProcesses};
-use super::web_content::{WebContentOp, WebContentSignal};
-use super::{HostInput, Ui, UserEvent, WindowOp};
 use crate::bridge::{
     CallControl, Direction, HostPolicy, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
 };
@@ -32,15 +30,26 @@ use crate::server::registry::{Registry, ServerEvent, ServerEventKind, ServerStat
 use crate::server::requests::{ElicitAnswer, ElicitationKind, Root};
 use crate::server::ServerSpec;
 use crate::ui_resource::{tool_ui, ui_resource_from_read};
+use dialogs::{content_text, open_url, Ask, Consent, DesktopPolicy, DesktopRequests};
+use proxies::{ProxyPolicy, ProxyRegistry};
+use shell::{ShellCommand, ShellMessage};
+use supervisor::{Supervisor, Tick, ViewProcesses};
+use window::{FrameMount, FrameOp, HostInput, Ui, UserEvent, WebContentOp, WebContentSignal, WindowOp};
 
 mod chat;
+pub(crate) mod dialogs;
 mod display;
 mod frame_height;
 mod options;
 mod preview;
+pub(crate) mod proxies;
 mod recovery;
+pub(crate) mod shell;
+pub(crate) mod supervisor;
+pub(crate) mod window;
 
 use frame_height::{FrameHeight, Sizing};
+#[cfg_attr(not(feature = "desktop"), allow(unused_imports))]
 pub use options::{ExitAfter, RunOptions, SharedModel, SharedPolicy};
 use preview::watch_file;
 use recovery::Restore;

@@ -1,12 +1,13 @@
-//! What Rust tells the shell page (`window.__mcpShell.dispatch`): one enum, serialized in one
-//! place ([`ShellCommand::to_text`]). The other direction is [`super::ipc::ShellMessage`].
+//! The shell protocol, typed both ways. What Rust tells the shell page
+//! (`window.__mcpShell.dispatch`) is one enum, [`ShellCommand`], serialized in one place
+//! ([`ShellCommand::to_text`]); what the shell tells Rust is [`ShellMessage`].
 //! Messages for Views do not pass the shell: each View has a webview of its own (`frames.rs`).
 //!
 //! Every text a server or View controls is already made safe for a person by the controller
 //! (see [`crate::consent`]); the shell puts it into `textContent` only. The command reaches the
 //! page as a JSON string literal parsed there, never as an object literal in script.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::{DisplayMode, Theme};
@@ -129,6 +130,145 @@ impl ShellCommand {
     }
 }
 
+/// What the shell tells Rust.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ShellMessage {
+    /// The shell page is loaded and can take commands.
+    Ready,
+    /// The shell's heartbeat: its web process runs (see `supervisor.rs`).
+    Alive,
+    /// The person answered a consent dialog.
+    Answer {
+        /// The dialog.
+        dialog: u64,
+        /// Yes or no.
+        accepted: bool,
+        /// The person ticked "for the rest of the session" (dialogs that offer it).
+        #[serde(default)]
+        remember: bool,
+    },
+    /// The person picked a theme.
+    Theme {
+        /// The theme.
+        theme: crate::protocol::Theme,
+    },
+    /// The person called a tool from the picker.
+    CallTool {
+        /// The tool's server (`None`: the one server that has a tool of that name).
+        #[serde(default)]
+        server: Option<String>,
+        /// The tool.
+        tool: String,
+        /// Its arguments (checked against the schema by the shell; the server checks again).
+        #[serde(default)]
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
+    /// The person answered a server's elicitation.
+    ElicitAnswer {
+        /// The dialog.
+        dialog: u64,
+        /// `accept`, `decline` or `cancel`.
+        action: String,
+        /// The form's values (for `accept`).
+        #[serde(default)]
+        content: serde_json::Map<String, serde_json::Value>,
+    },
+    /// The person asked to sign in to a server.
+    SignIn {
+        /// The server.
+        server: String,
+    },
+    /// The person cancelled a sign-in in progress.
+    CancelSignIn {
+        /// The server.
+        server: String,
+    },
+    /// The person asked to restart a server now.
+    Restart {
+        /// The server.
+        server: String,
+    },
+    /// The developer panel sends a notification to a View as given.
+    DevSend {
+        /// The View.
+        view: String,
+        /// `ui/notifications/tool-input` and the like.
+        method: String,
+        /// Its params.
+        #[serde(default)]
+        params: serde_json::Value,
+    },
+    /// The developer panel changes a View's host context.
+    DevContext {
+        /// The View.
+        view: String,
+        /// The fields to change.
+        context: serde_json::Value,
+    },
+    /// The developer panel asks to reload every View.
+    Reload,
+    /// The developer panel (its button, F12 or Ctrl+Shift+I) asks for WebKit's web inspector.
+    /// Honoured only in `preview`: `run` refuses it, and its webview has no developer extras.
+    Inspector,
+    /// The person closed a View's card.
+    Close {
+        /// The View.
+        view: String,
+    },
+    /// The person chose to wait for a View that does not respond.
+    Wait {
+        /// The View.
+        view: String,
+    },
+    /// The person chose to stop a View that does not respond (and its server's other Views).
+    StopApp {
+        /// The View.
+        view: String,
+    },
+    /// The person stops the model's turn under way.
+    StopTurn,
+    /// The person reopens a stored conversation.
+    Reopen {
+        /// Its id.
+        id: String,
+    },
+    /// The person's prompt for the model.
+    Prompt {
+        /// What they wrote.
+        text: String,
+    },
+    /// The person took a View out of fullscreen or picture-in-picture.
+    Inline {
+        /// The View.
+        view: String,
+    },
+    /// A diagnostic from a View's proxy page (CSP violation, uncaught error, console message), on
+    /// its own IPC line: never from the shell.
+    #[serde(skip_deserializing)]
+    Diagnostic {
+        /// The View.
+        view: String,
+        /// `{kind, detail}` as the proxy reported it.
+        data: serde_json::Value,
+    },
+    /// A View's proxy page dropped a message of the View (not serialisable), on its own line.
+    #[serde(skip_deserializing)]
+    Dropped {
+        /// The View.
+        view: String,
+        /// Why.
+        reason: String,
+    },
+    /// Where the Views' slots are, in the rectangle they are clipped to (`frames.rs`).
+    Frames {
+        /// The clip rectangle: the stream, or the window in fullscreen and pip.
+        clip: super::window::Rect,
+        /// The slots in sight.
+        slots: Vec<super::window::Slot>,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +355,16 @@ mod tests {
         for name in names {
             assert!(ops.contains(&name), "the shell handles {name:?}, which Rust never sends");
         }
+    }
+
+    #[test]
+    fn shell_messages_parse() {
+        let m: ShellMessage = serde_json::from_str(r#"{"kind":"stop-app","view":"v1"}"#).unwrap();
+        assert_eq!(m, ShellMessage::StopApp { view: "v1".into() });
+        // A View's words come on its own line only: the shell cannot speak for a View.
+        assert!(serde_json::from_str::<ShellMessage>(r#"{"kind":"view","view":"v1","msg":"{}"}"#).is_err());
+        assert!(serde_json::from_str::<ShellMessage>(r#"{"kind":"diagnostic","view":"v1","data":{}}"#).is_err());
+        let m: ShellMessage = serde_json::from_str(r#"{"kind":"inspector"}"#).unwrap();
+        assert_eq!(m, ShellMessage::Inspector);
     }
 }

@@ -422,7 +422,7 @@ impl Controller {
                     let outcome = call_for_model(&servers, &trace, None, &entry, arguments).await;
                     let (text, error) = match &outcome.result {
                         Some(result) => result_for_person(result),
-                        None => (crate::desktop::dialogs::content_text(&outcome.content), true),
+                        None => (dialogs::content_text(&outcome.content), true),
                     };
                     let _ = ui.send_event(UserEvent::Shell(result_card(entry.name(), &text, error)));
                     let _ = reply.send(outcome);

@@ -26,7 +26,7 @@ pub enum Consent {
 
 /// What the policy needs the controller (and through it the shell) to do.
 #[derive(Debug)]
-pub(super) enum Ask {
+pub(crate) enum Ask {
     /// A yes/no dialog.
     Confirm { view: String, prompt: Prompt, reply: oneshot::Sender<bool> },
     /// Switch a View's display mode; reply with the mode in effect.
@@ -49,7 +49,7 @@ pub(super) enum Ask {
 /// the host wrote, then what is decided on (one line each, escaped), then who asks, then the
 /// untrusted detail. Nothing a server or View wrote comes before the subject.
 #[derive(Debug, Clone, serde::Serialize)]
-pub(super) struct Prompt {
+pub(crate) struct Prompt {
     pub title: &'static str,
     pub subject: Vec<String>,
     pub source: String,
@@ -59,7 +59,7 @@ pub(super) struct Prompt {
 
 /// The desktop app's answers to servers' requests: elicitation in an in-app form; sampling on
 /// the conversation's model once the person said yes (offered only with a model).
-pub(super) struct DesktopRequests {
+pub(crate) struct DesktopRequests {
     pub asks: mpsc::UnboundedSender<Ask>,
     pub consent: Consent,
     pub model: Option<std::sync::Arc<dyn crate::model::Model>>,
@@ -136,7 +136,7 @@ impl ServerRequests for DesktopRequests {
     }
 }
 
-pub(super) struct DesktopPolicy {
+pub(crate) struct DesktopPolicy {
     pub asks: mpsc::UnboundedSender<Ask>,
     pub consent: Consent,
     /// A command that opens links instead of the system browser (tests, kiosks).
@@ -146,7 +146,7 @@ pub(super) struct DesktopPolicy {
 }
 
 /// Plain text of content blocks, for a person to read (never rendered as HTML).
-pub(super) fn content_text(content: &[Value]) -> String {
+pub(crate) fn content_text(content: &[Value]) -> String {
     content
         .iter()
         .map(|b| match b.get("type").and_then(Value::as_str) {
@@ -174,7 +174,7 @@ impl DesktopPolicy {
 /// Opens `url` in the system browser, or with `opener` (a command line; the URL is appended).
 /// Only `http(s)` addresses without userinfo are handed over, re-serialized: nothing that a
 /// program could read as a file, another scheme's handler or an option (`--help`).
-pub(super) fn open_url(opener: Option<&str>, url: &str) -> std::io::Result<()> {
+pub(crate) fn open_url(opener: Option<&str>, url: &str) -> std::io::Result<()> {
     let (parsed, _) = LinkSubject::parse(url).map_err(std::io::Error::other)?;
     let url = parsed.as_str();
     debug_assert!(url.starts_with("http"));

@@ -1,0 +1,45 @@
+//! The proxy pages the window may load: each mounted View's, on its own sandbox origin, with the
+//! CSP it is served with. The app fills it in before it mounts a View; the window's scheme
+//! handler and navigation guard read it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+/// What the proxy of one View is served with.
+#[derive(Debug, Clone)]
+pub struct ProxyPolicy {
+    /// The sandbox label the View must be loaded from.
+    pub label: String,
+    /// The `Content-Security-Policy` header value.
+    pub csp: String,
+}
+
+/// View id -> proxy policy, filled in before the shell mounts a View.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyRegistry(Arc<RwLock<HashMap<String, ProxyPolicy>>>);
+
+impl ProxyRegistry {
+    /// Registers the policy for a View.
+    pub fn insert(&self, view: &str, policy: ProxyPolicy) {
+        self.0.write().unwrap_or_else(|e| e.into_inner()).insert(view.to_owned(), policy);
+    }
+
+    /// Forgets a View.
+    pub fn remove(&self, view: &str) {
+        self.0.write().unwrap_or_else(|e| e.into_inner()).remove(view);
+    }
+
+    /// True when `url` is the proxy page of a registered View, on that View's own origin.
+    pub fn is_proxy_url(&self, url: &str) -> bool {
+        let Ok(u) = url::Url::parse(url) else { return false };
+        let view = u.query_pairs().find(|(k, _)| k == "view").map(|(_, v)| v.into_owned());
+        u.scheme() == crate::sandbox::SANDBOX_SCHEME
+            && u.path() == "/proxy.html"
+            && view.and_then(|v| self.policy(&v)).is_some_and(|p| Some(p.label.as_str()) == u.host_str())
+    }
+
+    /// The policy of a View.
+    pub fn policy(&self, view: &str) -> Option<ProxyPolicy> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).get(view).cloned()
+    }
+}

@@ -1,0 +1,175 @@
+//! What the app and its window say to each other. The app (this module's parent) decides; a
+//! window carries out [`UserEvent`]s (the shell page, the Views' webviews, the window itself,
+//! the web content's processes) and reports back [`HostInput`]. The desktop runtime is one
+//! window (tao, wry, WebKitGTK); the app's unit tests are another, with no display at all.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::shell::ShellMessage;
+use crate::protocol::Theme;
+
+/// Events the tokio side sends to the UI thread.
+#[derive(Debug)]
+pub(crate) enum UserEvent {
+    /// A shell command (JSON) for `window.__mcpShell.dispatch`.
+    Shell(String),
+    /// Something for the Views' own webviews.
+    Frame(FrameOp),
+    /// Evaluate an automation script in the shell.
+    Eval(String),
+    /// Change the window itself.
+    Window(WindowOp),
+    /// Write a screenshot of the webview to this PNG file.
+    Screenshot(std::path::PathBuf, tokio::sync::oneshot::Sender<std::result::Result<std::path::PathBuf, String>>),
+    /// Replace the web process with a fresh one and reload the shell (no View is open): the
+    /// only way to hand back the memory WebKit keeps after many Views closed.
+    Recycle,
+    /// Supervise the web content: stop it, restart it, ask the person about a hang.
+    WebContent(WebContentOp),
+    /// Open WebKit's web inspector (preview only: the controller refuses it in `run`).
+    OpenInspector,
+    /// Leave the event loop with this exit code.
+    Exit(i32),
+}
+
+/// Window changes for display modes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum WindowOp {
+    /// A small always-on-top window showing one View.
+    Pip,
+    /// Back to the normal window.
+    Restore,
+}
+
+/// What the UI thread tells the controller.
+#[derive(Debug)]
+pub(crate) enum HostInput {
+    /// A message from the shell page.
+    Shell(ShellMessage),
+    /// The user closed the window.
+    CloseRequested,
+    /// The window's inner size changed (logical px).
+    Resized {
+        /// Width.
+        width: f64,
+        /// Height.
+        height: f64,
+    },
+    /// The system theme changed.
+    SystemTheme(crate::protocol::Theme),
+    /// What WebKit or the person said about the web content.
+    WebContent(WebContentSignal),
+    /// What the Views' webviews reported.
+    Frame(FrameSignal),
+}
+
+/// Where the tokio side sends work for the UI thread: the host's own event loop, or an
+/// embedder's (through their `EventLoopProxy`, wrapped in their event type).
+#[derive(Clone)]
+pub(crate) struct Ui(Arc<dyn Fn(UserEvent) -> bool + Send + Sync>);
+
+impl Ui {
+    /// A sender that hands each event to `send` (false once the window side is gone).
+    pub(crate) fn new(send: impl Fn(UserEvent) -> bool + Send + Sync + 'static) -> Self {
+        Self(Arc::new(send))
+    }
+
+    /// Sends; `Err` once the event loop is gone.
+    pub(crate) fn send_event(&self, event: UserEvent) -> std::result::Result<(), ()> {
+        if (self.0)(event) {
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+}
+
+/// A rectangle in the shell page's CSS pixels (the webview's logical pixels).
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Deserialize)]
+pub(crate) struct Rect {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+}
+
+/// Where one View's slot is.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub(crate) struct Slot {
+    pub view: String,
+    #[serde(flatten)]
+    pub rect: Rect,
+}
+
+/// A View to give a webview.
+#[derive(Debug, Clone)]
+pub(crate) struct FrameMount {
+    /// The View.
+    pub view: String,
+    /// Its server's sandbox label: Views with the same label share a web process.
+    pub label: String,
+    /// The proxy page's URL.
+    pub src: String,
+    /// The View's session: its messages go there straight from its IPC line (the controller
+    /// does not relay them).
+    pub session: crate::bridge::ViewHandle,
+}
+
+/// What the controller asks of the View webviews.
+#[derive(Debug)]
+pub(crate) enum FrameOp {
+    /// Create a View's webview and load its proxy page.
+    Mount(FrameMount),
+    /// A JSON-RPC message (JSON text) for a View.
+    Post { view: String, msg: String },
+    /// Destroy a View's webview.
+    Unmount { view: String },
+    /// End the web process of the Views with this sandbox label (WebKit then reports them gone).
+    Stop { label: String },
+    /// Destroy every View's webview (the shell restarts and remounts them).
+    Clear,
+    /// The host's theme (the card background behind a View).
+    Theme(Theme),
+}
+
+/// What the View webviews tell the controller.
+#[derive(Debug)]
+pub(crate) enum FrameSignal {
+    /// The web process of the Views with this label stopped answering.
+    Hung { label: String },
+    /// It answers again, after this long.
+    Responsive { label: String, after: Duration },
+    /// A View's web process ended (WebKit's reason, in words).
+    Gone { view: String, reason: String },
+}
+
+/// What WebKit or the person said about the web content.
+#[derive(Debug)]
+pub(crate) enum WebContentSignal {
+    /// The web process ended (`web-process-terminated`), with WebKit's reason in words.
+    Terminated(String),
+    /// WebKit's own responsiveness flag changed (slower than the shell heartbeat; logged).
+    Responsive(bool),
+    /// The person answered the native "not responding" dialog.
+    HangAnswer {
+        /// Stop the web content (else: wait).
+        stop: bool,
+    },
+}
+
+/// What the controller asks the UI thread to do with the web content.
+#[derive(Debug)]
+pub(crate) enum WebContentOp {
+    /// End the web process (WebKit then reports it terminated).
+    Stop,
+    /// Load the shell again, in a new web process.
+    Restart,
+    /// Ask the person, natively: the shell cannot show anything while its process hangs.
+    AskHung {
+        /// What to say (the Apps that were open).
+        text: String,
+    },
+    /// The web content responds again (or was stopped): the question is gone.
+    DismissHung,
+}
