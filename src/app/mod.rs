@@ -1654,3 +1654,6 @@ fn default_downloads() -> PathBuf {
         .or_else(|| directories::BaseDirs::new().map(|d| d.home_dir().join("Downloads")))
         .unwrap_or_else(|| PathBuf::from("."))
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,287 @@
+//! The app against a fake window: no display, no webview. The window here is a channel of
+//! [`UserEvent`]s read by the test and a channel of [`HostInput`] it writes; a View is the test
+//! speaking JSON-RPC into the session the app mounted (as the proxy page and the App would), and
+//! the server is the built-in demo server, in process. What is asserted is what the person and
+//! the View would see: shell commands, posts to the View, the exit code.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::proxies::ProxyRegistry;
+use super::shell::{ShellCommand, ShellMessage};
+use super::window::{FrameOp, HostInput, Ui, UserEvent};
+use super::{Controller, ExitAfter, RunOptions};
+use crate::bridge::ViewHandle;
+use crate::protocol::{methods, Theme};
+use crate::server::ServerSpec;
+
+/// Long enough for anything the app does here; a test that waits this long has failed.
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// The fake window: what the app asked of it, and its line back.
+struct Window {
+    events: mpsc::UnboundedReceiver<UserEvent>,
+    input: mpsc::UnboundedSender<HostInput>,
+    /// Shell commands seen so far, in order.
+    shell: Vec<ShellCommand>,
+    /// Views mounted so far: their sessions (the View's IPC line).
+    mounted: Vec<ViewHandle>,
+    /// Messages posted to each View, parsed, in order.
+    posts: Vec<(String, Value)>,
+    exit: Option<i32>,
+}
+
+impl Window {
+    /// Starts the app with `options` on the demo server; the shell is ready and alive.
+    fn open(mut options: RunOptions) -> Self {
+        options.settle = Duration::ZERO;
+        let (tx, events) = mpsc::unbounded_channel();
+        let ui = Ui::new(move |event| tx.send(event).is_ok());
+        let (app, receivers) = Controller::new(options, ui, ProxyRegistry::default(), Theme::Light, Instant::now());
+        let (input, from_ui) = mpsc::unbounded_channel();
+        tokio::spawn(app.run(from_ui, receivers));
+        let _ = input.send(HostInput::Shell(ShellMessage::Ready));
+        // The shell's heartbeat, as the page sends it (without it the app judges the shell hung).
+        let alive = input.clone();
+        tokio::spawn(async move {
+            while alive.send(HostInput::Shell(ShellMessage::Alive)).is_ok() {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        Self { events, input, shell: Vec::new(), mounted: Vec::new(), posts: Vec::new(), exit: None }
+    }
+
+    fn demo(tool: &str, arguments: Value) -> RunOptions {
+        let mut options = RunOptions::new(ServerSpec::builtin("demo"), tool);
+        options.opens = vec![(tool.to_owned(), arguments.as_object().cloned().unwrap_or_default())];
+        options.timeout = LIMIT;
+        options
+    }
+
+    /// Reads events until `found` picks one (or the limit passes: a failure naming `what`).
+    async fn until<T>(&mut self, what: &str, mut found: impl FnMut(&mut Self, &UserEvent) -> Option<T>) -> T {
+        let deadline = tokio::time::Instant::now() + LIMIT;
+        loop {
+            let event = match tokio::time::timeout_at(deadline, self.events.recv()).await {
+                Ok(Some(event)) => event,
+                Ok(None) => panic!("the app ended while waiting for {what}; shell: {:?}", self.shell),
+                Err(_) => panic!("no {what} within {LIMIT:?}; shell: {:?}; posts: {:?}", self.shell, self.posts),
+            };
+            match &event {
+                UserEvent::Shell(text) => {
+                    let command: ShellCommand = serde_json::from_str(text).expect("a shell command");
+                    self.shell.push(command);
+                }
+                UserEvent::Frame(FrameOp::Mount(mount)) => self.mounted.push(mount.session.clone()),
+                UserEvent::Frame(FrameOp::Post { view, msg }) => {
+                    self.posts.push((view.clone(), serde_json::from_str(msg).expect("a JSON post")));
+                }
+                UserEvent::Exit(code) => self.exit = Some(*code),
+                _ => {}
+            }
+            if let Some(value) = found(self, &event) {
+                return value;
+            }
+        }
+    }
+
+    /// The next View the app mounts.
+    async fn mounted_view(&mut self) -> ViewHandle {
+        let seen = self.mounted.len();
+        self.until("a mounted View", |w, _| w.mounted.get(seen).cloned()).await
+    }
+
+    /// The next message posted to `view` that `pick` accepts.
+    async fn post_to(&mut self, view: &str, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
+        let seen = self.posts.len();
+        self.until(what, |w, _| w.posts[seen..].iter().find(|(v, m)| v == view && pick(m)).map(|(_, m)| m.clone()))
+            .await
+    }
+
+    async fn method_to(&mut self, view: &str, method: &str) -> Value {
+        self.post_to(view, method, |m| m["method"] == method).await
+    }
+
+    async fn answer_to(&mut self, view: &str, id: i64) -> Value {
+        self.post_to(view, &format!("the answer to request {id}"), |m| m["id"] == json!(id)).await
+    }
+
+    /// The exit code the app reached.
+    async fn exit_code(&mut self) -> i32 {
+        if let Some(code) = self.exit {
+            return code;
+        }
+        self.until("the exit", |w, _| w.exit).await
+    }
+
+    /// The first shell command (seen so far or still to come) that `pick` accepts.
+    async fn shell_command<T>(&mut self, what: &str, pick: impl Fn(&ShellCommand) -> Option<T>) -> T {
+        if let Some(found) = self.shell.iter().find_map(&pick) {
+            return found;
+        }
+        self.until(what, |w, _| w.shell.iter().find_map(&pick)).await
+    }
+
+    fn person(&self, message: ShellMessage) {
+        let _ = self.input.send(HostInput::Shell(message));
+    }
+}
+
+/// What a View says, as its proxy page would pass it on.
+fn say(view: &ViewHandle, message: Value) {
+    view.from_view(message.to_string());
+}
+
+/// The proxy's ready, the App's `ui/initialize` and `initialized`: returns the initialize result.
+async fn initialize(window: &mut Window, view: &ViewHandle) -> Value {
+    let id = view.id().to_owned();
+    say(view, json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY, "params": {}}));
+    let ready = window.method_to(&id, methods::SANDBOX_RESOURCE_READY).await;
+    assert!(ready["params"]["html"].as_str().is_some_and(|h| h.contains("<")), "the View's HTML: {ready}");
+    say(
+        view,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
+            "appInfo": {"name": "fake", "version": "1"}, "appCapabilities": {}, "protocolVersion": "2026-01-26"}}),
+    );
+    let result = window.answer_to(&id, 1).await;
+    say(view, json!({"jsonrpc": "2.0", "method": methods::INITIALIZED}));
+    result
+}
+
+#[tokio::test]
+async fn a_tool_opens_end_to_end_and_the_run_ends_at_its_result() {
+    let mut options = Window::demo("weather", json!({"city": "Lisbon"}));
+    options.exit_after = Some(ExitAfter::Result);
+    let mut window = Window::open(options);
+    let view = window.mounted_view().await;
+    // The card comes first, with the View's own sandbox origin.
+    let origin = window
+        .shell_command("the View's card", |c| match c {
+            ShellCommand::Mount { view: v, origin, .. } if v == view.id() => Some(origin.clone()),
+            _ => None,
+        })
+        .await;
+    assert!(origin.starts_with("mcp-sandbox://"), "{origin}");
+    let init = initialize(&mut window, &view).await;
+    assert_eq!(init["result"]["hostContext"]["theme"], "light", "{init}");
+    assert_eq!(init["result"]["hostContext"]["displayMode"], "inline", "{init}");
+    let input = window.method_to(view.id(), methods::TOOL_INPUT).await;
+    assert_eq!(input["params"]["arguments"], json!({"city": "Lisbon"}));
+    let result = window.method_to(view.id(), methods::TOOL_RESULT).await;
+    assert!(result["params"]["structuredContent"]["city"].as_str().is_some(), "{result}");
+    // Nothing but the handshake reached the View before it initialized.
+    let before: Vec<&Value> =
+        window.posts.iter().take_while(|(_, m)| m["method"] != methods::TOOL_INPUT).map(|(_, m)| m).collect();
+    assert!(before.iter().all(|m| m["method"] == methods::SANDBOX_RESOURCE_READY || m["id"] == json!(1)), "{before:?}");
+    assert_eq!(window.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn the_run_ends_at_initialized_when_that_is_its_goal() {
+    let mut options = Window::demo("counter", json!({}));
+    options.exit_after = Some(ExitAfter::Initialized);
+    let mut window = Window::open(options);
+    let view = window.mounted_view().await;
+    initialize(&mut window, &view).await;
+    assert_eq!(window.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn a_view_that_never_initializes_fails_the_run_with_the_reason() {
+    let mut options = Window::demo("weather", json!({"city": "Lisbon"}));
+    options.exit_after = Some(ExitAfter::Result);
+    options.timeout = Duration::from_secs(2);
+    let mut window = Window::open(options);
+    let view = window.mounted_view().await;
+    // The proxy loads, the App never speaks.
+    say(&view, json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY, "params": {}}));
+    let started = Instant::now();
+    assert_eq!(window.exit_code().await, 1);
+    assert!(started.elapsed() < LIMIT);
+    let said = window.shell.iter().any(|c| {
+        matches!(c, ShellCommand::Status { text, error: true } if text.contains("did not send ui/notifications/initialized"))
+    });
+    assert!(said, "the person is told why: {:?}", window.shell);
+    assert!(
+        !window.posts.iter().any(|(_, m)| m["method"] == methods::TOOL_INPUT),
+        "no input for a View that did not initialize"
+    );
+}
+
+/// An App asks to open a link: the person sees the dialog and answers.
+async fn link_asked(accept: bool) -> (Window, Value) {
+    let marker = tempfile::NamedTempFile::new().unwrap();
+    let path = marker.path().to_owned();
+    drop(marker);
+    let mut options = Window::demo("weather", json!({"city": "Lisbon"}));
+    // The "browser" leaves a file with the URL it was given.
+    options.opener = Some(format!("sh -c 'echo \"$0\" > {}'", path.display()));
+    let mut window = Window::open(options);
+    let view = window.mounted_view().await;
+    initialize(&mut window, &view).await;
+    say(
+        &view,
+        json!({"jsonrpc": "2.0", "id": 7, "method": "ui/open-link", "params": {"url": "https://example.org/page"}}),
+    );
+    let (dialog, subject) = window
+        .shell_command("the consent dialog", |c| match c {
+            ShellCommand::Confirm { dialog, subject, .. } => Some((*dialog, subject.clone())),
+            _ => None,
+        })
+        .await;
+    assert_eq!(subject, vec!["example.org".to_owned()], "the site comes first, as the host wrote it");
+    window.person(ShellMessage::Answer { dialog, accepted: accept, remember: false });
+    let answer = window.answer_to(view.id(), 7).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let opened = loop {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if !text.is_empty() || !accept || Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let _ = std::fs::remove_file(&path);
+    (window, json!({"answer": answer, "opened": opened}))
+}
+
+#[tokio::test]
+async fn a_link_opens_only_after_the_person_said_yes() {
+    let (_window, yes) = link_asked(true).await;
+    assert_eq!(yes["answer"]["result"], json!({}), "{yes}");
+    assert_eq!(yes["opened"].as_str().unwrap().trim(), "https://example.org/page");
+
+    let (_window, no) = link_asked(false).await;
+    assert_eq!(no["answer"]["result"]["isError"], true, "the View is told it was refused: {no}");
+    assert_eq!(no["opened"], "", "nothing was opened");
+}
+
+#[tokio::test]
+async fn a_view_that_ignores_its_teardown_is_closed_after_the_timeout_and_the_app_exits() {
+    let mut window = Window::open(Window::demo("counter", json!({})));
+    let view = window.mounted_view().await;
+    initialize(&mut window, &view).await;
+    window.method_to(view.id(), methods::TOOL_RESULT).await;
+    let _ = window.input.send(HostInput::CloseRequested);
+    // The View is asked to tear down and never answers.
+    window.method_to(view.id(), methods::RESOURCE_TEARDOWN).await;
+    let asked = Instant::now();
+    assert_eq!(window.exit_code().await, 0);
+    let took = asked.elapsed();
+    assert!(took >= Duration::from_millis(2500), "the View had its time to answer: {took:?}");
+    assert!(took < Duration::from_secs(8), "bounded by the teardown timeout: {took:?}");
+}
+
+#[tokio::test]
+async fn a_view_that_answers_its_teardown_lets_the_app_exit_at_once() {
+    let mut window = Window::open(Window::demo("counter", json!({})));
+    let view = window.mounted_view().await;
+    initialize(&mut window, &view).await;
+    let _ = window.input.send(HostInput::CloseRequested);
+    let teardown = window.method_to(view.id(), methods::RESOURCE_TEARDOWN).await;
+    let asked = Instant::now();
+    say(&view, json!({"jsonrpc": "2.0", "id": teardown["id"], "result": {}}));
+    assert_eq!(window.exit_code().await, 0);
+    assert!(asked.elapsed() < Duration::from_secs(2), "{:?}", asked.elapsed());
+}
