@@ -318,8 +318,8 @@ impl Controller {
             // The View's record keeps the final arguments (a reload or a restart shows them).
             if let Some(v) = self.views.get_mut(&c.view) {
                 v.arguments = arguments.clone();
-            } else if let Some((_, args)) = self.pending_args.get_mut(&c.view) {
-                *args = arguments.clone();
+            } else if let Some(pending) = self.pending.get_mut(&c.view) {
+                pending.arguments = arguments.clone();
             }
         }
         if with_view.as_ref().is_some_and(|c| c.closed) {

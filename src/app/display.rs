@@ -39,7 +39,7 @@ impl Controller {
     /// at most once per [`MODE_CHANGE_INTERVAL`]: a request sooner gets the mode in effect.
     pub(super) fn set_display_mode(&mut self, view: &str, mode: DisplayMode) -> DisplayMode {
         let Some((current, changed, held)) =
-            self.views.get(view).filter(|v| !v.closed).map(|v| (v.mode, v.mode_changed, v.person_chose_inline))
+            self.views.get(view).filter(|v| v.phase.is_open()).map(|v| (v.mode, v.mode_changed, v.person_chose_inline))
         else {
             return DisplayMode::Inline;
         };
@@ -73,7 +73,7 @@ impl Controller {
         let others: Vec<ViewId> = self
             .views
             .iter()
-            .filter(|(id, v)| id.as_str() != view && v.mode != DisplayMode::Inline && !v.closed)
+            .filter(|(id, v)| id.as_str() != view && v.mode != DisplayMode::Inline && v.phase.is_open())
             .map(|(id, _)| id.clone())
             .collect();
         for other in others {

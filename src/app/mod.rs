@@ -40,6 +40,7 @@ mod chat;
 pub(crate) mod dialogs;
 mod display;
 mod frame_height;
+mod lifecycle;
 mod options;
 mod preview;
 pub(crate) mod proxies;
@@ -49,6 +50,7 @@ pub(crate) mod supervisor;
 pub(crate) mod window;
 
 use frame_height::{FrameHeight, Sizing};
+use lifecycle::{Milestones, Pending, Phase};
 #[cfg_attr(not(feature = "desktop"), allow(unused_imports))]
 pub use options::{ExitAfter, RunOptions, SharedModel, SharedPolicy};
 use preview::watch_file;
@@ -108,9 +110,10 @@ struct ViewState {
     tool: String,
     arguments: Map<String, Value>,
     result: Option<Value>,
-    initialized: bool,
-    result_delivered: bool,
-    closed: bool,
+    /// Where it is in its life (see `lifecycle.rs`).
+    phase: Phase,
+    /// What it reached on the way (the exit goals read these).
+    reached: Milestones,
     /// The inline frame's height, and the guard against a View chasing it.
     frame: FrameHeight,
     mode: DisplayMode,
@@ -121,9 +124,6 @@ struct ViewState {
     mode_tokens: f64,
     /// The person took this View back inline: it may not leave inline by itself again.
     person_chose_inline: bool,
-    /// A reload replaced this View (its teardown is under way): it is not reloaded again, or
-    /// one View would become two when two reloads come before the teardown ends.
-    replaced: bool,
 }
 
 /// How a tool is being opened.
@@ -177,8 +177,8 @@ pub(super) struct Controller {
     finished_tx: mpsc::UnboundedSender<i32>,
     channels: Option<Channels>,
     next_view: u64,
-    /// Server and arguments of Views still being prepared, by id (they move into `ViewState`).
-    pending_args: HashMap<ViewId, (String, Map<String, Value>)>,
+    /// Views still being prepared, by id (they move into `ViewState` when mounted).
+    pending: HashMap<ViewId, Pending>,
     /// Cached results handed to reloaded Views instead of calling the tool again.
     cached_results: HashMap<ViewId, Value>,
     /// Tool results that arrived before their View was mounted.
@@ -195,8 +195,6 @@ pub(super) struct Controller {
     startup_waiting: Vec<StartupOpen>,
     /// Ids of the Views named at start (their failure is the run's).
     startup_ids: HashSet<ViewId>,
-    /// Views still being prepared (resource read, session start): cancelled from their card.
-    preparing: HashMap<ViewId, tokio::task::AbortHandle>,
     /// Recent live reloads per `(server, resource)`, for the storm guard.
     live_reloads: HashMap<(String, String), VecDeque<Instant>>,
     /// The live log's rate limit: the current second, records sent in it, records left out.
@@ -291,7 +289,7 @@ impl Controller {
             finished_tx,
             channels: None,
             next_view: 1,
-            pending_args: HashMap::new(),
+            pending: HashMap::new(),
             cached_results: HashMap::new(),
             early_results: HashMap::new(),
             opened_since_recycle: 0,
@@ -300,7 +298,6 @@ impl Controller {
             recycle_tx,
             startup_waiting: Vec::new(),
             startup_ids: HashSet::new(),
-            preparing: HashMap::new(),
             live_reloads: HashMap::new(),
             log_window: (started, 0, 0),
             supervisor: Supervisor::new(options_stop_after),
@@ -354,7 +351,8 @@ impl Controller {
             return;
         }
         self.exiting = Some(code);
-        let handles: Vec<ViewHandle> = self.views.values().filter(|v| !v.closed).map(|v| v.handle.clone()).collect();
+        let handles: Vec<ViewHandle> =
+            self.views.values().filter(|v| v.phase.is_open()).map(|v| v.handle.clone()).collect();
         let servers = self.servers.clone();
         let ui = self.ui.clone();
         tokio::spawn(async move {
@@ -381,7 +379,7 @@ impl Controller {
         self.finishing = true;
         let settle = self.options.settle;
         let screenshot =
-            self.options.screenshot.clone().filter(|_| code == 0 || self.views.values().any(|v| v.initialized));
+            self.options.screenshot.clone().filter(|_| code == 0 || self.views.values().any(|v| v.reached.initialized));
         let (ui, done) = (self.ui.clone(), self.finished_tx.clone());
         tokio::spawn(async move {
             tokio::time::sleep(settle).await;
@@ -492,12 +490,11 @@ impl Controller {
                     None => return,
                 },
                 Some((view, tool, setup)) = setup_rx.recv() => {
-                    self.preparing.remove(&view);
                     match setup {
                         Ok(handle) => self.mount(handle, &tool),
                         Err(e) => {
                             self.views.remove(&view);
-                            self.pending_args.remove(&view);
+                            self.pending.remove(&view);
                             // The error takes the place of the card's spinner.
                             self.shell(ShellCommand::Text {
                                 view: Some(view.clone()),
@@ -529,7 +526,7 @@ impl Controller {
                 Some(view) = probation_rx.recv() => self.probation_passed(&view),
                 Some(view) = teardowns_rx.recv() => {
                     self.close_view(&view);
-                    if self.options.exit_after == Some(ExitAfter::Teardown) && self.views.values().all(|v| v.closed) {
+                    if self.options.exit_after == Some(ExitAfter::Teardown) && self.views.values().all(|v| !v.phase.is_open()) {
                         self.finish(0);
                     }
                 },
@@ -589,14 +586,14 @@ impl Controller {
         if self.views.is_empty() {
             return Some(format!("no View was mounted within {secs} s"));
         }
-        if let Some((id, _)) = self.views.iter().find(|(_, v)| !v.initialized && !v.closed) {
+        if let Some((id, _)) = self.views.iter().find(|(_, v)| !v.reached.initialized && v.phase.is_open()) {
             return Some(format!("View {id} did not send ui/notifications/initialized within {secs} s"));
         }
         match self.options.exit_after {
-            Some(ExitAfter::Result) if self.views.values().any(|v| !v.result_delivered) => {
+            Some(ExitAfter::Result) if self.views.values().any(|v| !v.reached.result_delivered) => {
                 Some(format!("the tool result did not reach the View within {secs} s"))
             }
-            Some(ExitAfter::Teardown) if self.views.values().any(|v| !v.closed) => {
+            Some(ExitAfter::Teardown) if self.views.values().any(|v| v.phase.is_open()) => {
                 Some(format!("the View was not torn down within {secs} s"))
             }
             _ => None,
@@ -624,7 +621,8 @@ impl Controller {
         let trace = self.trace.clone();
         let view_id: ViewId = view_id.to_owned();
         let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
-        self.pending_args.insert(view_id.clone(), (server.clone(), arguments.clone()));
+        let pending = Pending { server: server.clone(), arguments: arguments.clone(), task: None };
+        self.pending.insert(view_id.clone(), pending);
 
         let deferred = self.deferred.remove(&view_id);
         let model_call = deferred.is_some();
@@ -808,7 +806,9 @@ impl Controller {
             let outcome = fetch.await;
             let _ = setup.send((view, tool, outcome));
         });
-        self.preparing.insert(id, task.abort_handle());
+        if let Some(pending) = self.pending.get_mut(&id) {
+            pending.task = Some(task.abort_handle());
+        }
         Ok(())
     }
 
@@ -931,7 +931,7 @@ impl Controller {
     /// A server's announcement reaches its own Views (the registry re-read its lists already).
     fn on_server_change(&mut self, server: &str, change: ServerChange) {
         let Some(conn) = self.servers.current(server) else { return };
-        let open = |v: &&ViewState| !v.closed && v.server == server;
+        let open = |v: &&ViewState| v.phase.is_open() && v.server == server;
         match change {
             ServerChange::Tools => {
                 for v in self.views.values().filter(open) {
@@ -952,7 +952,7 @@ impl Controller {
                 let views: Vec<ViewId> = self
                     .views
                     .iter()
-                    .filter(|(_, v)| open(v) && !v.replaced && shows_it(&v.tool))
+                    .filter(|(_, v)| open(v) && v.phase.is_live() && shows_it(&v.tool))
                     .map(|(id, _)| id.clone())
                     .collect();
                 if views.is_empty() {
@@ -1036,7 +1036,7 @@ impl Controller {
         self.opened_since_recycle += 1;
         let id = handle.id().to_owned();
         let first_height = self.first_height();
-        let (server, arguments) = self.pending_args.remove(&id).unwrap_or_default();
+        let Pending { server, arguments, .. } = self.pending.remove(&id).unwrap_or_default();
         let label = sandbox_label(&self.servers.identity(&server).unwrap_or_default());
         // The card (with the slot) in the shell, the View in a webview of its own over the slot.
         self.shell(ShellCommand::Mount {
@@ -1064,15 +1064,13 @@ impl Controller {
                 tool: tool.to_owned(),
                 arguments,
                 result,
-                initialized: false,
-                result_delivered: false,
-                closed: false,
+                phase: Phase::Mounted,
+                reached: Milestones::default(),
                 frame: FrameHeight::new(first_height),
                 mode: DisplayMode::Inline,
                 mode_changed: None,
                 mode_tokens: MODE_CHANGE_BURST,
                 person_chose_inline: false,
-                replaced: false,
             },
         );
     }
@@ -1224,7 +1222,7 @@ impl Controller {
             }
             ShellMessage::Inline { view } => {
                 // The person's own action: never rate-limited, always possible.
-                if self.views.get(&view).is_some_and(|v| !v.closed && v.mode != DisplayMode::Inline) {
+                if self.views.get(&view).is_some_and(|v| v.phase.is_open() && v.mode != DisplayMode::Inline) {
                     self.apply_mode(&view, DisplayMode::Inline, true);
                 }
                 // The person's choice sticks: the View cannot take the screen again by itself.
@@ -1234,17 +1232,19 @@ impl Controller {
             }
             ShellMessage::Close { view } => {
                 self.model_view_closed(&view);
-                if let Some(v) = self.views.get(&view).filter(|v| !v.closed && self.processes.is_hung(&v.label)) {
+                if let Some(v) = self.views.get(&view).filter(|v| v.phase.is_open() && self.processes.is_hung(&v.label))
+                {
                     // Its process does not answer: no teardown to wait for (closing ends it).
                     tracing::warn!(view = %view, "closing a View that does not respond");
                     v.handle.frame_gone();
                     self.close_view(&view);
-                } else if let Some(v) = self.views.get(&view).filter(|v| !v.closed) {
+                } else if let Some(v) = self.views.get(&view).filter(|v| v.phase.is_open()) {
                     self.spawn_teardown(v.handle.clone());
-                } else if let Some(task) = self.preparing.remove(&view) {
+                } else if let Some(pending) = self.pending.remove(&view) {
                     // Still reading its UI: the person gave up waiting.
-                    task.abort();
-                    self.pending_args.remove(&view);
+                    if let Some(task) = pending.task {
+                        task.abort();
+                    }
                     self.registry.remove(&view);
                     tracing::info!(view = %view, "cancelled before its View was mounted");
                     self.unmount(&view);
@@ -1264,7 +1264,7 @@ impl Controller {
         self.theme = theme;
         self.shell(ShellCommand::Theme { theme });
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Theme(theme)));
-        for v in self.views.values().filter(|v| !v.closed) {
+        for v in self.views.values().filter(|v| v.phase.is_open()) {
             v.handle.update_host_context(HostContext {
                 theme: Some(theme),
                 styles: Some(host_styles(theme)),
@@ -1275,11 +1275,11 @@ impl Controller {
 
     fn on_resized(&mut self, width: f64, height: f64) {
         // In pip the window is the View; its size is fixed by the host.
-        if self.views.values().any(|v| v.mode == DisplayMode::Pip && !v.closed) {
+        if self.views.values().any(|v| v.mode == DisplayMode::Pip && v.phase.is_open()) {
             return;
         }
         self.window = (width, height);
-        for v in self.views.values().filter(|v| !v.closed) {
+        for v in self.views.values().filter(|v| v.phase.is_open()) {
             v.handle.update_host_context(HostContext {
                 container_dimensions: Some(self.container(v.mode)),
                 ..Default::default()
@@ -1292,7 +1292,7 @@ impl Controller {
             Ask::Confirm { view, prompt, reply } => {
                 // A View gets one question at a time, and none once it is gone: a flood of
                 // prompts (or prompts answered after the View closed) must not act for it.
-                let open = self.views.get(&view).is_some_and(|v| !v.closed);
+                let open = self.views.get(&view).is_some_and(|v| v.phase.is_open());
                 if !open || self.dialogs.values().any(|(v, _)| *v == view) {
                     tracing::warn!(view = %view, "consent request refused: {}", if open { "one is already pending" } else { "the View is closed" });
                     let _ = reply.send(false);
@@ -1442,7 +1442,10 @@ impl Controller {
         }
     }
 
-    fn spawn_teardown(&self, handle: ViewHandle) {
+    fn spawn_teardown(&mut self, handle: ViewHandle) {
+        if let Some(v) = self.views.get_mut(handle.id()) {
+            v.phase = v.phase.advanced(Phase::Closing);
+        }
         let done = self.teardowns.clone();
         // Runs beside the loop, which keeps relaying the View's answer.
         tokio::spawn(async move {
@@ -1476,10 +1479,11 @@ impl Controller {
             ViewEvent::Initialized { protocol_version, app_info, .. } => {
                 tracing::info!(view, app = %app_info.name, version = %app_info.version, %protocol_version, "View initialized");
                 if let Some(v) = self.views.get_mut(view) {
-                    v.initialized = true;
+                    v.phase = v.phase.advanced(Phase::Initialized);
+                    v.reached.initialized = true;
                 }
                 self.probation_initialized(view);
-                if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.initialized) {
+                if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.reached.initialized) {
                     return Some(0);
                 }
                 if exit_after.is_none() {
@@ -1494,9 +1498,9 @@ impl Controller {
             }
             ViewEvent::ToolResultDelivered => {
                 if let Some(v) = self.views.get_mut(view) {
-                    v.result_delivered = true;
+                    v.reached.result_delivered = true;
                 }
-                if exit_after == Some(ExitAfter::Result) && self.views.values().all(|v| v.result_delivered) {
+                if exit_after == Some(ExitAfter::Result) && self.views.values().all(|v| v.reached.result_delivered) {
                     return Some(0);
                 }
             }
@@ -1542,13 +1546,13 @@ impl Controller {
         }
         self.refuse_dialogs_of(view);
         self.forget_context(view);
-        let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && !v.closed);
+        let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
         if pip {
             let _ = self.ui.send_event(UserEvent::Window(WindowOp::Restore));
         }
         if let Some(v) = self.views.get_mut(view) {
-            if !v.closed {
-                v.closed = true;
+            if v.phase.is_open() {
+                v.phase = Phase::Gone;
                 self.registry.remove(view);
                 self.unmount(view);
             }

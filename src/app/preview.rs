@@ -38,7 +38,8 @@ impl Controller {
 
     /// Hot reload of every open View (`--html` changed, the Reload button).
     pub(super) fn reload_all(&mut self) {
-        let open: Vec<ViewId> = self.views.iter().filter(|(_, v)| !v.closed).map(|(id, _)| id.clone()).collect();
+        let open: Vec<ViewId> =
+            self.views.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect();
         self.reload(open);
     }
 
@@ -50,8 +51,10 @@ impl Controller {
             if self.views.get(&old).is_some_and(|v| self.awaits_model_call(&old, v)) {
                 continue;
             }
-            let Some(v) = self.views.get_mut(&old).filter(|v| !v.closed && !v.replaced) else { continue };
-            v.replaced = true;
+            // Live only: a View already on its way out is not reloaded again (two reloads before
+            // its teardown ends would make one View two).
+            let Some(v) = self.views.get_mut(&old).filter(|v| v.phase.is_live()) else { continue };
+            v.phase = Phase::Closing;
             let (server, tool, arguments, result) =
                 (v.server.clone(), v.tool.clone(), v.arguments.clone(), v.result.clone());
             tracing::info!(view = %old, "reloading {tool}");

@@ -22,7 +22,7 @@ impl Controller {
     /// were opened and none is open any more, the process is replaced after a quiet moment (not
     /// in preview, whose log lives in the page).
     pub(super) fn schedule_recycle(&mut self) {
-        let idle = self.views.values().all(|v| v.closed) && self.pending_args.is_empty();
+        let idle = self.views.values().all(|v| !v.phase.is_open()) && self.pending.is_empty();
         if !idle || self.options.preview || self.opened_since_recycle < RECYCLE_AFTER_VIEWS || self.exiting.is_some() {
             return;
         }
@@ -35,7 +35,7 @@ impl Controller {
 
     pub(super) fn recycle(&mut self, generation: u64) {
         // Anything opened or asked since it was scheduled keeps the page.
-        let idle = self.views.values().all(|v| v.closed) && self.pending_args.is_empty();
+        let idle = self.views.values().all(|v| !v.phase.is_open()) && self.pending.is_empty();
         let quiet = self.dialogs.is_empty() && self.elicits.is_empty() && !self.recycling;
         if generation != self.next_view || !idle || !quiet || self.exiting.is_some() {
             return;
@@ -104,7 +104,7 @@ impl Controller {
         let mut apps: Vec<String> = self
             .views
             .values()
-            .filter(|v| !v.closed && v.label == label)
+            .filter(|v| v.phase.is_open() && v.label == label)
             .map(|v| consent::app_label(&v.tool, &v.server))
             .collect();
         apps.sort();
@@ -182,8 +182,12 @@ impl Controller {
     }
 
     fn mark_hung(&mut self, label: &str, hung: bool, text: &str) {
-        let views: Vec<ViewId> =
-            self.views.iter().filter(|(_, v)| !v.closed && v.label == label).map(|(id, _)| id.clone()).collect();
+        let views: Vec<ViewId> = self
+            .views
+            .iter()
+            .filter(|(_, v)| v.phase.is_open() && v.label == label)
+            .map(|(id, _)| id.clone())
+            .collect();
         for view in views {
             self.shell(ShellCommand::Hung { view, hung, text: text.to_owned() });
         }
@@ -194,7 +198,7 @@ impl Controller {
     /// process ended before within [`supervisor::SUSPECT_WINDOW`]: then the person is told and
     /// reopens them (a View that crashes its process at once cannot loop).
     fn on_process_gone(&mut self, view: &str, webkit_reason: &str) {
-        let Some(label) = self.views.get(view).filter(|v| !v.closed).map(|v| v.label.clone()) else { return };
+        let Some(label) = self.views.get(view).filter(|v| v.phase.is_open()).map(|v| v.label.clone()) else { return };
         let now = Instant::now();
         let reason = self.processes.reason(now, webkit_reason);
         let stops = self.processes.terminated(&label, now);
@@ -202,7 +206,7 @@ impl Controller {
         for id in self
             .views
             .iter()
-            .filter(|(_, v)| !v.closed && v.label == label)
+            .filter(|(_, v)| v.phase.is_open() && v.label == label)
             .map(|(id, _)| id.clone())
             .collect::<Vec<_>>()
         {
@@ -245,7 +249,7 @@ impl Controller {
     /// The open Apps, for a person: `tool · server, ...`.
     pub(super) fn open_apps(&self) -> String {
         let mut apps: Vec<String> =
-            self.views.values().filter(|v| !v.closed).map(|v| consent::app_label(&v.tool, &v.server)).collect();
+            self.views.values().filter(|v| v.phase.is_open()).map(|v| consent::app_label(&v.tool, &v.server)).collect();
         apps.sort();
         if apps.is_empty() {
             "no App".into()
@@ -288,7 +292,7 @@ impl Controller {
         if reason == RECYCLED || self.exiting.is_some() {
             return;
         }
-        let mut open: Vec<(ViewId, ViewState)> = self.views.drain().filter(|(_, v)| !v.closed).collect();
+        let mut open: Vec<(ViewId, ViewState)> = self.views.drain().filter(|(_, v)| v.phase.is_open()).collect();
         open.sort_by(|a, b| a.0.cmp(&b.0));
         let apps = open.iter().map(|(_, v)| consent::app_label(&v.tool, &v.server)).collect::<Vec<_>>().join(", ");
         tracing::error!("{}; restarting it (open Apps: {})", say(&reason), say(&apps));

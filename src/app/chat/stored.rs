@@ -83,7 +83,8 @@ impl Controller {
             self.status("The model is still answering; reopen the conversation once it is done.", true);
             return;
         }
-        let open: Vec<ViewId> = self.views.iter().filter(|(_, v)| !v.closed).map(|(id, _)| id.clone()).collect();
+        let open: Vec<ViewId> =
+            self.views.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect();
         for view in open {
             if let Some(v) = self.views.get(&view) {
                 self.spawn_teardown(v.handle.clone());
