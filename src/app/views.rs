@@ -1,0 +1,505 @@
+//! Opening a tool call end to end: the call, its UI resource read, the session started, the
+//! View mounted in a card and a webview of its own; what its session reports; its teardown.
+
+use super::*;
+
+impl Controller {
+    /// Starts the tool call and returns the future that fetches the UI and starts the session.
+    pub(super) fn prepare_view(
+        &mut self,
+        entry: &ToolEntry,
+        view_id: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<impl std::future::Future<Output = Setup> + Send + 'static> {
+        let channels = self.channels.clone().expect("channels exist while running");
+        let (out, results) = (channels.out, channels.results);
+        let tool_name = entry.name().to_owned();
+        let server = entry.server.clone();
+        let tool = entry.tool.clone();
+        let ui = tool_ui(&tool)?;
+        if ui.legacy_key_only {
+            tracing::warn!(tool = %tool_name, "tool uses only the deprecated _meta[\"ui/resourceUri\"] key");
+        }
+        let uri = ui.resource_uri.ok_or_else(|| Error::NoUi { tool: tool_name.clone() })?;
+
+        let trace = self.trace.clone();
+        let view_id: ViewId = view_id.to_owned();
+        let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
+        let pending = Pending { server: server.clone(), arguments: arguments.clone(), task: None };
+        self.pending.insert(view_id.clone(), pending);
+
+        let deferred = self.deferred.remove(&view_id);
+        let model_call = deferred.is_some();
+        if let Some(deferred) = deferred {
+            // The model's call: made once its arguments are complete (and allowed).
+            self.spawn_deferred(deferred, entry, view_id.clone(), session_rx);
+        } else if let Some(cached) = self.cached_results.remove(&view_id) {
+            // A reload: the View gets the last result again; the tool is not called again.
+            let (results, view_id) = (results.clone(), view_id.clone());
+            tokio::spawn(async move {
+                let Ok(handle) = session_rx.await else { return };
+                handle.tool_result(cached.clone());
+                let _ = results.send((view_id, Ok(cached)));
+            });
+        } else {
+            // The tool call: its outcome goes to the View once the session exists.
+            let (servers, server) = (self.servers.clone(), server.clone());
+            let trace = trace.clone();
+            let view_id = view_id.clone();
+            let arguments = arguments.clone();
+            let tool_name = tool_name.clone();
+            tokio::spawn(async move {
+                let outcome = call_tool_traced(&servers, &trace, Some(&view_id), &server, &tool_name, arguments).await;
+                let Ok(handle) = session_rx.await else { return };
+                match &outcome {
+                    Ok(result) => handle.tool_result(result.clone()),
+                    Err(e) => handle.tool_cancelled(Some(format!("tool call failed: {}", e.message))),
+                }
+                let _ = results.send((view_id, outcome.map_err(|e| e.to_string())));
+            });
+        }
+        let html_file = self.options.html.clone();
+        let preview = self.options.preview;
+        let openai_shim = self.options.openai_shim;
+        let ui = self.ui.clone();
+
+        let servers = self.servers.clone();
+        let registry = self.registry.clone();
+        let host_context = self.host_context(DisplayMode::Inline);
+        let policy: Arc<dyn HostPolicy> = match &self.options.policy {
+            Some(custom) => custom.0.clone(),
+            None => Arc::new(DesktopPolicy {
+                asks: self.asks.clone(),
+                consent: self.options.consent,
+                opener: self.options.opener.clone(),
+                downloads: self.options.downloads.clone().unwrap_or_else(default_downloads),
+                display_modes: self.display_modes(),
+            }),
+        };
+        Ok(async move {
+            let conn = servers.connection(&server).await?;
+            if html_file.is_none() {
+                trace.server_request(Some(&view_id), methods::RESOURCES_READ, &json!({"uri": uri}));
+            }
+            let read = match &html_file {
+                // An App author's local file stands in for the server's resource.
+                Some(path) => {
+                    let html = tokio::fs::read_to_string(path)
+                        .await
+                        .map_err(|e| Error::Desktop(format!("cannot read --html {}: {e}", path.display())))?;
+                    json!({"contents": [{"uri": uri, "mimeType": crate::protocol::RESOURCE_MIME_TYPE, "text": html}]})
+                }
+                None => conn.read_resource(uri.clone()).await.map_err(|e| Error::Request {
+                    server: server.clone(),
+                    method: format!("resources/read {uri}"),
+                    reason: e.to_string(),
+                })?,
+            };
+            if html_file.is_none() {
+                // The HTML itself is in the host->proxy record; here only how many contents came.
+                let items = read.get("contents").and_then(Value::as_array).map_or(0, Vec::len);
+                trace.server_answer(Some(&view_id), methods::RESOURCES_READ, Ok(&json!({"contents": items})));
+            }
+            let resource = ui_resource_from_read(&uri, &read, conn.listed_resource(&uri).as_ref())?;
+            for w in &resource.meta.warnings {
+                tracing::warn!(resource = %uri, "{w}");
+            }
+            let csp = build_csp(resource.meta.csp.as_ref());
+            for r in &csp.rejected {
+                tracing::warn!(resource = %uri, "CSP entry {:?} in {} rejected: {}", r.entry, r.field, r.reason);
+            }
+            tracing::info!(resource = %uri, "CSP: {}", csp.header);
+            let label = sandbox_label(&servers.identity(&server).unwrap_or_default());
+            registry.insert(&view_id, ProxyPolicy { label, csp: csp.header.clone() });
+            if preview && html_file.is_none() {
+                // Hot reload on resources/updated needs the server to announce them.
+                if let Err(e) = conn.subscribe(&uri).await {
+                    tracing::info!(resource = %uri, "no live reload from the server: {e}");
+                }
+            }
+            if preview {
+                let cmd = ShellCommand::Csp {
+                    view: view_id.clone(),
+                    header: csp.header.clone(),
+                    granted: serde_json::to_value(&csp.granted).unwrap_or_default(),
+                    rejected: csp
+                        .rejected
+                        .iter()
+                        .map(|r| json!({"field": r.field, "entry": r.entry, "reason": r.reason}))
+                        .collect(),
+                };
+                let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
+            }
+
+            let mut config = ViewConfig::new(view_id.clone(), tool, resource.html);
+            // What the person sees (consent prompts, the side panel): the server's label.
+            config.server_name = servers.label(&server).unwrap_or_else(|| server.clone());
+            // The controller relays the server's list_changed notifications (see `on_server_change`).
+            config.forwards_list_changed = true;
+            config.openai_shim =
+                openai_shim && (resource.openai_template || tool_ui(&config.tool).is_ok_and(|u| u.openai_template));
+            config.granted_csp = csp.granted;
+            config.granted_permissions = resource.meta.permissions.clone().filter(|p| !p.is_empty());
+            config.host_context = host_context;
+            config.policy = policy;
+            // Messages for the View go from its session straight to the UI thread, into its
+            // own webview: the controller does not relay them (the hot path).
+            let (post_ui, post_view) = (ui.clone(), view_id.clone());
+            config.post_sink = Some(Arc::new(move |msg| {
+                let _ = post_ui.send_event(UserEvent::Frame(FrameOp::Post { view: post_view.clone(), msg }));
+            }));
+            let handle = ViewSession::spawn(config, servers.port(&server), out, trace);
+            if !model_call {
+                handle.tool_input(arguments);
+            }
+            let _ = session_tx.send(handle.clone());
+            Ok(handle)
+        })
+    }
+
+    pub(super) fn host_context(&self, mode: DisplayMode) -> HostContext {
+        HostContext {
+            theme: Some(self.theme),
+            styles: Some(host_styles(self.theme)),
+            display_mode: Some(mode),
+            available_display_modes: Some(self.display_modes()),
+            container_dimensions: Some(self.container(mode)),
+            locale: Some(crate::protocol::locale::bcp47_locale(sys_locale::get_locale().as_deref())),
+            time_zone: Some(crate::protocol::locale::iana_time_zone(iana_time_zone::get_timezone().ok().as_deref())),
+            user_agent: Some(format!("mcp-apps-host/{}", env!("CARGO_PKG_VERSION"))),
+            platform: Some("desktop".into()),
+            device_capabilities: Some(json!({"touch": false, "hover": true})),
+            ..Default::default()
+        }
+    }
+
+    /// Calls `tool` with `arguments`: a View for tools with a UI, a text card for the others.
+    /// `server` picks the server; without it the tool's name must be unique among the servers
+    /// (or given as `server/tool`).
+    pub(super) fn open(
+        &mut self,
+        server: Option<&str>,
+        tool: &str,
+        arguments: Map<String, Value>,
+        how: Opening,
+    ) -> Result<()> {
+        let entry = match (server, self.servers.find_tool(server, tool)) {
+            (None, Err(e)) => match tool.split_once('/') {
+                Some((server, name)) if self.servers.names().iter().any(|n| n == server) => {
+                    self.servers.find_tool(Some(server), name)?
+                }
+                _ => return Err(e),
+            },
+            (_, found) => found?,
+        };
+        let id: ViewId = match &how {
+            Opening::Startup(id) | Opening::Model(id) => id.clone(),
+            _ => {
+                let id = format!("v{}", self.next_view);
+                self.next_view += 1;
+                id
+            }
+        };
+        let has_ui = tool_ui(&entry.tool).ok().and_then(|u| u.resource_uri).is_some();
+        if !has_ui && how == Opening::Person {
+            self.call_plain(&entry, &id, arguments);
+            return Ok(());
+        }
+        let fetch = self.prepare_view(&entry, &id, arguments)?;
+        let label = tool_label(entry.name());
+        self.status(&format!("Calling {label} on {}…", self.label(&entry.server)), false);
+        self.shell(ShellCommand::Pending { view: id.clone(), title: label });
+        let setup = self.channels.clone().expect("running").setup;
+        let tool = entry.name().to_owned();
+        let view = id.clone();
+        let task = tokio::spawn(async move {
+            let outcome = fetch.await;
+            let _ = setup.send((view, tool, outcome));
+        });
+        if let Some(pending) = self.pending.get_mut(&id) {
+            pending.task = Some(task.abort_handle());
+        }
+        Ok(())
+    }
+
+    /// Opens the tools named at start whose server is ready now; each waits for its own server
+    /// only. Once every server was tried (`settled`), what still cannot open fails the run.
+    pub(super) fn open_startup_views(&mut self, settled: bool) {
+        if self.exiting.is_some() || self.startup_waiting.is_empty() {
+            return;
+        }
+        let ready: Vec<String> =
+            self.servers.servers().into_iter().filter(|s| s.status == ServerStatus::Ready).map(|s| s.name).collect();
+        let names = self.servers.names();
+        let mut still = Vec::new();
+        for open in std::mem::take(&mut self.startup_waiting) {
+            // `server/tool` names its server; a bare name opens on the first ready server that has it.
+            let target = match open.tool.split_once('/') {
+                Some((server, name)) if names.iter().any(|n| n == server) => {
+                    ready.iter().any(|r| r == server).then(|| (Some(server.to_owned()), name.to_owned()))
+                }
+                _ => ready
+                    .iter()
+                    .any(|r| self.servers.find_tool(Some(r), &open.tool).is_ok())
+                    .then(|| (None, open.tool.clone())),
+            };
+            let outcome = match target {
+                Some((server, name)) => {
+                    self.open(server.as_deref(), &name, open.arguments.clone(), Opening::Startup(open.id.clone()))
+                }
+                None if settled => {
+                    self.open(None, &open.tool, open.arguments.clone(), Opening::Startup(open.id.clone()))
+                }
+                None => {
+                    still.push(open);
+                    continue;
+                }
+            };
+            if let Err(e) = outcome {
+                // A tool named on the command line that cannot open is the run's failure.
+                self.fail(&e.to_string());
+                return;
+            }
+        }
+        self.startup_waiting = still;
+    }
+
+    /// A tool without a UI: its result is shown as text.
+    pub(super) fn call_plain(&mut self, entry: &ToolEntry, id: &str, arguments: Map<String, Value>) {
+        let tool = entry.name().to_owned();
+        self.shell(ShellCommand::Pending { view: id.to_owned(), title: tool_label(&tool) });
+        let (servers, server, ui, trace, id) =
+            (self.servers.clone(), entry.server.clone(), self.ui.clone(), self.trace.clone(), id.to_owned());
+        tokio::spawn(async move {
+            let outcome = call_tool_traced(&servers, &trace, Some(&id), &server, &tool, arguments).await;
+            let (text, error) = match &outcome {
+                Ok(r) => result_for_person(r),
+                Err(e) => (e.to_string(), true),
+            };
+            let cmd =
+                ShellCommand::Text { view: Some(id), title: tool_label(&tool), text: consent::block(&text), error };
+            let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
+        });
+    }
+
+    /// A View's first inline height, for the current window (see [`FIRST_HEIGHT_SHARE`]).
+    pub(super) fn first_height(&self) -> f64 {
+        ((self.window.1 - HEADER_PX - STREAM_CHROME_PX) * FIRST_HEIGHT_SHARE)
+            .floor()
+            .clamp(MIN_FIRST_HEIGHT, INLINE_MAX_HEIGHT)
+    }
+
+    pub(super) fn mount(&mut self, handle: ViewHandle, tool: &str) {
+        self.opened_since_recycle += 1;
+        let id = handle.id().to_owned();
+        let first_height = self.first_height();
+        let Pending { server, arguments, .. } = self.pending.remove(&id).unwrap_or_default();
+        let label = sandbox_label(&self.servers.identity(&server).unwrap_or_default());
+        // The card (with the slot) in the shell, the View in a webview of its own over the slot.
+        self.shell(ShellCommand::Mount {
+            view: id.clone(),
+            origin: sandbox_origin(&label),
+            title: tool_label(tool),
+            server: consent::one_line_max(&self.label(&server), 80),
+            height: first_height,
+        });
+        let src = format!("{}/proxy.html?view={id}", sandbox_origin(&label));
+        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Mount(FrameMount {
+            view: id.clone(),
+            label: label.clone(),
+            src,
+            session: handle.clone(),
+        })));
+        self.status(&format!("{} from {}", tool_label(tool), self.label(&server)), false);
+        let result = self.early_results.remove(&id);
+        self.views.insert(
+            id,
+            ViewState {
+                handle,
+                server,
+                label,
+                tool: tool.to_owned(),
+                arguments,
+                result,
+                phase: Phase::Mounted,
+                reached: Milestones::default(),
+                frame: FrameHeight::new(first_height),
+                mode: DisplayMode::Inline,
+                mode_changed: None,
+                mode_tokens: MODE_CHANGE_BURST,
+                person_chose_inline: false,
+            },
+        );
+    }
+
+    pub(super) fn spawn_teardown(&mut self, handle: ViewHandle) {
+        if let Some(v) = self.views.get_mut(handle.id()) {
+            v.phase = v.phase.advanced(Phase::Closing);
+        }
+        let done = self.teardowns.clone();
+        // Runs beside the loop, which keeps relaying the View's answer.
+        tokio::spawn(async move {
+            let outcome = handle.teardown().await;
+            tracing::info!(view = %handle.id(), "teardown: {outcome:?}");
+            let _ = done.send(handle.id().to_owned());
+        });
+    }
+
+    /// Handles a session's output; returns an exit code when the run is complete.
+    pub(super) fn on_view_output(&mut self, view: &str, output: ViewOutput) -> Option<i32> {
+        match output {
+            ViewOutput::Post(text) => {
+                // `text` is the message as the bridge serialized it: it goes to the View's own
+                // webview unparsed (the hot path).
+                let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Post { view: view.to_owned(), msg: text }));
+                None
+            }
+            ViewOutput::Event(event) => {
+                if let Some(events) = &self.options.events {
+                    let _ = events.send((view.to_owned(), event.clone()));
+                }
+                self.on_view_event(view, event)
+            }
+        }
+    }
+
+    pub(super) fn on_view_event(&mut self, view: &str, event: ViewEvent) -> Option<i32> {
+        let exit_after = self.options.exit_after;
+        match event {
+            ViewEvent::Initialized { protocol_version, app_info, .. } => {
+                tracing::info!(view, app = %app_info.name, version = %app_info.version, %protocol_version, "View initialized");
+                if let Some(v) = self.views.get_mut(view) {
+                    v.phase = v.phase.advanced(Phase::Initialized);
+                    v.reached.initialized = true;
+                }
+                self.probation_initialized(view);
+                if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.reached.initialized) {
+                    return Some(0);
+                }
+                if exit_after.is_none() {
+                    if let Some(path) = self.options.screenshot.clone() {
+                        let (ui, settle) = (self.ui.clone(), self.options.settle);
+                        tokio::spawn(async move {
+                            tokio::time::sleep(settle).await;
+                            take_screenshot(&ui, path).await;
+                        });
+                    }
+                }
+            }
+            ViewEvent::ToolResultDelivered => {
+                if let Some(v) = self.views.get_mut(view) {
+                    v.reached.result_delivered = true;
+                }
+                if exit_after == Some(ExitAfter::Result) && self.views.values().all(|v| v.reached.result_delivered) {
+                    return Some(0);
+                }
+            }
+            ViewEvent::ToolCancelledDelivered { reason } => {
+                tracing::info!(view, "tool-cancelled delivered: {}", reason.unwrap_or_default());
+                if exit_after.is_some() {
+                    return Some(1);
+                }
+            }
+            ViewEvent::SizeChanged { height: Some(h), .. } => {
+                let v = self.views.get_mut(view)?;
+                // Only inline Views size themselves; fullscreen and pip fill what the host gives.
+                if v.mode != DisplayMode::Inline {
+                    return None;
+                }
+                let height = h.clamp(MIN_FRAME_HEIGHT, INLINE_MAX_HEIGHT).ceil();
+                let height = match v.frame.report(height, Instant::now()) {
+                    Sizing::Keep => return None,
+                    Sizing::Resize(height) => height,
+                    Sizing::Hold(height) => {
+                        tracing::info!(view, "the View sizes itself from its frame (it grew after every resize): its frame stays at {height} px");
+                        return None;
+                    }
+                };
+                tracing::debug!(view, height, "resizing the View's frame");
+                self.shell(ShellCommand::Resize { view: view.to_owned(), height });
+            }
+            ViewEvent::DisplayModeChanged { mode } => tracing::info!(view, "display mode is now {mode:?}"),
+            ViewEvent::TeardownRequested => {
+                let handle = self.views.get(view)?.handle.clone();
+                self.spawn_teardown(handle);
+            }
+            ViewEvent::Closed => self.close_view(view),
+            _ => {}
+        }
+        None
+    }
+
+    pub(super) fn close_view(&mut self, view: &str) {
+        if self.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
+            self.on_probation = None;
+            self.advance_probation();
+        }
+        self.refuse_dialogs_of(view);
+        self.forget_context(view);
+        let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
+        if pip {
+            let _ = self.ui.send_event(UserEvent::Window(WindowOp::Restore));
+        }
+        if let Some(v) = self.views.get_mut(view) {
+            if v.phase.is_open() {
+                v.phase = Phase::Gone;
+                self.registry.remove(view);
+                self.unmount(view);
+            }
+        }
+        self.schedule_recycle();
+    }
+
+    /// The consent questions `view` has open are answered no and taken off the screen.
+    pub(super) fn refuse_dialogs_of(&mut self, view: &str) {
+        let orphaned: Vec<u64> = self.dialogs.iter().filter(|(_, (v, _))| v == view).map(|(d, _)| *d).collect();
+        for dialog in orphaned {
+            if let Some((_, reply)) = self.dialogs.remove(&dialog) {
+                let _ = reply.send(false);
+            }
+            self.shell(ShellCommand::Dismiss { dialog });
+        }
+    }
+
+    /// Removes a View's card and its webview.
+    pub(super) fn unmount(&mut self, view: &str) {
+        self.shell(ShellCommand::Unmount { view: view.to_owned() });
+        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Unmount { view: view.to_owned() }));
+    }
+
+    /// Keeps a shell command of the conversation's record for a reloaded shell (bounded).
+    pub(super) fn remember(&mut self, cmd: ShellCommand) {
+        if self.history.len() >= 1000 {
+            self.history.remove(0);
+        }
+        self.history.push(cmd);
+    }
+}
+
+/// A tool call of the host's own (the person's, the model's, a View's first): through the
+/// server's port like a View's calls (restart and sign-in on demand), traced both ways.
+pub(super) async fn call_tool_traced(
+    servers: &Arc<Registry>,
+    trace: &Trace,
+    view: Option<&str>,
+    server: &str,
+    tool: &str,
+    arguments: Map<String, Value>,
+) -> std::result::Result<Value, crate::protocol::RpcError> {
+    trace.server_request(view, methods::TOOLS_CALL, &json!({"name": tool, "arguments": arguments}));
+    let outcome = servers.port(server).call_tool(tool.to_owned(), Some(arguments), CallControl::default()).await;
+    trace.server_answer(view, methods::TOOLS_CALL, outcome.as_ref());
+    outcome
+}
+
+/// A tool result as a person reads it on a card (its text blocks, else its structured content)
+/// and whether it is an error.
+pub(super) fn result_for_person(result: &Value) -> (String, bool) {
+    let blocks = result.get("content").and_then(Value::as_array).map(|b| content_text(b)).unwrap_or_default();
+    let text = if blocks.is_empty() {
+        result.get("structuredContent").map(Value::to_string).unwrap_or_default()
+    } else {
+        blocks
+    };
+    (text, result.get("isError") == Some(&Value::Bool(true)))
+}
