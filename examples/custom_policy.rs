@@ -7,7 +7,7 @@ use std::io::{BufRead, Write};
 use std::sync::Arc;
 
 use mcp_apps_host::bridge::{BoxFuture, HostPolicy, ViewInfo};
-use mcp_apps_host::desktop::ExitAfter;
+use mcp_apps_host::host::ExitAfter;
 use mcp_apps_host::host::Host;
 use serde_json::Value;
 

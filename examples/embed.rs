@@ -2,7 +2,7 @@
 //!
 //! `cargo run --example embed -- "<server command line>" <tool> [trace.jsonl]`
 
-use mcp_apps_host::desktop::ExitAfter;
+use mcp_apps_host::host::ExitAfter;
 use mcp_apps_host::host::Host;
 
 fn main() -> mcp_apps_host::Result<()> {

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use mcp_apps_host::desktop::ExitAfter;
+use mcp_apps_host::host::ExitAfter;
 use mcp_apps_host::host::{Host, HostEvent};
 use mcp_apps_host::tao::event::{Event, WindowEvent};
 use mcp_apps_host::tao::event_loop::{ControlFlow, EventLoopBuilder};

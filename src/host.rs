@@ -20,8 +20,10 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
+pub use crate::app::dialogs::Consent;
+pub use crate::app::ExitAfter;
+use crate::app::{RunOptions, SharedPolicy};
 use crate::bridge::{HostPolicy, ViewEvent, ViewId};
-use crate::desktop::{Consent, ExitAfter, RunOptions, SharedPolicy};
 use crate::error::{Error, Result};
 use crate::protocol::Theme;
 use crate::server::connection::RequestHandler;
@@ -53,6 +55,7 @@ pub struct HostBuilder {
     model: Option<Arc<dyn crate::model::Model>>,
     prompt: Option<String>,
     conversation_events: Option<mpsc::UnboundedSender<crate::conversation::Event>>,
+    openai_shim: Option<bool>,
     error: Option<Error>,
 }
 
@@ -246,6 +249,13 @@ impl HostBuilder {
         self
     }
 
+    /// Whether ChatGPT Apps SDK widgets get the `window.openai` shim (default: yes; see the
+    /// README's "ChatGPT Apps SDK widgets").
+    pub fn openai_shim(mut self, on: bool) -> Self {
+        self.openai_shim = Some(on);
+        self
+    }
+
     /// The host, or the first configuration error.
     pub fn build(self) -> Result<Host> {
         if let Some(e) = self.error {
@@ -276,6 +286,9 @@ impl HostBuilder {
         options.model = self.model.map(crate::desktop::SharedModel);
         options.prompt = self.prompt;
         options.conversation_events = self.conversation_events;
+        if let Some(shim) = self.openai_shim {
+            options.openai_shim = shim;
+        }
         Ok(Host { options })
     }
 }

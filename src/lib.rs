@@ -28,6 +28,9 @@
 #[cfg_attr(not(feature = "desktop"), allow(dead_code))]
 mod app;
 pub mod bridge;
+/// The `mcp-apps-host` command line (the binary's `main`); not an embedding API.
+#[doc(hidden)]
+pub mod cli;
 pub mod consent;
 pub mod conversation;
 pub mod demo;
@@ -40,7 +43,7 @@ pub mod server;
 pub mod ui_resource;
 
 #[cfg(feature = "desktop")]
-pub mod desktop;
+pub(crate) mod desktop;
 #[cfg(feature = "desktop")]
 pub mod host;
 

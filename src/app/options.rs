@@ -103,15 +103,11 @@ impl std::fmt::Debug for SharedPolicy {
 
 impl RunOptions {
     /// Options for calling `tool` on `server` with no arguments.
+    #[cfg(test)]
     pub fn new(server: ServerSpec, tool: impl Into<String>) -> Self {
-        let mut options = Self::app(server);
+        let mut options = Self::app_with(vec![server]);
         options.opens.push((tool.into(), Map::new()));
         options
-    }
-
-    /// Options for the interactive app: connect, then let the person pick tools.
-    pub fn app(server: ServerSpec) -> Self {
-        Self::app_with(vec![server])
     }
 
     /// Options for the interactive app with several servers.

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use mcp_apps_host::inspect::Severity;
-use mcp_apps_host::ui_resource::tool_ui;
+use crate::inspect::Severity;
+use crate::ui_resource::tool_ui;
 
 use super::server_args::ServerArgs;
 

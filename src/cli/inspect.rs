@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use mcp_apps_host::inspect::{inspect as lint, report_json, Report, Severity};
-use mcp_apps_host::server::Connection;
-use mcp_apps_host::ui_resource::tool_ui;
+use crate::inspect::{inspect as lint, report_json, Report, Severity};
+use crate::server::Connection;
+use crate::ui_resource::tool_ui;
 
 use super::server_args::ServerArgs;
 
@@ -78,7 +78,6 @@ fn print_human(server: &str, protocol: Option<&str>, report: &Report) {
             Severity::Error => "error  ",
             Severity::Warning => "warning",
             Severity::Info => "info   ",
-            _ => "note   ",
         };
         println!("  {sev} {:24} {}: {}", f.code, f.subject, f.message);
     }

@@ -10,11 +10,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Instant;
 
-use mcp_apps_host::tao::event::{Event, WindowEvent};
-use mcp_apps_host::tao::event_loop::{ControlFlow, EventLoopBuilder};
-use mcp_apps_host::tao::platform::run_return::EventLoopExtRunReturn;
-use mcp_apps_host::tao::window::WindowBuilder;
-use mcp_apps_host::wry::WebViewBuilder;
+use crate::tao::event::{Event, WindowEvent};
+use crate::tao::event_loop::{ControlFlow, EventLoopBuilder};
+use crate::tao::platform::run_return::EventLoopExtRunReturn;
+use crate::tao::window::WindowBuilder;
+use crate::wry::WebViewBuilder;
 
 const PAGE: &str = r#"<!doctype html><meta charset="utf-8"><script>
 window.__pong = function () { window.ipc.postMessage("p"); };
@@ -30,7 +30,7 @@ pub fn run(n: usize) -> anyhow::Result<i32> {
         Err(e) => anyhow::bail!("cannot open a window: {e}"),
     };
     let arrivals: Rc<RefCell<Vec<Instant>>> = Rc::default();
-    let webview: Rc<RefCell<Option<mcp_apps_host::wry::WebView>>> = Rc::default();
+    let webview: Rc<RefCell<Option<crate::wry::WebView>>> = Rc::default();
     let (seen, answer, done) = (arrivals.clone(), webview.clone(), event_loop.create_proxy());
     let builder = WebViewBuilder::new().with_html(PAGE).with_ipc_handler(move |_| {
         let count = {
@@ -47,8 +47,8 @@ pub fn run(n: usize) -> anyhow::Result<i32> {
         }
     });
     let built = {
-        use mcp_apps_host::tao::platform::unix::WindowExtUnix;
-        use mcp_apps_host::wry::WebViewBuilderExtUnix;
+        use crate::tao::platform::unix::WindowExtUnix;
+        use crate::wry::WebViewBuilderExtUnix;
         match window.default_vbox() {
             Some(vbox) => builder.build_gtk(vbox),
             None => anyhow::bail!("the window has no GTK box"),

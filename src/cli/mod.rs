@@ -147,8 +147,8 @@ struct LogoutArgs {
 
 /// `logout`: deletes the token file of every remote server the flags name.
 fn logout(args: LogoutArgs) -> anyhow::Result<i32> {
-    use mcp_apps_host::server::auth::TokenFile;
-    use mcp_apps_host::server::ServerSpec;
+    use crate::server::auth::TokenFile;
+    use crate::server::ServerSpec;
     let mut remote = 0;
     for spec in args.server.resolve_all()? {
         if !matches!(spec, ServerSpec::StreamableHttp { .. } | ServerSpec::Sse { .. }) {
@@ -193,14 +193,14 @@ enum ExitAfterArg {
 /// The newest stored conversation.
 #[cfg(feature = "desktop")]
 fn last_conversation() -> anyhow::Result<String> {
-    let store = mcp_apps_host::conversation::store::Store::user().context("no data directory for conversations")?;
+    let store = crate::conversation::store::Store::user().context("no data directory for conversations")?;
     let list = store.list().with_context(|| format!("cannot read {}", store.dir().display()))?;
     Ok(list.first().context("no stored conversation yet")?.id.clone())
 }
 
 /// `conversations`: the stored conversations, newest first.
 fn conversations() -> anyhow::Result<i32> {
-    let store = mcp_apps_host::conversation::store::Store::user().context("no data directory for conversations")?;
+    let store = crate::conversation::store::Store::user().context("no data directory for conversations")?;
     let list = store.list().with_context(|| format!("cannot read {}", store.dir().display()))?;
     if list.is_empty() {
         println!("no stored conversation ({})", store.dir().display());
@@ -212,14 +212,14 @@ fn conversations() -> anyhow::Result<i32> {
             s if s < 86_400 => format!("{} h ago", s / 3600),
             s => format!("{} days ago", s / 86_400),
         };
-        println!("{}  {age:>12}  {}", c.id, mcp_apps_host::consent::one_line_max(&c.title, 80));
+        println!("{}  {age:>12}  {}", c.id, crate::consent::one_line_max(&c.title, 80));
     }
     Ok(0)
 }
 
 /// The model `--model` names, with `--model-url` and `--model-key-file`.
-fn model_of(args: &RunArgs) -> anyhow::Result<Option<std::sync::Arc<dyn mcp_apps_host::model::Model>>> {
-    use mcp_apps_host::model::{ApiKey, ModelSpec, ScriptedModel};
+fn model_of(args: &RunArgs) -> anyhow::Result<Option<std::sync::Arc<dyn crate::model::Model>>> {
+    use crate::model::{ApiKey, ModelSpec, ScriptedModel};
     // The flags, else the config file's `model` section.
     let (spec, url, key_file) = match &args.model {
         Some(spec) => (spec.clone(), args.model_url.clone(), args.model_key_file.clone()),
@@ -295,15 +295,16 @@ pub(crate) fn parse_args(text: &str) -> anyhow::Result<Map<String, Value>> {
 
 #[cfg(feature = "desktop")]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
-    use mcp_apps_host::desktop::{Consent, ExitAfter, RunOptions};
-    use mcp_apps_host::protocol::Theme;
+    use crate::desktop::RunOptions;
+    use crate::host::{Consent, ExitAfter};
+    use crate::protocol::Theme;
     let servers = args.server.resolve_all()?;
     if args.args.len() > args.tool.len() {
         bail!("--args given {} times for {} --tool", args.args.len(), args.tool.len());
     }
     let mut options = RunOptions::app_with(servers);
     for dir in &args.root {
-        options.roots.push(mcp_apps_host::server::requests::Root::directory(dir)?);
+        options.roots.push(crate::server::requests::Root::directory(dir)?);
     }
     for (i, tool) in args.tool.iter().enumerate() {
         let arguments = match args.args.get(i) {
@@ -319,7 +320,7 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     if options.opens.is_empty() && args.exit_after.is_some() && !answer {
         bail!("--exit-after needs at least one --tool");
     }
-    options.model = model_of(&args)?.map(mcp_apps_host::desktop::SharedModel);
+    options.model = model_of(&args)?.map(crate::desktop::SharedModel);
     if options.model.is_none() && (args.prompt.is_some() || args.resume.is_some()) {
         bail!("--prompt and --resume need a model: --model PROVIDER:NAME, or a \"model\" section in the config file");
     }
@@ -365,7 +366,7 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
         bail!("no display: set DISPLAY (for example run under `xvfb-run -a`)");
     }
-    Ok(mcp_apps_host::desktop::run(options)?)
+    Ok(crate::desktop::run(options)?)
 }
 
 #[cfg(not(feature = "desktop"))]
@@ -436,8 +437,8 @@ pub fn main() -> ExitCode {
             }
         }
         Command::DemoServer => {
-            let server = mcp_apps_host::demo::DemoServer::default();
-            mcp_apps_host::demo::serve_stdio(|m, p| server.handle(m, p)).map(|()| 0).map_err(Into::into)
+            let server = crate::demo::DemoServer::default();
+            crate::demo::serve_stdio(|m, p| server.handle(m, p)).map(|()| 0).map_err(Into::into)
         }
     };
     match outcome {

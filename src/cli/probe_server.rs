@@ -73,7 +73,7 @@ fn tools() -> Value {
 fn answer(method: &str, params: &Value) -> Result<Value, (i64, String)> {
     let text = |t: &str| json!({"content": [{"type": "text", "text": t}]});
     match method {
-        "initialize" => Ok(mcp_apps_host::demo::initialize_result("mcp-apps-host-probe", params)),
+        "initialize" => Ok(crate::demo::initialize_result("mcp-apps-host-probe", params)),
         "ping" => Ok(json!({})),
         "tools/list" => Ok(json!({"tools": tools()})),
         "resources/list" => Ok(
@@ -114,6 +114,6 @@ fn answer(method: &str, params: &Value) -> Result<Value, (i64, String)> {
 /// Serves MCP on stdin/stdout until stdin closes.
 pub fn serve() -> anyhow::Result<i32> {
     CANARY_PORTS.get_or_init(start_canary);
-    mcp_apps_host::demo::serve_stdio(answer)?;
+    crate::demo::serve_stdio(answer)?;
     Ok(0)
 }

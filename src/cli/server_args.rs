@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 
-use mcp_apps_host::server::config::{default_config_path, load_config, LoadOptions};
-use mcp_apps_host::server::ServerSpec;
+use crate::server::config::{default_config_path, load_config, LoadOptions};
+use crate::server::ServerSpec;
 
 /// Which servers to talk to.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -87,7 +87,7 @@ impl ServerArgs {
 
     /// The `model` section of the config file these flags use (with `--config`, or the default
     /// file when no other server is named).
-    pub fn config_model(&self) -> anyhow::Result<Option<mcp_apps_host::server::config::ModelConfig>> {
+    pub fn config_model(&self) -> anyhow::Result<Option<crate::server::config::ModelConfig>> {
         if self.builtin.is_some() {
             return Ok(None);
         }

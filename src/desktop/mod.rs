@@ -12,8 +12,7 @@ mod schemes;
 mod snapshot;
 mod web_content;
 
-pub use crate::app::dialogs::Consent;
-pub use crate::app::{ExitAfter, RunOptions, SharedModel, SharedPolicy};
+pub(crate) use crate::app::{RunOptions, SharedModel};
 
 use std::time::Instant;
 

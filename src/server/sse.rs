@@ -258,7 +258,7 @@ pub(crate) fn display_url(url: &Url) -> String {
 
 /// Resolves the data of an `endpoint` event against the SSE URL and checks that it stays on the
 /// SSE URL's origin.
-pub fn resolve_endpoint(sse_url: &Url, data: &str) -> Result<Url, SseError> {
+pub(crate) fn resolve_endpoint(sse_url: &Url, data: &str) -> Result<Url, SseError> {
     let bad = |reason: String| SseError::BadEndpoint {
         url: display_url(sse_url),
         data: data.chars().take(200).collect(),
@@ -283,7 +283,7 @@ pub fn resolve_endpoint(sse_url: &Url, data: &str) -> Result<Url, SseError> {
 }
 
 /// The reconnect delay after a `retry:` field of `millis` milliseconds, capped at [`MAX_RETRY`].
-pub fn retry_delay(millis: u64) -> Duration {
+pub(crate) fn retry_delay(millis: u64) -> Duration {
     Duration::from_millis(millis).min(MAX_RETRY)
 }
 
