@@ -52,6 +52,35 @@ pub struct ToolUi {
     pub openai_template: bool,
 }
 
+/// A tool as its server listed it, with what it says about its UI read once, when it was listed
+/// (not again at every use).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ListedTool {
+    /// The definition, as the server gave it (what Views and models are shown).
+    pub definition: Value,
+    /// Its UI link, or why its `_meta` breaks the rules.
+    pub ui: Result<ToolUi, UiLinkError>,
+}
+
+impl ListedTool {
+    /// Reads a tool definition.
+    pub fn new(definition: Value) -> Self {
+        let ui = tool_ui(&definition);
+        Self { definition, ui }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        self.definition.get("name").and_then(Value::as_str).unwrap_or_default()
+    }
+
+    /// The `ui://` resource of its View, when it has one.
+    pub fn resource_uri(&self) -> Option<&str> {
+        self.ui.as_ref().ok().and_then(|ui| ui.resource_uri.as_deref())
+    }
+}
+
 /// A tool or resource that breaks the MCP Apps rules.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

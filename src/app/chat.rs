@@ -285,7 +285,7 @@ impl Controller {
 
     /// The model named a tool: a UI tool's View opens now, to show the arguments as they come.
     fn model_call_started(&mut self, call: CallId, entry: &ToolEntry) {
-        let has_ui = tool_ui(&entry.tool).ok().and_then(|u| u.resource_uri).is_some();
+        let has_ui = entry.ui.as_ref().is_ok_and(|u| u.resource_uri.is_some());
         if !has_ui || self.chat.is_none() {
             return;
         }

@@ -29,7 +29,7 @@ use crate::server::connection::{ConnectOptions, RequestHandler, ServerChange};
 use crate::server::registry::{Registry, ServerEvent, ServerEventKind, ServerStatus, ToolEntry};
 use crate::server::requests::{ElicitAnswer, ElicitationKind, Root};
 use crate::server::ServerSpec;
-use crate::ui_resource::{tool_ui, ui_resource_from_read};
+use crate::ui_resource::ui_resource_from_read;
 use dialogs::{content_text, open_url, Ask, Consent, DesktopPolicy, DesktopRequests};
 use proxies::{ProxyPolicy, ProxyRegistry};
 use shell::{ShellCommand, ShellMessage};

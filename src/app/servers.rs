@@ -78,7 +78,7 @@ impl Controller {
             }
             ServerChange::ResourceUpdated(uri) if self.options.preview && self.options.html.is_none() => {
                 let shows_it = |tool: &str| {
-                    conn.tool(tool).and_then(|t| tool_ui(&t).ok()).and_then(|u| u.resource_uri).as_deref()
+                    conn.tool_ui(tool).and_then(|u| u.ok()).and_then(|u| u.resource_uri).as_deref()
                         == Some(uri.as_str())
                 };
                 let views: Vec<ViewId> = self
@@ -121,7 +121,7 @@ impl Controller {
                     .filter(|t| t.server == info.name)
                     .filter_map(|entry| {
                         let t = &entry.tool;
-                        let ui = tool_ui(t).ok()?;
+                        let ui = entry.ui.as_ref().ok()?;
                         ui.visibility.model.then(|| {
                             json!({
                                 "name": t["name"], "title": t.get("title").or_else(|| t.get("annotations").and_then(|a| a.get("title"))),

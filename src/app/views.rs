@@ -16,7 +16,8 @@ impl Controller {
         let tool_name = entry.name().to_owned();
         let server = entry.server.clone();
         let tool = entry.tool.clone();
-        let ui = tool_ui(&tool)?;
+        let ui = entry.ui.clone()?;
+        let openai_template = ui.openai_template;
         if ui.legacy_key_only {
             tracing::warn!(tool = %tool_name, "tool uses only the deprecated _meta[\"ui/resourceUri\"] key");
         }
@@ -136,8 +137,7 @@ impl Controller {
             config.server_name = servers.label(&server).unwrap_or_else(|| server.clone());
             // The controller relays the server's list_changed notifications (see `on_server_change`).
             config.forwards_list_changed = true;
-            config.openai_shim =
-                openai_shim && (resource.openai_template || tool_ui(&config.tool).is_ok_and(|u| u.openai_template));
+            config.openai_shim = openai_shim && (resource.openai_template || openai_template);
             config.granted_csp = csp.granted;
             config.granted_permissions = resource.meta.permissions.clone().filter(|p| !p.is_empty());
             config.host_context = host_context;
@@ -200,7 +200,7 @@ impl Controller {
                 id
             }
         };
-        let has_ui = tool_ui(&entry.tool).ok().and_then(|u| u.resource_uri).is_some();
+        let has_ui = entry.ui.as_ref().is_ok_and(|u| u.resource_uri.is_some());
         if !has_ui && how == Opening::Person {
             self.call_plain(&entry, &id, arguments);
             return Ok(());

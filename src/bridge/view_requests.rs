@@ -19,7 +19,6 @@ use crate::protocol::{
     LATEST_PROTOCOL_VERSION,
 };
 use crate::sandbox::FRAME_SANDBOX;
-use crate::ui_resource::tool_ui;
 
 fn modalities(kinds: &[&str]) -> Map<String, Value> {
     kinds.iter().map(|k| ((*k).to_owned(), json!({}))).collect()
@@ -419,12 +418,12 @@ impl ViewSession {
         if task.is_some() {
             return self.respond(id, Err(RpcError::invalid_params("tools/call: tasks are not supported in MCP Apps")));
         }
-        let Some(tool) = self.server.tool(&name) else {
+        let (Some(tool), Some(ui)) = (self.server.tool(&name), self.server.tool_ui(&name)) else {
             let e = RpcError::invalid_params(format!("tools/call: this View's server has no tool `{name}`"));
             tracing::warn!(view = %self.id(), "{:?}", e.message);
             return self.respond(id, Err(e));
         };
-        if !tool_ui(&tool).map(|ui| ui.visibility.app).unwrap_or(false) {
+        if !ui.map(|ui| ui.visibility.app).unwrap_or(false) {
             let e = RpcError::denied(format!(
                 "tools/call: tool `{name}` is not callable from Views (its visibility lacks \"app\")"
             ));

@@ -48,13 +48,13 @@ fn start_scripted(
     let requests = Arc::new(Mutex::new(Vec::new()));
     let model = Arc::new(Scripted { answers: Mutex::new(answers.into()), requests: requests.clone() });
     let entries = vec![
-        ToolEntry {
-            server: "s".into(),
-            tool: json!({"name": "show", "inputSchema": {"type": "object"},
+        ToolEntry::new(
+            "s",
+            json!({"name": "show", "inputSchema": {"type": "object"},
                          "outputSchema": {"type": "object", "required": ["n"]},
                          "_meta": {"ui": {"resourceUri": "ui://s/show"}}}),
-        },
-        ToolEntry { server: "s".into(), tool: json!({"name": "refresh", "_meta": {"ui": {"visibility": ["app"]}}}) },
+        ),
+        ToolEntry::new("s", json!({"name": "refresh", "_meta": {"ui": {"visibility": ["app"]}}})),
     ];
     let (handle, out) = start_with(model, Arc::new(move || entries.clone()), Start::default());
     (handle, out, requests)

@@ -6,7 +6,6 @@ use serde_json::Value;
 
 use crate::model::ToolSpec;
 use crate::server::registry::ToolEntry;
-use crate::ui_resource::tool_ui;
 
 /// A model's tool names: `^[a-zA-Z0-9_-]{1,64}$` in both APIs.
 const MAX_NAME: usize = 64;
@@ -26,7 +25,7 @@ impl ModelTools {
     pub fn offer(entries: &[ToolEntry]) -> Self {
         let mut tools = Self::default();
         for entry in entries {
-            let visible = match tool_ui(&entry.tool) {
+            let visible = match &entry.ui {
                 Ok(ui) => ui.visibility.model,
                 Err(e) => {
                     tracing::warn!(tool = entry.name(), server = %entry.server, "not offered to the model: {e}");
@@ -116,7 +115,7 @@ mod tests {
     use serde_json::json;
 
     fn entry(server: &str, tool: Value) -> ToolEntry {
-        ToolEntry { server: server.into(), tool }
+        ToolEntry::new(server, tool)
     }
 
     #[test]

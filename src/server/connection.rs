@@ -34,6 +34,7 @@ use crate::bridge::{BoxFuture, CallControl, ServerPort};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::code;
 use crate::protocol::RpcError;
+use crate::ui_resource::{ListedTool, ToolUi, UiLinkError};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 
 /// How long a request may take before it is cancelled (the View gets an error, never a hang).
@@ -259,7 +260,8 @@ pub struct Connection {
     identity: String,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, HostClient>>>,
     peer: rmcp::Peer<RoleClient>,
-    tools: RwLock<Vec<Value>>,
+    /// Each with its UI link read once, when listed.
+    tools: RwLock<Vec<ListedTool>>,
     resources: RwLock<Vec<Value>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     options: ConnectOptions,
@@ -649,6 +651,7 @@ impl Connection {
     pub async fn refresh(&self) -> Result<()> {
         match self.list_all().await {
             Ok((tools, resources)) => {
+                let tools = tools.into_iter().map(ListedTool::new).collect();
                 *self.tools.write().unwrap_or_else(|e| e.into_inner()) = tools;
                 *self.resources.write().unwrap_or_else(|e| e.into_inner()) = resources;
                 Ok(())
@@ -716,13 +719,27 @@ impl Connection {
 
     /// All tools, as the server defined them.
     pub fn tools(&self) -> Vec<Value> {
+        self.tools.read().unwrap_or_else(|e| e.into_inner()).iter().map(|t| t.definition.clone()).collect()
+    }
+
+    /// All tools, each with its UI link as read when it was listed.
+    pub fn listed_tools(&self) -> Vec<ListedTool> {
         self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// One tool by name.
     pub fn tool(&self, name: &str) -> Option<Value> {
+        self.with_tool(name, |t| t.definition.clone())
+    }
+
+    /// What one tool says about its UI, as read when it was listed.
+    pub fn tool_ui(&self, name: &str) -> Option<std::result::Result<ToolUi, UiLinkError>> {
+        self.with_tool(name, |t| t.ui.clone())
+    }
+
+    fn with_tool<T>(&self, name: &str, read: impl FnOnce(&ListedTool) -> T) -> Option<T> {
         let tools = self.tools.read().unwrap_or_else(|e| e.into_inner());
-        tools.iter().find(|t| t.get("name").and_then(Value::as_str) == Some(name)).cloned()
+        tools.iter().find(|t| t.name() == name).map(read)
     }
 
     /// The `resources/list` entry for a URI, if the server listed it.
@@ -1266,6 +1283,10 @@ impl ServerPort for Port {
 
     fn tool(&self, name: &str) -> Option<Value> {
         self.0.tool(name)
+    }
+
+    fn tool_ui(&self, name: &str) -> Option<std::result::Result<ToolUi, UiLinkError>> {
+        self.0.tool_ui(name)
     }
 }
 

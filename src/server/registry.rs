@@ -29,6 +29,7 @@ use crate::bridge::{BoxFuture, CallControl, ServerPort};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::code;
 use crate::protocol::RpcError;
+use crate::ui_resource::{ToolUi, UiLinkError};
 
 /// The wait before the first restart after a failure.
 pub const BACKOFF_START: Duration = Duration::from_secs(1);
@@ -112,9 +113,17 @@ pub struct ToolEntry {
     pub server: String,
     /// The tool's definition, as the server gave it.
     pub tool: Value,
+    /// What it says about its UI, read once when the server listed it.
+    pub ui: Result<ToolUi, UiLinkError>,
 }
 
 impl ToolEntry {
+    /// An entry for `tool` of `server` (its UI link read now).
+    pub fn new(server: impl Into<String>, tool: Value) -> Self {
+        let ui = crate::ui_resource::tool_ui(&tool);
+        Self { server: server.into(), tool, ui }
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         self.tool.get("name").and_then(Value::as_str).unwrap_or_default()
@@ -558,8 +567,10 @@ impl Registry {
         entries
             .iter()
             .filter(|e| e.status != ServerStatus::Stopped)
-            .filter_map(|e| e.connection.as_ref().or(e.last.as_ref()).map(|c| (e.name.clone(), c.tools())))
-            .flat_map(|(server, tools)| tools.into_iter().map(move |tool| ToolEntry { server: server.clone(), tool }))
+            .filter_map(|e| e.connection.as_ref().or(e.last.as_ref()).map(|c| (e.name.clone(), c.listed_tools())))
+            .flat_map(|(server, tools)| {
+                tools.into_iter().map(move |t| ToolEntry { server: server.clone(), tool: t.definition, ui: t.ui })
+            })
             .collect()
     }
 
@@ -699,6 +710,11 @@ impl ServerPort for RegistryPort {
         // A failed server's last known tools: the call itself restarts it.
         let known = self.registry.with_entry(&self.server, |e| e.connection.clone().or_else(|| e.last.clone()));
         known.flatten().and_then(|c| c.tool(name))
+    }
+
+    fn tool_ui(&self, name: &str) -> Option<std::result::Result<ToolUi, UiLinkError>> {
+        let known = self.registry.with_entry(&self.server, |e| e.connection.clone().or_else(|| e.last.clone()));
+        known.flatten().and_then(|c| c.tool_ui(name))
     }
 }
 

@@ -133,7 +133,7 @@ impl Controller {
                         .servers
                         .find_tool(Some(&server), &tool)
                         .ok()
-                        .and_then(|e| tool_ui(&e.tool).ok())
+                        .and_then(|e| e.ui.ok())
                         .and_then(|u| u.resource_uri)
                         .is_some();
                     if has_ui {
