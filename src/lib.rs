@@ -14,7 +14,8 @@
 //! | [`server`] | MCP client connections (rmcp) | no |
 //! | [`demo`] | the embedded demo MCP server | no |
 //! | [`inspect`] | lints a server's tools and UI resources | no |
-//! | `desktop` | tao window, wry webview, custom protocols, IPC, the app | yes |
+//! | `app` (internal) | the app without a display: opening tool calls, consent, exit goals | no |
+//! | `desktop` (internal) | the app's window: tao, wry webview, custom protocols, IPC | yes |
 //! | `host` | the embedding API: `Host::builder()`, `run()` or `mount()` in your window | yes |
 //!
 //! ## Features
@@ -24,7 +25,7 @@
 //!
 //! [MCP Apps]: https://github.com/modelcontextprotocol/ext-apps
 
-// Decides for the desktop runtime; built and tested without a display (see its docs).
+// Decides; the desktop runtime carries out. Built and tested without a display (see its docs).
 #[cfg_attr(not(feature = "desktop"), allow(dead_code))]
 mod app;
 pub mod bridge;

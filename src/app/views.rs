@@ -79,9 +79,6 @@ impl Controller {
         };
         Ok(async move {
             let conn = servers.connection(&server).await?;
-            if html_file.is_none() {
-                trace.server_request(Some(&view_id), methods::RESOURCES_READ, &json!({"uri": uri}));
-            }
             let read = match &html_file {
                 // An App author's local file stands in for the server's resource.
                 Some(path) => {
@@ -90,17 +87,20 @@ impl Controller {
                         .map_err(|e| Error::Desktop(format!("cannot read --html {}: {e}", path.display())))?;
                     json!({"contents": [{"uri": uri, "mimeType": crate::protocol::RESOURCE_MIME_TYPE, "text": html}]})
                 }
-                None => conn.read_resource(uri.clone()).await.map_err(|e| Error::Request {
-                    server: server.clone(),
-                    method: format!("resources/read {uri}"),
-                    reason: e.to_string(),
-                })?,
+                None => {
+                    // The HTML itself is in the host->proxy record; here only how many contents came.
+                    let shown = |read: &Value| json!({"contents": read.get("contents").and_then(Value::as_array).map_or(0, Vec::len)});
+                    let params = json!({"uri": uri});
+                    let read = conn.read_resource(uri.clone());
+                    trace.server_call(Some(&view_id), methods::RESOURCES_READ, &params, read, shown).await.map_err(
+                        |e| Error::Request {
+                            server: server.clone(),
+                            method: format!("resources/read {uri}"),
+                            reason: e.to_string(),
+                        },
+                    )?
+                }
             };
-            if html_file.is_none() {
-                // The HTML itself is in the host->proxy record; here only how many contents came.
-                let items = read.get("contents").and_then(Value::as_array).map_or(0, Vec::len);
-                trace.server_answer(Some(&view_id), methods::RESOURCES_READ, Ok(&json!({"contents": items})));
-            }
             let resource = ui_resource_from_read(&uri, &read, conn.listed_resource(&uri).as_ref())?;
             for w in &resource.meta.warnings {
                 tracing::warn!(resource = %uri, "{w}");
@@ -486,10 +486,9 @@ pub(super) async fn call_tool_traced(
     tool: &str,
     arguments: Map<String, Value>,
 ) -> std::result::Result<Value, crate::protocol::RpcError> {
-    trace.server_request(view, methods::TOOLS_CALL, &json!({"name": tool, "arguments": arguments}));
-    let outcome = servers.port(server).call_tool(tool.to_owned(), Some(arguments), CallControl::default()).await;
-    trace.server_answer(view, methods::TOOLS_CALL, outcome.as_ref());
-    outcome
+    let params = json!({"name": tool, "arguments": arguments});
+    let call = servers.port(server).call_tool(tool.to_owned(), Some(arguments), CallControl::default());
+    trace.server_call(view, methods::TOOLS_CALL, &params, call, Value::clone).await
 }
 
 /// A tool result as a person reads it on a card (its text blocks, else its structured content)

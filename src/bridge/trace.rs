@@ -122,6 +122,26 @@ impl Trace {
         self.record(view, Direction::ServerToHost, &msg);
     }
 
+    /// One request of the host's own to a server, traced both ways: the request, then the answer
+    /// (its result as `shown` makes it, for a result too big to log whole, or its error). A
+    /// View's own requests are traced by its session, which forwards them.
+    pub async fn server_call(
+        &self,
+        view: Option<&str>,
+        method: &str,
+        params: &Value,
+        call: impl std::future::Future<Output = Result<Value, crate::protocol::RpcError>>,
+        shown: impl FnOnce(&Value) -> Value,
+    ) -> Result<Value, crate::protocol::RpcError> {
+        self.server_request(view, method, params);
+        let outcome = call.await;
+        match &outcome {
+            Ok(result) => self.server_answer(view, method, Ok(&shown(result))),
+            Err(e) => self.server_answer(view, method, Err(e)),
+        }
+        outcome
+    }
+
     /// True when records are written somewhere.
     pub fn is_enabled(&self) -> bool {
         self.out.lock().map(|g| g.is_some()).unwrap_or(false)

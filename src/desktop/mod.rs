@@ -1,8 +1,10 @@
-//! The desktop runtime (feature `desktop`): a tao window, a wry webview, the custom schemes, the
-//! shell's IPC, and the controller that connects servers, bridges and the shell.
+//! The desktop runtime (feature `desktop`): the app's window. A tao window, a wry webview for the
+//! shell and one per View, the custom schemes and the shell's IPC; it carries out what the app
+//! (`crate::app`, display-free) asks and reports back what happens.
 //!
-//! Threads: the tao event loop and the webview own the main thread; a tokio runtime runs servers
-//! and bridge sessions. They meet only through channels and `EventLoopProxy<UserEvent>`. JSON
+//! Threads: the tao event loop and the webviews own the main thread; a tokio runtime runs the
+//! app, the servers and the bridge sessions. They meet only through channels and
+//! `EventLoopProxy<UserEvent>`. JSON
 //! crosses into the page as a serialized argument, never spliced into code by hand.
 
 mod engine;
