@@ -285,3 +285,47 @@ async fn a_view_that_answers_its_teardown_lets_the_app_exit_at_once() {
     assert_eq!(window.exit_code().await, 0);
     assert!(asked.elapsed() < Duration::from_secs(2), "{:?}", asked.elapsed());
 }
+
+#[tokio::test]
+async fn a_tool_the_person_picks_without_a_ui_shows_its_result_as_text() {
+    // The app with its picker: nothing opened at start.
+    let mut options = RunOptions::app_with(vec![ServerSpec::builtin("demo")]);
+    options.timeout = LIMIT;
+    let mut window = Window::open(options);
+    window
+        .shell_command("the demo's tools in the picker", |c| match c {
+            ShellCommand::Servers { servers } if servers.iter().any(|s| s["status"] == "ready") => Some(()),
+            _ => None,
+        })
+        .await;
+    let arguments = json!({"name": "Ada"}).as_object().cloned().unwrap();
+    window.person(ShellMessage::CallTool { server: None, tool: "greet".into(), arguments });
+    let text = window
+        .shell_command("the result card", |c| match c {
+            ShellCommand::Text { title, text, error: false, .. } if title == "greet" => Some(text.clone()),
+            _ => None,
+        })
+        .await;
+    assert!(text.contains("Ada"), "{text}");
+    assert!(window.mounted.is_empty(), "no View for a tool without a UI");
+}
+
+#[tokio::test]
+async fn the_run_ends_once_a_view_that_asked_to_close_is_torn_down() {
+    let mut options = Window::demo("counter", json!({}));
+    options.exit_after = Some(ExitAfter::Teardown);
+    let mut window = Window::open(options);
+    let view = window.mounted_view().await;
+    initialize(&mut window, &view).await;
+    window.method_to(view.id(), methods::TOOL_RESULT).await;
+    say(&view, json!({"jsonrpc": "2.0", "method": methods::REQUEST_TEARDOWN, "params": {}}));
+    let teardown = window.method_to(view.id(), methods::RESOURCE_TEARDOWN).await;
+    say(&view, json!({"jsonrpc": "2.0", "id": teardown["id"], "result": {}}));
+    // Its webview goes first, then the run ends (a wait that fails the test if it does not come).
+    window
+        .until("the View's webview destroyed", |_, e| {
+            matches!(e, UserEvent::Frame(FrameOp::Unmount { .. })).then_some(())
+        })
+        .await;
+    assert_eq!(window.exit_code().await, 0);
+}
