@@ -495,6 +495,9 @@ impl Controller {
                 },
                 Some((view, tool, setup)) = setup_rx.recv() => {
                     match setup {
+                        // Cancelled from its card while its session was being handed over: it
+                        // is not mounted (it would have no server and no proxy page).
+                        Ok(handle) if !self.pending.contains_key(&view) => handle.frame_gone(),
                         Ok(handle) => self.mount(handle, &tool),
                         Err(e) => {
                             self.views.remove(&view);

@@ -231,7 +231,8 @@ impl Controller {
             self.forget_context(&id);
             self.refuse_dialogs_of(&id);
             self.unmount(&id);
-            if again || self.awaits_model_call(&id, &v) {
+            // A View on its way out (closed by the person, replaced by a reload) stays closed.
+            if again || !v.phase.is_live() || self.awaits_model_call(&id, &v) {
                 continue;
             }
             let restore = Restore { old: id, server: v.server, tool: v.tool, arguments: v.arguments, result: v.result };
@@ -314,7 +315,8 @@ impl Controller {
             v.handle.frame_gone();
             self.registry.remove(&id);
             self.forget_context(&id);
-            if culprit.as_ref().is_some_and(|(c, _)| *c == id) || self.awaits_model_call(&id, &v) {
+            let closing = !v.phase.is_live();
+            if closing || culprit.as_ref().is_some_and(|(c, _)| *c == id) || self.awaits_model_call(&id, &v) {
                 continue;
             }
             self.to_restore.push(Restore {

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::RpcError;
-use crate::ui_resource::{tool_ui, ToolUi, UiLinkError};
+use crate::ui_resource::ListedTool;
 
 /// A boxed, sendable future, as returned by [`ServerPort`] and policy methods.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -41,9 +41,9 @@ pub trait ServerPort: Send + Sync + 'static {
     fn request(&self, method: &str, params: Value) -> BoxFuture<Result<Value, RpcError>>;
     /// The server's current definition of a tool, if it has one by that name.
     fn tool(&self, name: &str) -> Option<Value>;
-    /// What that tool says about its UI (who may call it): by default read from [`Self::tool`];
-    /// a port that keeps tools read already answers from there.
-    fn tool_ui(&self, name: &str) -> Option<Result<ToolUi, UiLinkError>> {
-        self.tool(name).map(|t| tool_ui(&t))
+    /// That tool with what it says about its UI (who may call it), from one listing: by default
+    /// read from [`Self::tool`]; a port that keeps tools read already answers from there.
+    fn listed_tool(&self, name: &str) -> Option<ListedTool> {
+        self.tool(name).map(ListedTool::new)
     }
 }

@@ -394,6 +394,18 @@ async fn ping_resources_read_display_mode_and_unknown_methods() {
 }
 
 #[tokio::test]
+async fn a_view_cannot_answer_a_servers_question_for_the_person() {
+    let mut h = start();
+    h.handshake().await;
+    let forged = json!({"uri": "file:///data.json", "inputResponses": {"ask": {"action": "accept"}},
+        "requestState": "replayed", "_meta": {"progressToken": 1}});
+    h.request(45, "resources/read", forged).await;
+    let (method, params) = h.server.requests.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(method, "resources/read");
+    assert_eq!(params, json!({"uri": "file:///data.json"}), "only what the View may ask reaches the server");
+}
+
+#[tokio::test]
 async fn malformed_input_is_dropped_with_a_reason_and_the_session_keeps_working() {
     let mut h = start();
     h.handshake().await;

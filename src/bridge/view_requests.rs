@@ -19,6 +19,7 @@ use crate::protocol::{
     LATEST_PROTOCOL_VERSION,
 };
 use crate::sandbox::FRAME_SANDBOX;
+use crate::ui_resource::ListedTool;
 
 fn modalities(kinds: &[&str]) -> Map<String, Value> {
     kinds.iter().map(|k| ((*k).to_owned(), json!({}))).collect()
@@ -418,7 +419,7 @@ impl ViewSession {
         if task.is_some() {
             return self.respond(id, Err(RpcError::invalid_params("tools/call: tasks are not supported in MCP Apps")));
         }
-        let (Some(tool), Some(ui)) = (self.server.tool(&name), self.server.tool_ui(&name)) else {
+        let Some(ListedTool { definition: tool, ui, .. }) = self.server.listed_tool(&name) else {
             let e = RpcError::invalid_params(format!("tools/call: this View's server has no tool `{name}`"));
             tracing::warn!(view = %self.id(), "{:?}", e.message);
             return self.respond(id, Err(e));
@@ -499,6 +500,10 @@ impl ViewSession {
         let mut forwarded = params.clone();
         // The View's progress token means nothing to the server; it is the View's, not ours.
         forwarded.remove("_meta");
+        // Answers to a server's questions (MCP 2026-07-28 `input_required`) are the person's,
+        // given through the host: a View cannot answer for them.
+        forwarded.remove("inputResponses");
+        forwarded.remove("requestState");
         self.trace.server_request(Some(self.id()), method, &Value::Object(forwarded.clone()));
         let fut = self.server.request(method, Value::Object(forwarded));
         self.complete_later(id, method, true, fut);

@@ -240,18 +240,47 @@ fn with_input(
 ) -> Result<ClientRequest, RpcError> {
     let internal = |e: serde_json::Error| RpcError::new(code::INTERNAL_ERROR, e.to_string());
     let mut value = serde_json::to_value(request).map_err(internal)?;
-    let Some(params) = value.get_mut("params").and_then(Value::as_object_mut) else {
-        return Err(RpcError::new(code::INTERNAL_ERROR, "a request without params cannot carry input answers"));
-    };
-    params.remove("inputResponses");
-    params.remove("requestState");
-    if !answers.is_empty() {
-        params.insert("inputResponses".into(), serde_json::to_value(answers).map_err(internal)?);
+    let carried = !answers.is_empty() || state.is_some();
+    match value.get_mut("params").and_then(Value::as_object_mut) {
+        Some(params) => {
+            params.remove("inputResponses");
+            params.remove("requestState");
+            if !answers.is_empty() {
+                params.insert("inputResponses".into(), serde_json::to_value(answers).map_err(internal)?);
+            }
+            if let Some(state) = state {
+                params.insert("requestState".into(), Value::String(state));
+            }
+        }
+        None if carried => return Err(cannot_carry(request)),
+        None => return Ok(request.clone()),
     }
-    if let Some(state) = state {
-        params.insert("requestState".into(), Value::String(state));
+    let again: ClientRequest = serde_json::from_value(value).map_err(internal)?;
+    // A request whose params have no such fields (a listing) drops them: say so, rather than
+    // asking the person the same question round after round.
+    let kept = serde_json::to_value(&again).map_err(internal)?;
+    let has = |key: &str| kept["params"].get(key).is_some();
+    if carried && !(has("inputResponses") || has("requestState")) {
+        return Err(cannot_carry(request));
     }
-    serde_json::from_value(value).map_err(internal)
+    Ok(again)
+}
+
+fn cannot_carry(request: &ClientRequest) -> RpcError {
+    let method = serde_json::to_value(request).ok().and_then(|v| v["method"].as_str().map(str::to_owned));
+    RpcError::new(
+        code::UNAVAILABLE,
+        format!(
+            "the server asked for input on `{}`, which cannot carry answers (only tools/call, resources/read and prompts/get can)",
+            method.unwrap_or_default()
+        ),
+    )
+}
+
+/// How long to wait before sending again a request whose server asked for nothing but its
+/// `requestState` back (it is not ready yet): 50 ms, doubling, at most 250 ms (as rmcp does).
+fn state_only_pause(rounds: usize) -> Duration {
+    Duration::from_millis((50u64 << rounds.min(3)).min(250))
 }
 
 /// A connected MCP server.
@@ -273,6 +302,8 @@ pub struct Connection {
     client: HostClient,
     /// A 2026-07-28 server's change notifications.
     listening: tokio::sync::Mutex<Listening>,
+    /// Set by [`Connection::shutdown`].
+    closed: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -496,6 +527,7 @@ impl Connection {
             pid,
             client,
             listening: Default::default(),
+            closed: tokio::sync::watch::Sender::new(false),
         });
         if let Err(e) = conn.refresh().await {
             conn.shutdown().await;
@@ -737,6 +769,11 @@ impl Connection {
         self.with_tool(name, |t| t.ui.clone())
     }
 
+    /// One tool with its UI link, from one listing.
+    pub fn listed_tool(&self, name: &str) -> Option<ListedTool> {
+        self.with_tool(name, ListedTool::clone)
+    }
+
     fn with_tool<T>(&self, name: &str, read: impl FnOnce(&ListedTool) -> T) -> Option<T> {
         let tools = self.tools.read().unwrap_or_else(|e| e.into_inner());
         tools.iter().find(|t| t.name() == name).map(read)
@@ -797,18 +834,44 @@ impl Connection {
         }
         .boxed()
         .shared();
-        let mut request = request;
+        let was_cancelled = |reason: Option<Option<String>>| {
+            let reason = reason.flatten().unwrap_or_else(|| "by the View".into());
+            RpcError::new(code::UNAVAILABLE, format!("cancelled: {reason}"))
+        };
+        // Answers and state come from the server's `input_required` only: whatever the caller
+        // (a View's forwarded request) put there is dropped before the first round.
+        // (A tools/call is built here from its name, arguments and `_meta`: nothing to drop.)
+        let mut request = match request {
+            ClientRequest::CallToolRequest(_) => request,
+            other => with_input(&other, InputResponses::new(), None)?,
+        };
+        let mut state_only = 0;
         for _ in 0..MAX_INPUT_ROUNDS {
             let result = self.send_once(request.clone(), progress.clone(), cancelled.clone()).await?;
             let ServerResult::InputRequiredResult(asked) = result else { return Ok(result) };
+            let asks = asked.input_requests.as_ref().is_some_and(|r| !r.is_empty());
+            if !asks && asked.request_state.is_none() {
+                return Err(RpcError::new(code::UNAVAILABLE, "the server asked for input without saying what"));
+            }
             let state = asked.request_state.clone();
             let answers = tokio::select! {
-                answers = self.client.answer_input(asked) => answers.map_err(|e| rpc_error(ServiceError::McpError(e)))?,
-                reason = cancelled.clone() => {
-                    let reason = reason.flatten().unwrap_or_else(|| "by the View".into());
-                    return Err(RpcError::new(code::UNAVAILABLE, format!("cancelled: {reason}")));
+                // A cancel that came with the answers wins: nothing is sent for a cancelled call.
+                biased;
+                reason = cancelled.clone() => return Err(was_cancelled(reason)),
+                () = self.gone() => {
+                    return Err(RpcError::new(code::UNAVAILABLE, "the connection ended while the server's question was open"));
                 }
+                answers = self.client.answer_input(asked) => answers.map_err(|e| rpc_error(ServiceError::McpError(e)))?,
             };
+            if let Some(reason) = cancelled.peek() {
+                return Err(was_cancelled(reason.clone()));
+            }
+            if asks {
+                state_only = 0;
+            } else {
+                tokio::time::sleep(state_only_pause(state_only)).await;
+                state_only += 1;
+            }
             request = with_input(&request, answers, state)?;
         }
         Err(RpcError::new(
@@ -862,15 +925,24 @@ impl Connection {
     }
 
     /// `resources/read`, bounded by the request timeout.
+    /// A 2026-07-28 server may ask for input first (`input_required`): the host answers it as it
+    /// answers a server's own questions, and reads again.
     pub async fn read_resource(&self, uri: String) -> Result<Value, RpcError> {
-        let read = self.peer.read_resource(ReadResourceRequestParams::new(uri));
+        let request = ClientRequest::ReadResourceRequest(Request::new(ReadResourceRequestParams::new(uri)));
         let timeout = self.options.request_timeout;
-        let result = match tokio::time::timeout(timeout, read).await {
+        let result = match tokio::time::timeout(timeout, self.send(request, CallControl::default())).await {
             Err(_) => return Err(rpc_error(ServiceError::Timeout { timeout })),
-            Ok(Err(e)) => return Err(self.explain(e).await),
-            Ok(Ok(result)) => result,
+            Ok(answer) => answer?,
         };
         serde_json::to_value(result).map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))
+    }
+
+    /// Resolves once the connection is closed (shut down, or its transport ended): a question the
+    /// server asked inside a result is withdrawn then.
+    async fn gone(&self) {
+        while !self.peer.is_transport_closed() && !*self.closed.borrow() {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
     }
 
     /// When the connection itself failed, the server's last words usually say why.
@@ -905,6 +977,7 @@ impl Connection {
     /// Closes the connection: for stdio, stdin closed, then SIGTERM, then SIGKILL (3 s apart at
     /// most); for Streamable HTTP, the session is deleted; for SSE, the stream is closed.
     pub async fn shutdown(&self) {
+        self.closed.send_replace(true);
         self.listening.lock().await.stop();
         if let Some(mut service) = self.service.lock().await.take() {
             if let Ok(None) = service.close_with_timeout(SHUTDOWN_TIMEOUT).await {
@@ -1285,8 +1358,8 @@ impl ServerPort for Port {
         self.0.tool(name)
     }
 
-    fn tool_ui(&self, name: &str) -> Option<std::result::Result<ToolUi, UiLinkError>> {
-        self.0.tool_ui(name)
+    fn listed_tool(&self, name: &str) -> Option<ListedTool> {
+        self.0.listed_tool(name)
     }
 }
 

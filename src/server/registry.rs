@@ -712,9 +712,9 @@ impl ServerPort for RegistryPort {
         known.flatten().and_then(|c| c.tool(name))
     }
 
-    fn tool_ui(&self, name: &str) -> Option<std::result::Result<ToolUi, UiLinkError>> {
+    fn listed_tool(&self, name: &str) -> Option<crate::ui_resource::ListedTool> {
         let known = self.registry.with_entry(&self.server, |e| e.connection.clone().or_else(|| e.last.clone()));
-        known.flatten().and_then(|c| c.tool_ui(name))
+        known.flatten().and_then(|c| c.listed_tool(name))
     }
 }
 

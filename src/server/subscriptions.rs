@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use rmcp::model::{ServerCapabilities, ServerNotification, SubscriptionFilter};
+use rmcp::service::Subscription;
 use rmcp::{Peer, RoleClient, ServiceError};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
@@ -38,35 +39,27 @@ impl Listening {
             }
         }
         let Some(filter) = filter(&capabilities, &uris) else { return Ok(()) };
-        let mut subscription = match tokio::time::timeout(limit, peer.listen(filter)).await {
-            Ok(answer) => answer?,
-            Err(_) => return Err(ServiceError::Timeout { timeout: limit }),
-        };
-        let changes = changes.clone();
-        let relay = tokio::spawn(async move {
-            loop {
-                let change = match subscription.next().await {
-                    Ok(Some(ServerNotification::ToolListChangedNotification(_))) => ServerChange::Tools,
-                    Ok(Some(ServerNotification::ResourceListChangedNotification(_))) => ServerChange::Resources,
-                    Ok(Some(ServerNotification::ResourceUpdatedNotification(n))) => {
-                        ServerChange::ResourceUpdated(n.params.uri)
-                    }
-                    Ok(Some(_)) => continue,
-                    Ok(None) => break,
-                    Err(e) => {
-                        tracing::warn!("the server's subscriptions/listen stream ended: {e}");
-                        break;
-                    }
-                };
-                let _ = changes.send(change);
+        let subscription = open(peer, filter.clone(), limit).await?;
+        if let Some(uri) = uri {
+            let accepted = subscription.acknowledged().resource_subscriptions.as_ref();
+            if !accepted.is_some_and(|u| u.iter().any(|u| u == uri)) {
+                // The stream still carries what it did accept; the caller hears of this one.
+                tracing::info!("the server did not accept updates of {uri} on its listen stream");
+                let message = format!("the server does not announce updates of {uri}");
+                self.replace(tokio::spawn(relay(peer.clone(), filter, subscription, changes.clone(), limit)));
+                return Err(ServiceError::McpError(rmcp::ErrorData::invalid_params(message, None)));
             }
-        });
-        // The new stream is acknowledged: the old one (and its listen request) can go.
+        }
+        self.replace(tokio::spawn(relay(peer.clone(), filter, subscription, changes.clone(), limit)));
+        self.uris = uris;
+        Ok(())
+    }
+
+    /// The new stream is acknowledged: the old one (and its listen request) can go.
+    fn replace(&mut self, relay: JoinHandle<()>) {
         if let Some(old) = self.relay.replace(relay) {
             old.abort();
         }
-        self.uris = uris;
-        Ok(())
     }
 
     /// Ends the stream.
@@ -80,6 +73,64 @@ impl Listening {
 impl Drop for Listening {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// A listen stream, acknowledged within `limit`.
+async fn open(
+    peer: &Peer<RoleClient>,
+    filter: SubscriptionFilter,
+    limit: Duration,
+) -> Result<Subscription, ServiceError> {
+    match tokio::time::timeout(limit, peer.listen(filter)).await {
+        Ok(answer) => answer,
+        Err(_) => Err(ServiceError::Timeout { timeout: limit }),
+    }
+}
+
+/// The longest wait before a stream that ended is opened again.
+const RELISTEN_MAX: Duration = Duration::from_secs(30);
+
+/// Relays a stream's notifications as [`ServerChange`]s. A stream that ends while the connection
+/// lives (the server closed it, a proxy dropped it) is opened again, after 1 s, doubling up to
+/// [`RELISTEN_MAX`]: the host would otherwise stop hearing of changes for good.
+async fn relay(
+    peer: Peer<RoleClient>,
+    filter: SubscriptionFilter,
+    mut subscription: Subscription,
+    changes: broadcast::Sender<ServerChange>,
+    limit: Duration,
+) {
+    let mut pause = Duration::from_secs(1);
+    loop {
+        let change = match subscription.next().await {
+            Ok(Some(ServerNotification::ToolListChangedNotification(_))) => ServerChange::Tools,
+            Ok(Some(ServerNotification::ResourceListChangedNotification(_))) => ServerChange::Resources,
+            Ok(Some(ServerNotification::ResourceUpdatedNotification(n))) => ServerChange::ResourceUpdated(n.params.uri),
+            Ok(Some(_)) => continue,
+            ended => {
+                if let Err(e) = ended {
+                    tracing::warn!("the server's subscriptions/listen stream ended: {e}");
+                }
+                loop {
+                    if peer.is_transport_closed() {
+                        return;
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(RELISTEN_MAX);
+                    match open(&peer, filter.clone(), limit).await {
+                        Ok(again) => {
+                            subscription = again;
+                            break;
+                        }
+                        Err(e) => tracing::warn!("subscriptions/listen again failed: {e}"),
+                    }
+                }
+                continue;
+            }
+        };
+        pause = Duration::from_secs(1);
+        let _ = changes.send(change);
     }
 }
 
