@@ -256,17 +256,27 @@ async fn resource_updates_arrive_in_both_eras_on_both_transports() {
     }
 }
 
-/// The pids of the server processes that got `method`, from their `METHOD <name> <pid>` lines.
-fn pids_that_got(conn: &Connection, method: &str) -> Vec<String> {
+/// The pids of the server processes that got `method`, from their `METHOD <name> <pid>` lines,
+/// once there are `count` (the stderr reader may lag behind the answer that came on stdout).
+async fn pids_that_got(conn: &Connection, method: &str, count: usize) -> Vec<String> {
     let prefix = format!("METHOD {method} ");
-    conn.stderr_tail().iter().filter_map(|l| l.strip_prefix(&prefix).map(str::to_owned)).collect()
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let pids: Vec<String> =
+            conn.stderr_tail().iter().filter_map(|l| l.strip_prefix(&prefix).map(str::to_owned)).collect();
+        if pids.len() >= count || Instant::now() > deadline {
+            return pids;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_answers_discover_with_an_empty_result_gets_a_fresh_initialize_connection() {
     let conn = connect(&node_stdio("fault-server-stdio.mjs", &["discover-empty"]), Default::default()).await;
     assert_eq!(conn.negotiation(), Some(Negotiation::Initialize));
-    let (probed, initialized) = (pids_that_got(&conn, "server/discover"), pids_that_got(&conn, "initialize"));
+    let (probed, initialized) =
+        (pids_that_got(&conn, "server/discover", 1).await, pids_that_got(&conn, "initialize", 1).await);
     let pid = conn.process_id().unwrap().to_string();
     assert_eq!(initialized, vec![pid.clone()], "initialize went to the running process: {:?}", conn.stderr_tail());
     assert!(probed.len() == 1 && probed[0] != pid, "discover went to the first process only: {probed:?}");
@@ -281,7 +291,8 @@ async fn a_server_that_never_answers_discover_is_met_with_initialize_after_ten_s
     let took = started.elapsed();
     assert_eq!(conn.negotiation(), Some(Negotiation::Initialize));
     assert!(took >= Duration::from_secs(9) && took < Duration::from_secs(25), "rmcp waits 10 s: {took:?}");
-    assert_eq!(pids_that_got(&conn, "initialize"), vec![conn.process_id().unwrap().to_string()], "same process");
+    let initialized = pids_that_got(&conn, "initialize", 1).await;
+    assert_eq!(initialized, vec![conn.process_id().unwrap().to_string()], "same process");
     assert_eq!(first_text(&call(&conn, "echo", json!({"text": "hi"})).await), "discover-silent: hi");
     conn.shutdown().await;
 }
