@@ -237,3 +237,22 @@ async fn sampling_is_offered_only_with_a_sampler_and_roots_are_what_was_configur
     assert!(none.contains("no roots are currently configured"), "{none}");
     conn.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_spoke_2025_is_restarted_without_the_discover_probe() {
+    // It drops `server/discover` unanswered: its first start waits out rmcp's 10 s probe.
+    let silent = node_stdio("fault-server-stdio.mjs", &["discover-silent"]);
+    let registry = Registry::new(vec![silent], ConnectOptions::default());
+    let name = registry.names()[0].clone();
+    let started = Instant::now();
+    let first = registry.connection(&name).await.unwrap();
+    assert!(started.elapsed() >= Duration::from_secs(9), "the probe was waited out: {:?}", started.elapsed());
+    assert_eq!(first.negotiation(), Some(mcp_apps_host::server::connection::Negotiation::Initialize));
+    // Its restart remembers the revision: `initialize` at once.
+    let started = Instant::now();
+    let again = registry.restart(&name).await.unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "no second probe: {took:?}");
+    assert!(!again.stderr_tail().iter().any(|l| l.starts_with("DISCOVER")), "{:?}", again.stderr_tail());
+    registry.shutdown().await;
+}

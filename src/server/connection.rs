@@ -132,6 +132,10 @@ pub struct ConnectOptions {
     pub authorizer: Option<SharedAuthorizer>,
     /// How the host registers with authorization servers (default: dynamic registration).
     pub client_registration: ClientRegistration,
+    /// The server spoke a 2025 revision the last time (set by the registry for a restart): its
+    /// `initialize` is sent at once, without a `server/discover` probe that a server which drops
+    /// unknown methods would make wait 10 s again.
+    pub(crate) known_legacy: bool,
 }
 
 /// A shared [`ServerRequests`] (a newtype so that [`ConnectOptions`] stays `Debug`).
@@ -164,6 +168,7 @@ impl Default for ConnectOptions {
             token_dir: None,
             authorizer: None,
             client_registration: ClientRegistration::default(),
+            known_legacy: false,
         }
     }
 }
@@ -400,7 +405,7 @@ impl Connection {
         let handshake_failed = |reason: String| Error::Handshake { server: name.clone(), reason };
         let (service, pid) = match spec {
             ServerSpec::Stdio { program, args, env, cwd, .. } => {
-                let mut startup = Startup::Probe;
+                let mut startup = if options.known_legacy { Startup::Initialize } else { Startup::Probe };
                 loop {
                     let (transport, pid) = spawn_stdio(&name, program, args, env, cwd.as_deref(), &stderr_tail)?;
                     let limit = options.handshake_timeout;
@@ -430,7 +435,7 @@ impl Connection {
                     Some(manager) => Some(AuthClient::new(remote_http_client()?, manager)),
                     None => None,
                 };
-                let mut startup = Startup::Probe;
+                let mut startup = if options.known_legacy { Startup::Initialize } else { Startup::Probe };
                 let service = loop {
                     let limit = options.handshake_timeout;
                     let outcome = match authorized.clone() {

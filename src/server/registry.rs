@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use super::config::ServerSpec;
-use super::connection::{auth_challenge_of, ConnectOptions, Connection, ServerChange};
+use super::connection::{auth_challenge_of, ConnectOptions, Connection, Negotiation, ServerChange};
 use crate::bridge::{BoxFuture, CallControl, ServerPort};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::code;
@@ -321,8 +321,11 @@ impl Registry {
         if let Some(conn) = self.live(name) {
             return Ok(conn);
         }
-        let (spec, status, failures) = self
-            .with_entry(name, |e| (e.spec.clone(), e.status.clone(), e.failures))
+        let (spec, status, failures, known_legacy) = self
+            .with_entry(name, |e| {
+                let legacy = e.last.as_ref().is_some_and(|c| c.negotiation() == Some(Negotiation::Initialize));
+                (e.spec.clone(), e.status.clone(), e.failures, legacy)
+            })
             .ok_or_else(|| self.unknown(name))?;
         match status {
             ServerStatus::Stopped => {
@@ -368,7 +371,10 @@ impl Registry {
             ServerStatus::Starting => {}
             _ => self.set_status(name, ServerStatus::Reconnecting { attempt: failures.max(1) }),
         }
-        let connected = Connection::connect_with(&spec, self.options.clone()).await;
+        // A server that spoke a 2025 revision before is not probed again: see `known_legacy`.
+        let mut options = self.options.clone();
+        options.known_legacy = known_legacy;
+        let connected = Connection::connect_with(&spec, options).await;
         self.connected(name, connected)
     }
 
