@@ -146,6 +146,39 @@ async fn a_declined_question_inside_a_result_is_sent_back_declined() {
     conn.shutdown().await;
 }
 
+/// A call's progress reaches its caller, on either revision and transport.
+async fn progress_arrives(conn: &Connection) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut control = CallControl::default();
+    control.progress = Some(tx);
+    let done = conn.call_tool("modern-progress".into(), None, control).await.unwrap();
+    assert_eq!(first_text(&done), "progress done");
+    let mut seen = Vec::new();
+    // (Each arrived before the result; the wait only covers a loaded machine's scheduling.)
+    while let Ok(Some(update)) = tokio::time::timeout(Duration::from_secs(2), rx.recv()).await {
+        seen.push(update["progress"].as_f64().unwrap_or_default());
+        if seen.len() == 3 {
+            break;
+        }
+    }
+    assert_eq!(seen, [1.0, 2.0, 3.0], "{:?}", conn.revision_label());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn progress_reaches_the_caller_in_both_eras_on_both_transports() {
+    for flags in [&[][..], &["--legacy-only"]] {
+        let conn = connect(&node_stdio("modern-server.mjs", flags), Default::default()).await;
+        progress_arrives(&conn).await;
+        conn.shutdown().await;
+    }
+    for flags in [&["--http", "0"][..], &["--http", "0", "--legacy-only"]] {
+        let server = Server::fixture("modern-server.mjs", flags);
+        let conn = connect(&ServerSpec::from_url(&server.url("/mcp"), &[]).unwrap(), Default::default()).await;
+        progress_arrives(&conn).await;
+        conn.shutdown().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn answers_only_ever_come_from_the_host_never_from_the_caller() {
     let conn = connect(&node_stdio("modern-server.mjs", &[]), Arc::new(Answers::default())).await;
