@@ -52,22 +52,33 @@ pub(super) struct HostClient {
 /// The most `input_required` rounds one request may take (rmcp's and the other SDKs' default):
 /// a server that keeps asking does not keep a request alive for ever.
 pub(super) const MAX_INPUT_ROUNDS: usize = 10;
+/// The most questions one `input_required` result may ask: they are put to the person one
+/// after the other, and a result asking thousands would hold a dialog on screen for each.
+pub(super) const MAX_INPUT_REQUESTS: usize = 8;
 
 impl HostClient {
     /// Answers what a 2026-07-28 server asked for inside a result (`inputRequests`), each the way
     /// the same request of its own would be answered. A question the host refuses fails the
     /// request; dropping the future withdraws the question being asked.
     pub(super) async fn answer_input(&self, asked: InputRequiredResult) -> Result<InputResponses, McpError> {
+        let asked = asked.input_requests.unwrap_or_default();
+        if asked.len() > MAX_INPUT_REQUESTS {
+            let reason = format!(
+                "the server asked {} questions in one result; at most {MAX_INPUT_REQUESTS} are put to the person",
+                asked.len()
+            );
+            tracing::warn!(server = %self.server, "{reason}");
+            return Err(McpError::new(ErrorCode(code::DENIED as i32), reason, None));
+        }
         let mut answers = InputResponses::new();
         // One at a time: a person answers questions one after the other anyway.
-        for (key, request) in asked.input_requests.unwrap_or_default() {
+        for (key, request) in asked {
             let answer = match request {
                 InputRequest::Elicitation(request) => {
                     to_value(self.elicit(request.params, std::future::pending()).await?)?
                 }
                 InputRequest::CreateMessage(request) => to_value(self.sample(request.params).await?)?,
                 InputRequest::ListRoots(_) => to_value(self.list()?)?,
-                #[allow(unreachable_patterns)]
                 _ => return Err(McpError::invalid_params(format!("input request `{key}` of an unknown kind"), None)),
             };
             answers.insert(key, answer);
@@ -280,5 +291,76 @@ impl ClientHandler for HostClient {
         _context: NotificationContext<RoleClient>,
     ) {
         tracing::info!(server = %self.server, level = ?params.level, "server log: {}", params.data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::BoxFuture;
+    use crate::protocol::RpcError;
+    use crate::server::requests::{Elicitation, ServerRequests};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts the questions put to the person; accepts each.
+    #[derive(Default)]
+    struct Counting(AtomicUsize);
+
+    impl ServerRequests for Counting {
+        fn elicit(&self, _request: Elicitation) -> BoxFuture<ElicitAnswer> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Box::pin(std::future::ready(ElicitAnswer::Accept(Map::new())))
+        }
+
+        fn can_sample(&self) -> bool {
+            false
+        }
+
+        fn sample(&self, _server: &str, _params: Value) -> BoxFuture<Result<Value, RpcError>> {
+            Box::pin(std::future::ready(Err(RpcError::method_not_found("sampling"))))
+        }
+    }
+
+    fn client(asked: Arc<Counting>) -> HostClient {
+        let (changes, _) = tokio::sync::broadcast::channel(4);
+        HostClient {
+            server: "s".into(),
+            progress: Default::default(),
+            changes,
+            requests: asked,
+            roots: Arc::new(Vec::new()),
+            elicitation_timeout: Duration::from_secs(5),
+            elicitations: ElicitationGate::new(4),
+        }
+    }
+
+    /// A result asking `n` form questions.
+    fn asking(n: usize) -> InputRequiredResult {
+        let requests = (0..n)
+            .map(|i| {
+                let request = json!({"method": "elicitation/create", "params": {"mode": "form", "message": format!("question {i}"),
+                    "requestedSchema": {"type": "object", "properties": {}}}});
+                (format!("q{i}"), serde_json::from_value(request).unwrap())
+            })
+            .collect();
+        InputRequiredResult::new(Some(requests), Some("state".into()))
+    }
+
+    #[tokio::test]
+    async fn each_question_of_a_result_is_put_to_the_person_and_answered_under_its_key() {
+        let asked = Arc::new(Counting::default());
+        let answers = client(asked.clone()).answer_input(asking(2)).await.unwrap();
+        assert_eq!(answers.keys().collect::<Vec<_>>(), ["q0", "q1"]);
+        assert_eq!(answers["q0"]["action"], "accept");
+        assert_eq!(asked.0.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_result_asking_too_many_questions_is_refused_before_any_is_asked() {
+        let asked = Arc::new(Counting::default());
+        let refused = client(asked.clone()).answer_input(asking(MAX_INPUT_REQUESTS + 1)).await.unwrap_err();
+        assert!(refused.message.contains("at most 8"), "{}", refused.message);
+        assert_eq!(asked.0.load(Ordering::SeqCst), 0, "nobody was asked");
+        assert!(client(asked).answer_input(asking(MAX_INPUT_REQUESTS)).await.is_ok());
     }
 }
