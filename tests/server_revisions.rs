@@ -146,6 +146,13 @@ async fn a_declined_question_inside_a_result_is_sent_back_declined() {
     conn.shutdown().await;
 }
 
+/// The fixture over Streamable HTTP with `flags` (the server stops when dropped).
+async fn over_http(flags: &[&str]) -> (Server, Arc<Connection>) {
+    let server = Server::fixture("modern-server.mjs", &[&["--http", "0"], flags].concat());
+    let conn = connect(&ServerSpec::from_url(&server.url("/mcp"), &[]).unwrap(), Default::default()).await;
+    (server, conn)
+}
+
 /// A call's progress reaches its caller, on either revision and transport.
 async fn progress_arrives(conn: &Connection) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -171,9 +178,8 @@ async fn progress_reaches_the_caller_in_both_eras_on_both_transports() {
         progress_arrives(&conn).await;
         conn.shutdown().await;
     }
-    for flags in [&["--http", "0"][..], &["--http", "0", "--legacy-only"]] {
-        let server = Server::fixture("modern-server.mjs", flags);
-        let conn = connect(&ServerSpec::from_url(&server.url("/mcp"), &[]).unwrap(), Default::default()).await;
+    for flags in [&[][..], &["--legacy-only"]] {
+        let (_server, conn) = over_http(flags).await;
         progress_arrives(&conn).await;
         conn.shutdown().await;
     }
@@ -281,9 +287,8 @@ async fn resource_updates_arrive_in_both_eras_on_both_transports() {
     resource_updates_arrive(&conn).await;
     conn.shutdown().await;
 
-    for flags in [&["--http", "0"][..], &["--http", "0", "--legacy-only"]] {
-        let server = Server::fixture("modern-server.mjs", flags);
-        let conn = connect(&ServerSpec::from_url(&server.url("/mcp"), &[]).unwrap(), Default::default()).await;
+    for flags in [&[][..], &["--legacy-only"]] {
+        let (_server, conn) = over_http(flags).await;
         resource_updates_arrive(&conn).await;
         conn.shutdown().await;
     }

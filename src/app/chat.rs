@@ -419,7 +419,7 @@ impl Controller {
                     let _ = reply.send(ToolOutcome::error(reason));
                 }
                 Go::Run { arguments, reply } => {
-                    let outcome = call_for_model(&servers, &trace, None, &entry, arguments).await;
+                    let (outcome, _) = call_for_model(&servers, &trace, None, &entry, arguments).await;
                     let (text, error) = match &outcome.result {
                         Some(result) => result_for_person(result),
                         None => (dialogs::content_text(&outcome.content), true),
@@ -499,7 +499,7 @@ impl Controller {
                     if let Some(h) = &handle {
                         h.tool_input(arguments.clone());
                     }
-                    let (outcome, raw) = call_raw(&servers, &trace, Some(&view), &entry, arguments.clone()).await;
+                    let (outcome, raw) = call_for_model(&servers, &trace, Some(&view), &entry, arguments.clone()).await;
                     // The model does not wait for the View.
                     let text = outcome.result.as_ref().map(result_for_person);
                     let _ = reply.send(outcome);
@@ -544,18 +544,9 @@ fn result_card(tool: &str, text: &str, error: bool) -> String {
     ShellCommand::Text { view: None, title, text: consent::block(text), error }.to_text()
 }
 
-/// Calls `entry` for the model through its server's port (restart and sign-in on demand).
+/// Calls `entry` for the model through its server's port (restart and sign-in on demand): what
+/// the model gets, and the result (or why it failed) for the View.
 async fn call_for_model(
-    servers: &Arc<Registry>,
-    trace: &Trace,
-    view: Option<&str>,
-    entry: &ToolEntry,
-    arguments: Map<String, Value>,
-) -> ToolOutcome {
-    call_raw(servers, trace, view, entry, arguments).await.0
-}
-
-async fn call_raw(
     servers: &Arc<Registry>,
     trace: &Trace,
     view: Option<&str>,

@@ -245,27 +245,23 @@ fn with_input(
 ) -> Result<ClientRequest, RpcError> {
     let internal = |e: serde_json::Error| RpcError::new(code::INTERNAL_ERROR, e.to_string());
     let mut value = serde_json::to_value(request).map_err(internal)?;
-    let carried = !answers.is_empty() || state.is_some();
-    match value.get_mut("params").and_then(Value::as_object_mut) {
-        Some(params) => {
-            params.remove("inputResponses");
-            params.remove("requestState");
-            if !answers.is_empty() {
-                params.insert("inputResponses".into(), serde_json::to_value(answers).map_err(internal)?);
-            }
-            if let Some(state) = state {
-                params.insert("requestState".into(), Value::String(state));
-            }
-        }
-        None if carried => return Err(cannot_carry(request)),
-        None => return Ok(request.clone()),
+    let Some(params) = value.get_mut("params").and_then(Value::as_object_mut) else {
+        return Err(cannot_carry(request));
+    };
+    params.remove("inputResponses");
+    params.remove("requestState");
+    if !answers.is_empty() {
+        params.insert("inputResponses".into(), serde_json::to_value(answers).map_err(internal)?);
+    }
+    if let Some(state) = state {
+        params.insert("requestState".into(), Value::String(state));
     }
     let again: ClientRequest = serde_json::from_value(value).map_err(internal)?;
     // A request whose params have no such fields (a listing) drops them: say so, rather than
     // asking the person the same question round after round.
     let kept = serde_json::to_value(&again).map_err(internal)?;
     let has = |key: &str| kept["params"].get(key).is_some();
-    if carried && !(has("inputResponses") || has("requestState")) {
+    if !(has("inputResponses") || has("requestState")) {
         return Err(cannot_carry(request));
     }
     Ok(again)
@@ -817,7 +813,15 @@ impl Connection {
 
     /// Another request (`resources/read`, `resources/list`, `resources/templates/list`,
     /// `prompts/list`), from its JSON params.
-    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+    ///
+    /// Answers to a server's questions (`inputResponses`, `requestState`) come from the
+    /// server's `input_required` only: whatever the caller (a View's forwarded request) put in
+    /// `params` is dropped.
+    pub async fn request(&self, method: &str, mut params: Value) -> Result<Value, RpcError> {
+        if let Some(params) = params.as_object_mut() {
+            params.remove("inputResponses");
+            params.remove("requestState");
+        }
         let request: ClientRequest = serde_json::from_value(json!({"method": method, "params": params}))
             .map_err(|e| RpcError::invalid_params(format!("{method}: {e}")))?;
         let result = self.send(request, CallControl::default()).await?;
@@ -843,13 +847,7 @@ impl Connection {
             let reason = reason.flatten().unwrap_or_else(|| "by the View".into());
             RpcError::new(code::UNAVAILABLE, format!("cancelled: {reason}"))
         };
-        // Answers and state come from the server's `input_required` only: whatever the caller
-        // (a View's forwarded request) put there is dropped before the first round.
-        // (A tools/call is built here from its name, arguments and `_meta`: nothing to drop.)
-        let mut request = match request {
-            ClientRequest::CallToolRequest(_) => request,
-            other => with_input(&other, InputResponses::new(), None)?,
-        };
+        let mut request = request;
         let mut state_only = 0;
         for _ in 0..MAX_INPUT_ROUNDS {
             let result = self.send_once(request.clone(), progress.clone(), cancelled.clone()).await?;

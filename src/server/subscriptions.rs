@@ -40,17 +40,14 @@ impl Listening {
         }
         let Some(filter) = filter(&capabilities, &uris) else { return Ok(()) };
         let subscription = open(peer, filter.clone(), limit).await?;
-        if let Some(uri) = uri {
-            let accepted = subscription.acknowledged().resource_subscriptions.as_ref();
-            if !accepted.is_some_and(|u| u.iter().any(|u| u == uri)) {
-                // The stream still carries what it did accept; the caller hears of this one.
-                tracing::info!("the server did not accept updates of {uri} on its listen stream");
-                let message = format!("the server does not announce updates of {uri}");
-                self.replace(tokio::spawn(relay(peer.clone(), filter, subscription, changes.clone(), limit)));
-                return Err(ServiceError::McpError(rmcp::ErrorData::invalid_params(message, None)));
-            }
-        }
+        let accepted = subscription.acknowledged().resource_subscriptions.clone().unwrap_or_default();
+        // The stream carries what it accepted either way; the caller hears of a refused URI.
         self.replace(tokio::spawn(relay(peer.clone(), filter, subscription, changes.clone(), limit)));
+        if let Some(uri) = uri.filter(|uri| !accepted.iter().any(|u| u == uri)) {
+            tracing::info!("the server did not accept updates of {uri} on its listen stream");
+            let message = format!("the server does not announce updates of {uri}");
+            return Err(ServiceError::McpError(rmcp::ErrorData::invalid_params(message, None)));
+        }
         self.uris = uris;
         Ok(())
     }
