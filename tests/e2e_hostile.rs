@@ -273,8 +273,9 @@ fn views_of_one_server_share_an_origin_by_design() {
 /// Protocol abuse after a completed handshake: sandbox notifications again, forged responses,
 /// a reused request id, a second `ui/initialize` and `initialized`, tools the View may not call
 /// (model-only, another server's, with a task, without a name), requests that are notifications
-/// or host requests, batches and wrong envelopes. All refused in the trace; the server never
-/// sees a forbidden call; the View itself keeps working.
+/// or host requests, batches and wrong envelopes, answers to a server's questions forged into a
+/// read. All refused in the trace; the server never sees a forbidden call or a forged answer;
+/// the View itself keeps working.
 #[test]
 fn protocol_abuse_is_rejected_and_never_reaches_the_server() {
     let run = run_host(
@@ -320,6 +321,9 @@ fn protocol_abuse_is_rejected_and_never_reaches_the_server() {
     // A second ui/initialize is answered again (React StrictMode mounts twice), nothing more.
     assert_eq!(a["reinitialize"]["answered"], true);
     assert!(a["stillAnswered"]["result"].is_object(), "the View stopped being answered: {}", a["stillAnswered"]);
+    // The read itself is served; the forged answers never reach the server.
+    assert!(a["forgedAnswers"]["result"]["contents"].is_array(), "{}", a["forgedAnswers"]);
+    assert_no_hits(&run);
     // The server saw only what a View may call.
     assert_eq!(run.log_count("MODEL-ONLY CALLED"), 0);
     let from_view: Vec<String> =
