@@ -23,6 +23,8 @@
   }
 
   var inner = null;
+  // The URL the View's document loads from, when it is loaded by URL.
+  var documentUrl = null;
   // An Apps SDK widget's HTML after the shim, written once the shim is ready (see withOpenAiShim).
   var heldHtml = null;
   var shimMode = false;
@@ -48,14 +50,36 @@
     return features.join("; ");
   }
 
+  // The View's document is either loaded by URL (`src`: served by the host on this origin with
+  // the View's CSP header; the frame hook hands its window to __mcpProxyAdopt before its scripts
+  // run) or written here (`html`: this page was served with the View's CSP, which the written
+  // document inherits).
+  function ownDocumentUrl(src) {
+    try {
+      var url = new URL(src, window.location.href);
+      return url.protocol === window.location.protocol && url.host === window.location.host
+        && url.pathname === "/view.html" ? url.href : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
   function loadView(params) {
-    if (inner || !params || typeof params.html !== "string") return;
+    if (inner || !params) return;
+    var src = typeof params.src === "string" ? ownDocumentUrl(params.src) : null;
+    if (!src && typeof params.html !== "string") return;
     inner = document.createElement("iframe");
     // Attributes are set before insertion: `sandbox` and `allow` only apply to later loads.
     inner.setAttribute("sandbox", typeof params.sandbox === "string" ? params.sandbox : "allow-scripts allow-same-origin allow-forms");
     var allow = allowAttribute(params.permissions);
     if (allow) inner.setAttribute("allow", allow);
     inner.setAttribute("title", "MCP App");
+    if (src) {
+      documentUrl = src;
+      inner.src = src;
+      document.body.appendChild(inner);
+      return;
+    }
     document.body.appendChild(inner);
     var doc = inner.contentDocument;
     doc.open();
@@ -122,17 +146,25 @@
     hostSend("v", text === undefined ? "undefined" : text);
   }
 
-  // A message from the host (JSON text, checked by Rust), for the View.
+  function fromHost(data) {
+    if (data && data.method === RESOURCE_READY) {
+      loadView(data.params);
+      return;
+    }
+    followTheme(data);
+    if (inner && inner.contentWindow) inner.contentWindow.postMessage(data, window.origin);
+  }
+
+  // A message from the host (JSON text, checked by Rust), for the View; or several, in order
+  // (a JSON array: what the host had for this View in one turn of its loop).
   Object.defineProperty(window, "__mcpProxy", {
     value: Object.freeze({
       deliver: function (text) {
-        var data = JSON.parse(text);
-        if (data && data.method === RESOURCE_READY) {
-          loadView(data.params);
-          return;
-        }
-        followTheme(data);
-        if (inner && inner.contentWindow) inner.contentWindow.postMessage(data, window.origin);
+        fromHost(JSON.parse(text));
+      },
+      deliverAll: function (text) {
+        var list = JSON.parse(text);
+        for (var i = 0; i < list.length; i++) fromHost(list[i]);
       }
     })
   });
@@ -192,6 +224,18 @@
       };
     });
   }
+
+  // The frame hook (a script the host runs at the start of every document in this webview)
+  // calls this from the View's frame: only our own View's frame, with its document loaded by
+  // URL, is watched (not the frame's initial empty document; a written document is watched by
+  // loadView).
+  Object.defineProperty(window, "__mcpProxyAdopt", {
+    value: function (win) {
+      var href = null;
+      try { href = String(win.location.href); } catch (e) { /* not ours */ }
+      if (documentUrl && inner && win === inner.contentWindow && href === documentUrl) watch(win);
+    }
+  });
 
   window.addEventListener("message", function (event) {
     var data = event.data;

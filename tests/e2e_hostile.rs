@@ -91,7 +91,7 @@ fn a_view_cannot_navigate_open_windows_post_forms_or_download() {
     for key in ["window.open", "window.open blank", "window.open from proxy realm", "window.open from shell name"] {
         assert_eq!(o[key], "null", "{key} opened something");
     }
-    assert!(r["stillHere"].as_str().unwrap().contains("/proxy.html?view=v1"), "{}", r["stillHere"]);
+    assert!(r["stillHere"].as_str().unwrap().contains("/view.html?view=v1"), "{}", r["stillHere"]);
     // Forms are stopped by `form-action 'none'`, and the host heard about it.
     let form_blocks = run.csp_violations("v1").iter().filter(|(d, _)| d == "form-action").count();
     assert!(form_blocks >= 3, "form-action violations: {:?}", run.csp_violations("v1"));
@@ -115,7 +115,7 @@ fn a_view_cannot_navigate_its_own_frame_away() {
     );
     let r = run.report("self-navigation");
     assert_eq!(r["stillHere"], r["before"], "the View's document is still the one the host gave it: {r}");
-    assert!(r["before"].as_str().unwrap().contains("/proxy.html?view=v1"), "{r}");
+    assert!(r["before"].as_str().unwrap().contains("/view.html?view=v1"), "{r}");
     assert_no_hits(&run);
     run.assert_honest_kept_working("v2", run.report_time("self-navigation"));
 }
@@ -489,7 +489,7 @@ fn a_single_view_cannot_swap_its_frame_for_a_document_without_csp() {
         LIMIT,
     );
     let observer = run.report("self-escape-observer");
-    assert!(text(&observer["observer"]["href"]).contains("/proxy.html?view=v1"), "{observer:#}");
+    assert!(text(&observer["observer"]["href"]).contains("/view.html?view=v1"), "{observer:#}");
     assert_no_hits(&run);
     run.assert_honest_kept_working("v2", run.report_time("self-escape"));
 }

@@ -1,9 +1,10 @@
 //! The proxy pages the window may load: each mounted View's, on its own sandbox origin, with the
 //! CSP it is served with. The app fills it in before it mounts a View; the window's scheme
-//! handler and navigation guard read it.
+//! handler and navigation guard read it. It also holds each View's document until the View's
+//! frame loads it (`view.html?view=<id>`, served once, with the View's CSP).
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// What the proxy of one View is served with.
 #[derive(Debug, Clone)]
@@ -16,17 +17,38 @@ pub struct ProxyPolicy {
 
 /// View id -> proxy policy, filled in before the shell mounts a View.
 #[derive(Debug, Clone, Default)]
-pub struct ProxyRegistry(Arc<RwLock<HashMap<String, ProxyPolicy>>>);
+pub struct ProxyRegistry {
+    policies: Arc<RwLock<HashMap<String, ProxyPolicy>>>,
+    /// View id -> its HTML, until its frame loads it.
+    documents: Arc<Mutex<HashMap<String, String>>>,
+}
 
 impl ProxyRegistry {
     /// Registers the policy for a View.
     pub fn insert(&self, view: &str, policy: ProxyPolicy) {
-        self.0.write().unwrap_or_else(|e| e.into_inner()).insert(view.to_owned(), policy);
+        self.policies.write().unwrap_or_else(|e| e.into_inner()).insert(view.to_owned(), policy);
     }
 
     /// Forgets a View.
     pub fn remove(&self, view: &str) {
-        self.0.write().unwrap_or_else(|e| e.into_inner()).remove(view);
+        self.policies.write().unwrap_or_else(|e| e.into_inner()).remove(view);
+        self.documents.lock().unwrap_or_else(|e| e.into_inner()).remove(view);
+    }
+
+    /// Holds `html` as the View's document, for its frame to load once.
+    pub fn put_document(&self, view: &str, html: String) {
+        self.documents.lock().unwrap_or_else(|e| e.into_inner()).insert(view.to_owned(), html);
+    }
+
+    /// True while the View's document waits for its frame.
+    pub fn has_document(&self, view: &str) -> bool {
+        self.documents.lock().unwrap_or_else(|e| e.into_inner()).contains_key(view)
+    }
+
+    /// The View's document, handed out once: a second load of the same URL (the View reloading
+    /// its frame, another frame of the origin asking for it) finds nothing.
+    pub fn take_document(&self, view: &str) -> Option<String> {
+        self.documents.lock().unwrap_or_else(|e| e.into_inner()).remove(view)
     }
 
     /// True when `url` is the proxy page of a registered View, on that View's own origin.
@@ -40,6 +62,6 @@ impl ProxyRegistry {
 
     /// The policy of a View.
     pub fn policy(&self, view: &str) -> Option<ProxyPolicy> {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).get(view).cloned()
+        self.policies.read().unwrap_or_else(|e| e.into_inner()).get(view).cloned()
     }
 }

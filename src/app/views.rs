@@ -111,7 +111,7 @@ impl Controller {
             }
             tracing::info!(resource = %uri, "CSP: {}", csp.header);
             let label = sandbox_label(&servers.identity(&server).unwrap_or_default());
-            registry.insert(&view_id, ProxyPolicy { label, csp: csp.header.clone() });
+            registry.insert(&view_id, ProxyPolicy { label: label.clone(), csp: csp.header.clone() });
             if preview && html_file.is_none() {
                 // Hot reload on resources/updated needs the server to announce them.
                 if let Err(e) = conn.subscribe(&uri).await {
@@ -132,12 +132,25 @@ impl Controller {
                 let _ = ui.send_event(UserEvent::Shell(cmd.to_text()));
             }
 
-            let mut config = ViewConfig::new(view_id.clone(), tool, resource.html);
+            let shim = openai_shim && (resource.openai_template || openai_template);
+            // The View's document is served by URL from its origin (with its CSP header), so
+            // its frame streams it and a proxy page made in advance can take it. An OpenAI
+            // widget's document is written by the proxy instead: its scripts wait for the shim.
+            let (html, document_url) = if shim {
+                (resource.html, None)
+            } else {
+                // The session needs the HTML only to trace it.
+                let traced = if trace.is_recording() { resource.html.clone() } else { String::new() };
+                registry.put_document(&view_id, resource.html);
+                (traced, Some(document_url(&label, &view_id)))
+            };
+            let mut config = ViewConfig::new(view_id.clone(), tool, html);
+            config.document_url = document_url;
             // What the person sees (consent prompts, the side panel): the server's label.
             config.server_name = servers.label(&server).unwrap_or_else(|| server.clone());
             // The controller relays the server's list_changed notifications (see `on_server_change`).
             config.forwards_list_changed = true;
-            config.openai_shim = openai_shim && (resource.openai_template || openai_template);
+            config.openai_shim = shim;
             config.granted_csp = csp.granted;
             config.granted_permissions = resource.meta.permissions.clone().filter(|p| !p.is_empty());
             config.host_context = host_context;
@@ -146,7 +159,7 @@ impl Controller {
             // own webview: the controller does not relay them (the hot path).
             let (post_ui, post_view) = (ui.clone(), view_id.clone());
             config.post_sink = Some(Arc::new(move |msg| {
-                let _ = post_ui.send_event(UserEvent::Frame(FrameOp::Post { view: post_view.clone(), msg }));
+                post_ui.post(post_view.clone(), msg);
             }));
             let handle = ViewSession::spawn(config, servers.port(&server), out, trace);
             if !model_call {
@@ -304,10 +317,12 @@ impl Controller {
             height: first_height,
         });
         let src = format!("{}/proxy.html?view={id}", sandbox_origin(&label));
+        let document = self.registry.has_document(&id).then(|| document_url(&label, &id));
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Mount(FrameMount {
             view: id.clone(),
             label: label.clone(),
             src,
+            document,
             session: handle.clone(),
         })));
         self.status(&format!("{} from {}", tool_label(tool), self.label(&server)), false);
@@ -351,7 +366,7 @@ impl Controller {
             ViewOutput::Post(text) => {
                 // `text` is the message as the bridge serialized it: it goes to the View's own
                 // webview unparsed (the hot path).
-                let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Post { view: view.to_owned(), msg: text }));
+                self.ui.post(view.to_owned(), text);
                 None
             }
             ViewOutput::Event(event) => {
@@ -501,4 +516,9 @@ pub(super) fn result_for_person(result: &Value) -> (String, bool) {
         blocks
     };
     (text, result.get("isError") == Some(&Value::Bool(true)))
+}
+
+/// Where a View's document is served: its own URL of its server's sandbox origin.
+fn document_url(label: &str, view: &str) -> String {
+    format!("{}/view.html?view={view}", sandbox_origin(label))
 }

@@ -67,20 +67,46 @@ pub(crate) enum HostInput {
 /// Where the tokio side sends work for the UI thread: the host's own event loop, or an
 /// embedder's (through their `EventLoopProxy`, wrapped in their event type).
 #[derive(Clone)]
-pub(crate) struct Ui(Arc<dyn Fn(UserEvent) -> bool + Send + Sync>);
+pub(crate) struct Ui {
+    send: Arc<dyn Fn(UserEvent) -> bool + Send + Sync>,
+    post: Option<PostLine>,
+}
+
+/// The window side's own line for messages into Views' webviews (`view`, JSON text): faster
+/// than an event through the event loop, and free to batch what arrives in one turn.
+pub(crate) type PostLine = Arc<dyn Fn(String, String) + Send + Sync>;
 
 impl Ui {
     /// A sender that hands each event to `send` (false once the window side is gone).
     pub(crate) fn new(send: impl Fn(UserEvent) -> bool + Send + Sync + 'static) -> Self {
-        Self(Arc::new(send))
+        Self { send: Arc::new(send), post: None }
+    }
+
+    /// Messages for Views go on `line` instead of as [`FrameOp::Post`] events.
+    pub(crate) fn with_post_line(mut self, line: PostLine) -> Self {
+        self.post = Some(line);
+        self
     }
 
     /// Sends; `Err` once the event loop is gone.
     pub(crate) fn send_event(&self, event: UserEvent) -> std::result::Result<(), ()> {
-        if (self.0)(event) {
+        if (self.send)(event) {
             Ok(())
         } else {
             Err(())
+        }
+    }
+
+    /// Hands `msg` (JSON text) to `view`'s webview: on the post line when the window side has
+    /// one, else as a [`FrameOp::Post`] event. Either way a View's messages stay in order; they
+    /// are not ordered with other events, and need not be: a View's first message answers its
+    /// proxy page, which exists only once its [`FrameOp::Mount`] was carried out.
+    pub(crate) fn post(&self, view: String, msg: String) {
+        match &self.post {
+            Some(line) => line(view, msg),
+            None => {
+                let _ = self.send_event(UserEvent::Frame(FrameOp::Post { view, msg }));
+            }
         }
     }
 }
@@ -109,8 +135,12 @@ pub(crate) struct FrameMount {
     pub view: String,
     /// Its server's sandbox label: Views with the same label share a web process.
     pub label: String,
-    /// The proxy page's URL.
+    /// The URL of the View's own proxy page (served with the View's CSP), for a View whose
+    /// document the proxy writes.
     pub src: String,
+    /// Where the View's document is served, for a View whose frame loads it: any proxy page of
+    /// its origin made in advance can take it, and `src` is not needed.
+    pub document: Option<String>,
     /// The View's session: its messages go there straight from its IPC line (the controller
     /// does not relay them).
     pub session: crate::bridge::ViewHandle,

@@ -59,6 +59,11 @@ pub struct ViewConfig {
     /// called on the session's task with the JSON text, so a host whose webview takes messages
     /// from any thread needs no task to relay them. `None`: the output channel.
     pub post_sink: Option<PostSink>,
+    /// Where the host serves the View's document (a URL of the View's sandbox origin, with the
+    /// View's CSP header): `sandbox-resource-ready` then names it (`src`) instead of carrying
+    /// [`html`](Self::html), and the proxy loads its frame from it. `None`: the proxy writes
+    /// the HTML itself.
+    pub document_url: Option<String>,
 }
 
 /// A thread-safe line into a View's frame (see [`ViewConfig::post_sink`]).
@@ -91,6 +96,7 @@ impl ViewConfig {
             openai_shim: false,
             policy: Arc::new(DefaultPolicy),
             post_sink: None,
+            document_url: None,
         }
     }
 
@@ -482,10 +488,19 @@ impl ViewSession {
     pub(super) fn post(&self, dir: Direction, msg: &Message) {
         let value = msg.to_value();
         self.trace.record(Some(self.id()), dir, &value);
+        self.send_text(value.to_string());
+    }
+
+    /// Posts a message the caller traced in its own words.
+    pub(super) fn post_untraced(&self, msg: &Message) {
+        self.send_text(msg.to_value().to_string());
+    }
+
+    fn send_text(&self, text: String) {
         match &self.config.post_sink {
-            Some(sink) => sink(value.to_string()),
+            Some(sink) => sink(text),
             None => {
-                let _ = self.out.send((self.config.id.clone(), ViewOutput::Post(value.to_string())));
+                let _ = self.out.send((self.config.id.clone(), ViewOutput::Post(text)));
             }
         }
     }

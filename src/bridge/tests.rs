@@ -1103,3 +1103,31 @@ async fn content_kinds_are_accepted_exactly_as_advertised() {
     // Only the accepted ones reached the policy.
     assert_eq!(policy.asked.lock().unwrap().len(), 1, "one message kind (text) is advertised");
 }
+
+/// A View whose document the host serves by URL: the proxy is told where (`src`), not sent
+/// the HTML, while the trace still shows the HTML the View gets (the spec's message).
+#[tokio::test]
+async fn a_document_served_by_url_is_named_not_sent_and_traced_whole() {
+    let server = Arc::new(FakeServer::default());
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (tap, mut records) = mpsc::unbounded_channel();
+    let mut config = ViewConfig::new("v1", tool_def(), "<p>hello</p>");
+    config.document_url = Some("mcp-sandbox://abc/view.html?view=v1".into());
+    let view = ViewSession::spawn(config, server.clone(), tx, Trace::disabled().with_tap(tap));
+    let mut h = Harness { view, rx, server };
+    h.send(json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY}));
+    let msg = h.next_post().await;
+    assert_eq!(msg["method"], methods::SANDBOX_RESOURCE_READY);
+    assert_eq!(msg["params"]["src"], "mcp-sandbox://abc/view.html?view=v1");
+    assert_eq!(msg["params"]["html"], "");
+    assert_eq!(msg["params"]["sandbox"], "allow-scripts allow-same-origin allow-forms");
+    let mut traced = None;
+    while let Ok(r) = records.try_recv() {
+        if r["dir"] == "host->proxy" {
+            traced = Some(r["msg"].clone());
+        }
+    }
+    let traced = traced.expect("the resource was traced");
+    assert_eq!(traced["params"]["html"], "<p>hello</p>");
+    assert!(traced["params"].get("src").is_none(), "{traced}");
+}

@@ -89,18 +89,20 @@ impl Trace {
 
     /// Appends one record. Each line is flushed, so a crash loses nothing before it.
     pub fn record(&self, view: Option<&str>, dir: Direction, msg: &Value) {
-        if self.tap.is_none() && !self.is_enabled() {
+        if !self.is_recording() {
             return;
         }
         let t_ms = self.start.elapsed().as_secs_f64() * 1000.0;
-        let line = json!({"t_ms": (t_ms * 1000.0).round() / 1000.0, "view": view, "dir": dir.as_str(), "msg": msg});
+        // Written as it is serialized: the message is not copied into a record first.
+        let line = Line { t_ms: (t_ms * 1000.0).round() / 1000.0, view, dir: dir.as_str(), msg };
         if let Some(tap) = &self.tap {
-            let _ = tap.send(line.clone());
+            let _ = tap.send(serde_json::to_value(&line).unwrap_or_default());
         }
         let mut guard = self.out.lock().unwrap_or_else(|e| e.into_inner());
         let Some(out) = guard.as_mut() else { return };
         // A full disk must not take the host down: the trace is evidence, not state.
-        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+        let written = serde_json::to_writer(&mut *out, &line).map_err(std::io::Error::from);
+        if written.and_then(|()| out.write_all(b"\n")).and_then(|()| out.flush()).is_err() {
             tracing::warn!("trace: write failed; tracing stopped");
             *guard = None;
         }
@@ -146,4 +148,19 @@ impl Trace {
     pub fn is_enabled(&self) -> bool {
         self.out.lock().map(|g| g.is_some()).unwrap_or(false)
     }
+
+    /// True when a record would go anywhere (the file or the tap): callers skip building one
+    /// otherwise.
+    pub(crate) fn is_recording(&self) -> bool {
+        self.tap.is_some() || self.is_enabled()
+    }
+}
+
+/// One line of the trace file.
+#[derive(serde::Serialize)]
+struct Line<'a> {
+    t_ms: f64,
+    view: Option<&'a str>,
+    dir: &'a str,
+    msg: &'a Value,
 }

@@ -96,7 +96,9 @@ impl ViewSession {
         let is_sandbox =
             msg.method().is_some_and(|m| m.starts_with(methods::SANDBOX_PREFIX) || m == methods::SANDBOX_READY_LEGACY);
         let dir = if is_sandbox { Direction::ProxyToHost } else { Direction::ViewToHost };
-        self.trace.record(Some(self.id()), dir, &msg.to_value());
+        if self.trace.is_recording() {
+            self.trace.record(Some(self.id()), dir, &msg.to_value());
+        }
         match msg {
             Message::Request { id, method, params } => self.on_request(id, method, params),
             Message::Notification { method, params } => self.on_notification(&method, params),
@@ -518,8 +520,9 @@ impl ViewSession {
                     return;
                 }
                 self.state = State::ResourceSent;
+                // Sent once (a second ready is refused above): the session keeps no copy.
                 let params = SandboxResourceReadyParams {
-                    html: self.config.html.clone(),
+                    html: std::mem::take(&mut self.config.html),
                     sandbox: Some(FRAME_SANDBOX.to_owned()),
                     csp: Some(self.config.granted_csp.clone()),
                     permissions: self.config.granted_permissions.clone(),
@@ -530,7 +533,20 @@ impl ViewSession {
                     // the `window.openai` shim into the View's document.
                     params["openaiShim"] = json!(true);
                 }
-                self.post(Direction::HostToProxy, &Message::notification(methods::SANDBOX_RESOURCE_READY, params));
+                let ready = Message::notification(methods::SANDBOX_RESOURCE_READY, params.clone());
+                match &self.config.document_url {
+                    None => self.post(Direction::HostToProxy, &ready),
+                    Some(url) => {
+                        // Between this host and its own proxy: the frame loads the document
+                        // from its origin (streamed, with the View's CSP header) instead of
+                        // the proxy writing it. Traced as what it amounts to, the View's HTML
+                        // (when the host gave the session a copy for the trace).
+                        self.trace.record(Some(self.id()), Direction::HostToProxy, &ready.to_value());
+                        params["html"] = json!("");
+                        params["src"] = json!(url);
+                        self.post_untraced(&Message::notification(methods::SANDBOX_RESOURCE_READY, params));
+                    }
+                }
                 self.emit(ViewEvent::ResourceSent);
             }
             m if m.starts_with(methods::SANDBOX_PREFIX) => {
@@ -558,7 +574,9 @@ impl ViewSession {
             }
             methods::LOG_MESSAGE => match parse_params::<LogParams>(method, params.as_ref()) {
                 Ok(LogParams { level, logger, data, .. }) => {
-                    tracing::info!(view = %self.id(), level = ?level, logger = ?logger, "View log: {data}");
+                    // At debug: a View can log thousands of lines a second, and they reach the person
+                    // (the developer panel, `check`) as events anyway.
+                    tracing::debug!(view = %self.id(), level = ?level, logger = ?logger, "View log: {data}");
                     self.emit(ViewEvent::Log { level, logger, data });
                 }
                 Err(e) => self.reject(e.message, Value::Null),

@@ -23,6 +23,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -30,7 +31,7 @@ use wry::WebViewBuilder;
 
 use super::ipc::IpcSecret;
 use crate::app::shell::ShellMessage;
-use crate::app::window::{FrameMount, FrameOp, FrameSignal, HostInput, Rect, Slot};
+use crate::app::window::{FrameMount, FrameOp, FrameSignal, HostInput, PostLine, Rect, Slot};
 use crate::protocol::Theme;
 
 use crate::app::supervisor::HANG_AFTER;
@@ -41,6 +42,32 @@ const PING_EVERY: Duration = Duration::from_millis(250);
 const KEEP_WARM: Duration = Duration::from_secs(30);
 /// A closed View's webview is destroyed this long after it was taken out of sight.
 const CLOSE_AFTER: Duration = Duration::from_millis(500);
+/// A server's spare proxy page is made this long after one of its Views was mounted, so it does
+/// not compete with that View's own loading.
+const SPARE_AFTER: Duration = Duration::from_millis(300);
+
+/// The View a webview's IPC line and navigation guard speak for.
+struct Bound {
+    view: String,
+    session: crate::bridge::ViewHandle,
+    /// Where its document is served, for a View whose frame loads it.
+    document: Option<String>,
+}
+
+/// Set when the webview is created for a View, or when a [`Spare`] is taken.
+type Binding = Rc<RefCell<Option<Bound>>>;
+
+/// A proxy page of a server's origin, loaded before the View it will hold is known, so the
+/// server's next View does not wait for a webview and a proxy page (most of a warm open's host
+/// side before it). It is served with the shared proxy policy (`schemes.rs`): the View's own
+/// CSP comes with its document, which the proxy loads by URL once the spare is taken. No View
+/// ever ran in it, and each View gets a spare only once.
+struct Spare {
+    webview: wry::WebView,
+    binding: Binding,
+    /// The proxy's ready message, which came before any View took the page.
+    ready: Rc<RefCell<Option<String>>>,
+}
 
 struct ViewFrame {
     webview: wry::WebView,
@@ -65,6 +92,8 @@ struct Group {
     hung: Rc<Cell<Option<Instant>>>,
     /// While the server has no View: a blank page of its process, kept [`KEEP_WARM`].
     keeper: Option<(wry::WebView, u64)>,
+    /// The proxy page for its next View.
+    spare: Option<Spare>,
 }
 
 /// The layer of View webviews over the shell (UI thread only).
@@ -83,6 +112,7 @@ pub(crate) struct FrameLayer {
     sweep_scheduled: bool,
     keeper_generation: u64,
     next_group: u64,
+    next_spare: u64,
     me: std::rc::Weak<RefCell<FrameLayer>>,
     context: wry::WebContext,
 }
@@ -139,6 +169,7 @@ impl FrameLayer {
             sweep_scheduled: false,
             keeper_generation: 0,
             next_group: 0,
+            next_spare: 0,
             me: std::rc::Weak::new(),
         }));
         frames.borrow_mut().me = Rc::downgrade(&frames);
@@ -205,39 +236,126 @@ impl FrameLayer {
     }
 
     fn mount(&mut self, mount: FrameMount) -> crate::Result<()> {
-        use gtk::prelude::*;
-        use wry::{WebViewBuilderExtUnix, WebViewExtUnix};
         if self.views.contains_key(&mount.view) {
             return Ok(());
         }
-        let secret = IpcSecret::generate();
         // A server whose process ended starts again in a new one: its old webviews (still here
         // until the controller unmounts them) belong to the old group.
         if self.groups.get(&mount.label).is_some_and(|g| g.ended.get()) {
-            if let Some(keeper) = self.groups.remove(&mount.label).and_then(|g| g.keeper) {
-                self.closing.push(keeper.0);
+            if let Some(group) = self.groups.remove(&mount.label) {
+                self.closing.extend(group.keeper.map(|k| k.0));
+                self.closing.extend(group.spare.map(|s| s.webview));
             }
         }
         // Related to a View of the same server, or to the blank page that kept its process warm.
-        let group = self.groups.get(&mount.label);
-        let related = group
-            .and_then(|g| g.members.first())
+        let related = self.group_page(&mount.label);
+        let next_group = &mut self.next_group;
+        let group = self.groups.entry(mount.label.clone()).or_insert_with(|| {
+            *next_group += 1;
+            Group {
+                id: *next_group,
+                members: Vec::new(),
+                ended: Rc::new(Cell::new(false)),
+                ping: Rc::new(Cell::new(None)),
+                hung: Rc::new(Cell::new(None)),
+                keeper: None,
+                spare: None,
+            }
+        });
+        let (group_id, ended) = (group.id, group.ended.clone());
+        let bound =
+            Bound { view: mount.view.clone(), session: mount.session.clone(), document: mount.document.clone() };
+        // A View whose frame loads its document takes the proxy page made in advance, if
+        // there is one: it has loaded already, and said it is ready.
+        let spare = if mount.document.is_some() { group.spare.take() } else { None };
+        let webview = match spare {
+            Some(spare) => {
+                *spare.binding.borrow_mut() = Some(bound);
+                if let Some(ready) = spare.ready.borrow_mut().take() {
+                    mount.session.from_view(ready);
+                }
+                spare.webview
+            }
+            None => {
+                let binding = Rc::new(RefCell::new(Some(bound)));
+                let src = match mount.document {
+                    Some(_) => self.shared_proxy_src(&mount.label),
+                    None => mount.src.clone(),
+                };
+                let webview = self.view_webview(&src, related, &binding, &Rc::default())?;
+                watch(&webview, Some(binding), ended, self.to_controller.clone());
+                webview
+            }
+        };
+        let Some(group) = self.groups.get_mut(&mount.label) else { return Ok(()) };
+        group.members.push(mount.view.clone());
+        // The new View holds the process now.
+        if let Some((keeper, _)) = group.keeper.take() {
+            self.closing.push(keeper);
+        }
+        self.views.insert(mount.view, ViewFrame { webview, label: mount.label.clone(), group: group_id, placed: None });
+        if mount.document.is_some() {
+            self.schedule_spare(&mount.label);
+        }
+        Ok(())
+    }
+
+    /// A page of the server's web process, for a new webview to be created related to: one of
+    /// its Views, or the blank page that keeps it warm.
+    fn group_page(&self, label: &str) -> Option<webkit2gtk::WebView> {
+        use wry::WebViewExtUnix;
+        let group = self.groups.get(label).filter(|g| !g.ended.get())?;
+        group
+            .members
+            .first()
             .and_then(|v| self.views.get(v))
             .map(|f| f.webview.webview())
-            .or_else(|| group.and_then(|g| g.keeper.as_ref()).map(|(k, _)| k.webview()));
-        let (view, tx, session) = (mount.view.clone(), self.to_controller.clone(), mount.session.clone());
-        let ipc_secret = secret.clone();
-        let src = mount.src.clone();
+            .or_else(|| group.keeper.as_ref().map(|(k, _)| k.webview()))
+            .or_else(|| group.spare.as_ref().map(|s| s.webview.webview()))
+    }
+
+    /// A new URL for a proxy page of the label's origin that is not one View's own.
+    fn shared_proxy_src(&mut self, label: &str) -> String {
+        self.next_spare += 1;
+        format!("{}/proxy.html?frame=f{}", crate::sandbox::origin::sandbox_origin(label), self.next_spare)
+    }
+
+    /// A webview for a View's proxy page at `src`, out of sight, loading. Its IPC line and its
+    /// navigations speak for whatever View `binding` names; while it names none (a spare), the
+    /// line keeps only the proxy's ready message, in `early_ready`.
+    fn view_webview(
+        &mut self,
+        src: &str,
+        related: Option<webkit2gtk::WebView>,
+        binding: &Binding,
+        early_ready: &Rc<RefCell<Option<String>>>,
+    ) -> crate::Result<wry::WebView> {
+        use gtk::prelude::*;
+        use wry::{WebViewBuilderExtUnix, WebViewExtUnix};
+        let secret = IpcSecret::generate();
+        let (tx, ipc_binding, ipc_secret, ready) =
+            (self.to_controller.clone(), binding.clone(), secret.clone(), early_ready.clone());
+        let (own_src, nav_binding) = (src.to_owned(), binding.clone());
         let builder = WebViewBuilder::new_with_web_context(&mut self.context)
             .with_devtools(self.devtools)
             .with_background_color(background(self.theme))
-            .with_initialization_script(secret.proxy_init_script(&mount.src))
-            .with_ipc_handler(move |request| {
-                proxy_message(&view, &ipc_secret, request.body(), &|msg| session.from_view(msg), &tx);
+            .with_initialization_script(secret.proxy_init_script(src))
+            .with_initialization_script_for_main_only(super::ipc::FRAME_HOOK_SCRIPT, false)
+            .with_ipc_handler(move |request| match &*ipc_binding.borrow() {
+                Some(b) => proxy_message(&b.view, &ipc_secret, request.body(), &|msg| b.session.from_view(msg), &tx),
+                // No View is in a spare page: only our proxy runs there, and it says it is ready.
+                None => {
+                    let msg = ipc_secret.open(request.body()).and_then(|rest| rest.strip_prefix('v'));
+                    if let Some(msg) = msg.filter(|m| m.len() <= MAX_DIAGNOSTIC_BYTES) {
+                        ready.borrow_mut().get_or_insert_with(|| msg.to_owned());
+                    }
+                }
             })
-            // Its own proxy page and the frames the proxy writes; nothing else.
+            // Its own proxy page, its View's document and the frames the View writes; nothing else.
             .with_navigation_handler(move |url| {
-                let ok = url == src || url == "about:srcdoc" || url == "about:blank";
+                let document = nav_binding.borrow().as_ref().and_then(|b| b.document.clone());
+                let ok =
+                    url == own_src || url == "about:srcdoc" || url == "about:blank" || Some(&url) == document.as_ref();
                 if !ok {
                     tracing::warn!("blocked navigation of a View to {url}");
                 }
@@ -256,41 +374,80 @@ impl FrameLayer {
         self.layer.move_(&widget, -10_000, 0);
         super::engine::harden(&webview);
         super::lean_rendering(&webview);
-        webview
-            .load_url(&mount.src)
-            .map_err(|e| crate::Error::Desktop(format!("cannot load the View's proxy: {e}")))?;
-        let next_group = &mut self.next_group;
-        let group = self.groups.entry(mount.label.clone()).or_insert_with(|| {
-            *next_group += 1;
-            Group {
-                id: *next_group,
-                members: Vec::new(),
-                ended: Rc::new(Cell::new(false)),
-                ping: Rc::new(Cell::new(None)),
-                hung: Rc::new(Cell::new(None)),
-                keeper: None,
+        webview.load_url(src).map_err(|e| crate::Error::Desktop(format!("cannot load the View's proxy: {e}")))?;
+        Ok(webview)
+    }
+
+    /// Soon (once the View that was just mounted got going), a spare proxy page for the
+    /// server's next View.
+    fn schedule_spare(&mut self, label: &str) {
+        let (weak, label) = (self.me.clone(), label.to_owned());
+        gtk::glib::timeout_add_local_once(SPARE_AFTER, move || {
+            if let Some(frames) = weak.upgrade() {
+                if let Ok(mut frames) = frames.try_borrow_mut() {
+                    frames.make_spare(&label);
+                }
             }
         });
-        watch(&webview, Some(&mount.view), group.ended.clone(), self.to_controller.clone());
-        group.members.push(mount.view.clone());
-        let group_id = group.id;
-        // The new View holds the process now.
-        if let Some((keeper, _)) = group.keeper.take() {
-            self.closing.push(keeper);
+    }
+
+    /// A proxy page in the server's web process, loaded before its View is known (see
+    /// [`Spare`]), unless the server has one or its process is in trouble.
+    fn make_spare(&mut self, label: &str) {
+        let Some(group) = self.groups.get(label) else { return };
+        if group.spare.is_some() || group.ended.get() || group.hung.get().is_some() || group.members.is_empty() {
+            return;
         }
-        self.views.insert(mount.view, ViewFrame { webview, label: mount.label, group: group_id, placed: None });
-        Ok(())
+        let ended = group.ended.clone();
+        let related = self.group_page(label);
+        let (binding, ready): (Binding, _) = (Rc::default(), Rc::default());
+        let src = self.shared_proxy_src(label);
+        match self.view_webview(&src, related, &binding, &ready) {
+            Ok(webview) => {
+                watch(&webview, Some(binding.clone()), ended, self.to_controller.clone());
+                if let Some(group) = self.groups.get_mut(label) {
+                    group.spare = Some(Spare { webview, binding, ready });
+                }
+            }
+            Err(e) => tracing::debug!(label, "no spare proxy page: {e}"),
+        }
     }
 
     /// Hands `msg` (JSON text) to the View's proxy, which posts it to the View.
     fn post(&self, view: &str, msg: &str) {
+        self.deliver(view, &[msg]);
+    }
+
+    /// Hands `msgs` (JSON texts, in order) to the View's proxy in one script.
+    fn deliver(&self, view: &str, msgs: &[&str]) {
         let Some(frame) = self.views.get(view) else { return };
         // JSON text goes in as a string literal and is parsed by the proxy: an object literal
-        // would give a `"__proto__"` key its special meaning.
-        let literal = serde_json::to_string(msg).unwrap_or_else(|_| "\"null\"".into());
-        let script = format!("window.__mcpProxy&&window.__mcpProxy.deliver({literal})");
+        // would give a `"__proto__"` key its special meaning. Several go as one JSON array
+        // (each text is JSON the bridge serialized, so the array is too).
+        let script = match msgs {
+            [one] => format!("window.__mcpProxy&&window.__mcpProxy.deliver({})", string_literal(one)),
+            _ => format!(
+                "window.__mcpProxy&&window.__mcpProxy.deliverAll({})",
+                string_literal(&format!("[{}]", msgs.join(",")))
+            ),
+        };
         if let Err(e) = frame.webview.evaluate_script(&script) {
             tracing::warn!(view, "message for the View failed: {e}");
+        }
+    }
+
+    /// Delivers what the sessions posted since the last turn: one script per View, its
+    /// messages in the order they were posted.
+    fn deliver_batch(&self, batch: &[(String, String)]) {
+        let mut by_view: Vec<(&str, Vec<&str>)> = Vec::new();
+        for (view, msg) in batch {
+            match by_view.iter_mut().find(|(v, _)| v == view) {
+                Some((_, msgs)) => msgs.push(msg),
+                None => by_view.push((view, vec![msg])),
+            }
+        }
+        for (view, msgs) in by_view {
+            self.deliver(view, &msgs);
         }
     }
 
@@ -306,7 +463,9 @@ impl FrameLayer {
             ended = group.ended.get();
         }
         if last && (hung || ended) {
-            self.groups.remove(&frame.label);
+            if let Some(group) = self.groups.remove(&frame.label) {
+                self.closing.extend(group.spare.map(|s| s.webview));
+            }
         } else if last {
             // The server's last View: a blank page keeps its web process for a while, so the
             // next View of that server opens without starting a process (see KEEP_WARM).
@@ -387,7 +546,9 @@ impl FrameLayer {
         if let Some((keeper, _)) = group.keeper.take() {
             self.closing.push(keeper);
         }
-        self.groups.remove(label);
+        if let Some(group) = self.groups.remove(label) {
+            self.closing.extend(group.spare.map(|s| s.webview));
+        }
         self.sweep();
     }
 
@@ -462,8 +623,9 @@ impl FrameLayer {
         let (r, g, b, a) = background(theme);
         let rgba =
             gtk::gdk::RGBA::new(f64::from(r) / 255.0, f64::from(g) / 255.0, f64::from(b) / 255.0, f64::from(a) / 255.0);
-        for frame in self.views.values() {
-            frame.webview.webview().set_background_color(&rgba);
+        let spares = self.groups.values().filter_map(|g| g.spare.as_ref()).map(|s| &s.webview);
+        for webview in self.views.values().map(|f| &f.webview).chain(spares) {
+            webview.webview().set_background_color(&rgba);
         }
     }
 
@@ -585,6 +747,48 @@ fn wheel_px(event: &gtk::gdk::EventScroll) -> (f64, f64) {
     }
 }
 
+/// `text` as a JavaScript string literal (JSON's string syntax is one).
+fn string_literal(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"null\"".into())
+}
+
+/// The most messages one turn of the post line delivers; the rest go the turn after, so the
+/// UI thread gets to its other work between.
+const MAX_POSTS_PER_TURN: usize = 512;
+
+/// The post line into the Views' webviews ([`PostLine`]): the sessions' messages go on a
+/// channel that a task on the GTK main context drains. Each wake-up delivers everything that
+/// arrived since (one script per View), where an event loop event per message would cost a
+/// wake-up and a script each (measured in BENCHMARKS.md).
+pub(crate) fn post_line(frames: &Rc<RefCell<FrameLayer>>) -> PostLine {
+    let (tx, mut rx) = mpsc::unbounded_channel::<(String, String)>();
+    let weak = Rc::downgrade(frames);
+    gtk::glib::MainContext::default().spawn_local(async move {
+        let mut batch = Vec::new();
+        while let Some(first) = rx.recv().await {
+            batch.push(first);
+            while batch.len() < MAX_POSTS_PER_TURN {
+                let Ok(next) = rx.try_recv() else { break };
+                batch.push(next);
+            }
+            let Some(frames) = weak.upgrade() else { return };
+            // Held only by the UI thread's own handlers, never across a turn of the loop; a
+            // nested loop (a modal dialog) could meet it held: try again shortly.
+            loop {
+                if let Ok(frames) = frames.try_borrow() {
+                    frames.deliver_batch(&batch);
+                    break;
+                }
+                gtk::glib::timeout_future(Duration::from_millis(2)).await;
+            }
+            batch.clear();
+        }
+    });
+    Arc::new(move |view, msg| {
+        let _ = tx.send((view, msg));
+    })
+}
+
 /// The largest diagnostic (or drop reason) a View's proxy line carries.
 const MAX_DIAGNOSTIC_BYTES: usize = 64 * 1024;
 
@@ -632,16 +836,22 @@ fn proxy_message(
 }
 
 /// WebKit's word that the web process of a server's webview ended: its group is `ended`, and
-/// the controller hears of it when the webview is `view`'s (not a keeper's).
-fn watch(webview: &wry::WebView, view: Option<&str>, ended: Rc<Cell<bool>>, tx: mpsc::UnboundedSender<HostInput>) {
+/// the controller hears of it when the webview holds a View (`binding`; not a keeper or a
+/// spare nobody took).
+fn watch(
+    webview: &wry::WebView,
+    binding: Option<Binding>,
+    ended: Rc<Cell<bool>>,
+    tx: mpsc::UnboundedSender<HostInput>,
+) {
     use webkit2gtk::WebViewExt;
     use wry::WebViewExtUnix;
-    let view = view.map(str::to_owned);
     webview.webview().connect_web_process_terminated(move |_, reason| {
         ended.set(true);
-        if let Some(view) = &view {
+        let view = binding.as_ref().and_then(|b| b.borrow().as_ref().map(|b| b.view.clone()));
+        if let Some(view) = view {
             let reason = super::web_content::termination_reason(reason).to_owned();
-            let _ = tx.send(HostInput::Frame(FrameSignal::Gone { view: view.clone(), reason }));
+            let _ = tx.send(HostInput::Frame(FrameSignal::Gone { view, reason }));
         }
     });
 }

@@ -8,6 +8,20 @@
 
 use crate::sandbox::HOST_ORIGIN;
 
+/// Run at the start of every document in a View's webview: a frame whose parent is the proxy
+/// page hands its window to the proxy (`__mcpProxyAdopt`), which watches it for diagnostics
+/// before the View's own scripts run (a View's document loaded by URL gets a new window the
+/// proxy could not reach in time otherwise). Any other frame finds no proxy as its parent, or
+/// cannot read its parent at all (another origin), and does nothing.
+pub(crate) const FRAME_HOOK_SCRIPT: &str = r#"(function () {
+  "use strict";
+  if (window.top === window) return;
+  try {
+    var adopt = window.parent === window.top ? window.parent.__mcpProxyAdopt : null;
+    if (typeof adopt === "function") adopt(window);
+  } catch (e) { /* a parent of another origin */ }
+})();"#;
+
 /// The per-launch IPC secret.
 #[derive(Clone)]
 pub struct IpcSecret(String);

@@ -137,6 +137,7 @@ impl Running {
         webview
             .load_url(&format!("{HOST_ORIGIN}/"))
             .map_err(|e| Error::Desktop(format!("cannot load the shell: {e}")))?;
+        let ui = ui.with_post_line(frames::post_line(&frames));
         let (controller, receivers) = crate::app::Controller::new(options, ui, registry, theme, started);
         runtime.spawn(controller.run(from_ui, receivers));
         let (width, height) = logical(window.inner_size(), window.scale_factor());

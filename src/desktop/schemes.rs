@@ -70,33 +70,81 @@ fn proxy_policy(csp: &str) -> String {
     format!("{csp}; sandbox {}", crate::sandbox::FRAME_SANDBOX)
 }
 
-/// Serves `mcp-sandbox://<label>/proxy.html?view=<id>` with the View's CSP header, `proxy.js`,
-/// and `openai-shim.js` (loaded by an OpenAI Apps SDK widget's document as a same-origin script,
-/// so it runs under that View's CSP like the View's own scripts).
+/// The policy of a proxy page loaded before its View is known (`proxy.html?frame=<key>`) on
+/// `origin`: its own script and style, frames only of its View documents (`view.html`, each
+/// served with its View's CSP header), nothing else, and the sandbox flags of a View's frame.
+/// The View can reach this document (same origin), so it allows less than any View's own
+/// policy: no request of any kind. `'unsafe-eval'` is the one thing it shares with every View's
+/// policy: code the View runs in this realm can do nothing the View's own realm cannot, and the
+/// hostile suite plants its attacks on the proxy's navigation guard that way.
+fn shared_proxy_policy(origin: &str) -> String {
+    format!(
+        "default-src 'none'; script-src 'self' 'unsafe-eval'; style-src 'unsafe-inline'; frame-src {origin}/view.html; \
+         base-uri 'none'; form-action 'none'; sandbox {}",
+        crate::sandbox::FRAME_SANDBOX
+    )
+}
+
+/// The CSP header, unless a test asks to serve Views without one.
+fn view_policy(csp: &str) -> Option<String> {
+    // Test-only: proves `check --self` notices a host without its CSP header.
+    if std::env::var_os("MCP_APPS_HOST_TEST_DISABLE_CSP").is_some() {
+        tracing::error!("MCP_APPS_HOST_TEST_DISABLE_CSP is set: serving a View WITHOUT its CSP header");
+        return None;
+    }
+    Some(proxy_policy(csp))
+}
+
+/// The value of `key` in the request's query.
+fn query<'a>(uri: &'a wry::http::Uri, key: &str) -> &'a str {
+    let prefix = format!("{key}=");
+    uri.query().unwrap_or_default().split('&').find_map(|kv| kv.strip_prefix(prefix.as_str())).unwrap_or_default()
+}
+
+/// Serves, on `mcp-sandbox://<label>/`:
+/// - `proxy.html?frame=<key>`: a proxy page made before its View is known, with
+///   [`SHARED_PROXY_CSP`]; its View's document comes from `view.html`;
+/// - `view.html?view=<id>`: the View's document, once, with the View's CSP header;
+/// - `proxy.html?view=<id>`: the proxy of a View whose document the proxy writes itself (an
+///   OpenAI Apps SDK widget, held back until its shim is ready), with the View's CSP header,
+///   which the written document inherits;
+/// - `proxy.js`, and `openai-shim.js` (loaded by an OpenAI Apps SDK widget's document as a
+///   same-origin script, so it runs under that View's CSP like the View's own scripts).
 pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Response<Body> {
     let uri = request.uri();
     let label = uri.host().unwrap_or_default();
+    let html = "text/html; charset=utf-8";
     match uri.path() {
-        "/proxy.html" => {
-            let view =
-                uri.query().unwrap_or_default().split('&').find_map(|kv| kv.strip_prefix("view=")).unwrap_or_default();
+        // The label goes into the policy: only a label's characters (it is a hex digest).
+        "/proxy.html" if !query(uri, "frame").is_empty() && !label.bytes().all(|b| b.is_ascii_alphanumeric()) => {
+            not_found(&uri.to_string())
+        }
+        "/proxy.html" if !query(uri, "frame").is_empty() => {
+            let policy = shared_proxy_policy(&crate::sandbox::origin::sandbox_origin(label));
+            response(StatusCode::OK, html, Cow::Borrowed(PROXY_HTML.as_bytes()), Some(&policy))
+        }
+        "/proxy.html" => match registry.policy(query(uri, "view")) {
+            // The label check keeps a View of one server from loading another server's proxy.
+            Some(policy) if policy.label == label => response(
+                StatusCode::OK,
+                html,
+                Cow::Borrowed(PROXY_HTML.as_bytes()),
+                view_policy(&policy.csp).as_deref(),
+            ),
+            _ => not_found(&uri.to_string()),
+        },
+        "/view.html" => {
+            let view = query(uri, "view");
             match registry.policy(view) {
-                // The label check keeps a View of one server from loading another server's proxy.
-                Some(policy) if policy.label == label => {
-                    // Test-only: proves `check --self` notices a host without its CSP header.
-                    let csp = if std::env::var_os("MCP_APPS_HOST_TEST_DISABLE_CSP").is_some() {
-                        tracing::error!("MCP_APPS_HOST_TEST_DISABLE_CSP is set: serving a View WITHOUT its CSP header");
-                        None
-                    } else {
-                        Some(proxy_policy(&policy.csp))
-                    };
-                    response(
+                Some(policy) if policy.label == label => match registry.take_document(view) {
+                    Some(doc) => response(
                         StatusCode::OK,
-                        "text/html; charset=utf-8",
-                        Cow::Borrowed(PROXY_HTML.as_bytes()),
-                        csp.as_deref(),
-                    )
-                }
+                        html,
+                        Cow::Owned(doc.into_bytes()),
+                        view_policy(&policy.csp).as_deref(),
+                    ),
+                    None => not_found(&format!("{uri} (served already)")),
+                },
                 _ => not_found(&uri.to_string()),
             }
         }
@@ -143,6 +191,43 @@ mod tests {
         let shim = serve_sandbox(&get("mcp-sandbox://abc/openai-shim.js"), &reg);
         assert_eq!(shim.status(), 200);
         assert_eq!(shim.headers()[header::CONTENT_SECURITY_POLICY], "default-src 'none'");
+    }
+
+    #[test]
+    fn a_shared_proxy_page_allows_only_its_views_documents() {
+        let reg = ProxyRegistry::default();
+        let page = serve_sandbox(&get("mcp-sandbox://abc/proxy.html?frame=f1"), &reg);
+        assert_eq!(page.status(), 200);
+        let csp = page.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap().to_owned();
+        assert!(csp.starts_with("default-src 'none';"), "{csp}");
+        assert!(csp.contains("frame-src mcp-sandbox://abc/view.html;"), "{csp}");
+        assert!(csp.ends_with("; sandbox allow-scripts allow-same-origin allow-forms"), "{csp}");
+        assert!(csp.contains("; script-src 'self' 'unsafe-eval';"), "{csp}");
+        for open in ["connect-src", "img-src", "*", "http", "data:", "blob:"] {
+            assert!(!csp.contains(open), "{open} in {csp}");
+        }
+        // The label is written into the policy: nothing but a label's characters.
+        assert_eq!(serve_sandbox(&get("mcp-sandbox://a.b/proxy.html?frame=f1"), &reg).status(), 404);
+    }
+
+    #[test]
+    fn a_views_document_is_served_once_with_its_csp_on_its_label_only() {
+        let reg = ProxyRegistry::default();
+        reg.insert("v1", ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
+        reg.put_document("v1", "<p>the view</p>".into());
+        assert_eq!(serve_sandbox(&get("mcp-sandbox://other/view.html?view=v1"), &reg).status(), 404);
+        assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/view.html?view=v2"), &reg).status(), 404);
+        let doc = serve_sandbox(&get("mcp-sandbox://abc/view.html?view=v1"), &reg);
+        assert_eq!(doc.status(), 200);
+        assert_eq!(doc.body().as_ref(), b"<p>the view</p>");
+        assert_eq!(
+            doc.headers()[header::CONTENT_SECURITY_POLICY],
+            "default-src 'none'; sandbox allow-scripts allow-same-origin allow-forms"
+        );
+        // A reload, or another frame of the origin asking again, gets nothing.
+        let again = serve_sandbox(&get("mcp-sandbox://abc/view.html?view=v1"), &reg);
+        assert_eq!(again.status(), 404);
+        assert_eq!(again.headers()[header::CONTENT_SECURITY_POLICY], "default-src 'none'");
     }
 
     #[test]
