@@ -134,7 +134,28 @@
     } catch (e) { /* nothing to do */ }
   }
 
-  // A View's message, as JSON text, to the host.
+  // A View's messages, as JSON text, to the host. A message goes at once when it comes alone;
+  // the ones the View posts right behind it (a burst: their message events are already queued)
+  // wait for the end of the burst and go together, in one crossing to the host
+  // instead of one each. The end of the burst is a message on our own channel: it is queued
+  // behind the View's.
+  var burst = null;
+  var burstBytes = 0;
+  var BURST_MAX_BYTES = 1024 * 1024;
+  var burstEnd = new MessageChannel();
+  function sendQueued() {
+    if (burst.length === 1) hostSend("v", burst[0]);
+    // Each message as the text it would have been alone (a JSON string), so whatever the host
+    // refuses in one of them (nesting, lone surrogates, not JSON) refuses that one alone.
+    else if (burst.length > 1) hostSend("b", JSON.stringify(burst));
+    burst = [];
+    burstBytes = 0;
+  }
+  burstEnd.port1.onmessage = function () {
+    sendQueued();
+    burst = null;
+  };
+
   function toHost(data) {
     var text;
     try {
@@ -143,7 +164,21 @@
       hostSend("x", "message is not serialisable: " + e);
       return;
     }
-    hostSend("v", text === undefined ? "undefined" : text);
+    if (text === undefined) text = "undefined";
+    if (burst === null) {
+      hostSend("v", text);
+      burst = [];
+      burstEnd.port2.postMessage(0);
+      return;
+    }
+    // A big message goes alone, after what is queued; the burst goes on.
+    if (burstBytes + text.length > BURST_MAX_BYTES) {
+      sendQueued();
+      hostSend("v", text);
+      return;
+    }
+    burst.push(text);
+    burstBytes += text.length;
   }
 
   function fromHost(data) {

@@ -193,6 +193,7 @@ pub enum TeardownOutcome {
 
 pub(super) enum Command {
     FromView(String),
+    FromViewBatch(String),
     ToolInputPartial(Map<String, Value>),
     CallNotMade(Option<String>),
     ToolInput(Map<String, Value>),
@@ -275,6 +276,12 @@ impl ViewHandle {
     /// Hands the session a message that arrived from the View's frame (JSON text).
     pub fn from_view(&self, text: String) {
         let _ = self.tx.send(Command::FromView(text));
+    }
+
+    /// Hands the session several messages from the View's frame at once: a JSON array of them
+    /// (text), handled in order as if each had come alone.
+    pub fn from_view_batch(&self, text: String) {
+        let _ = self.tx.send(Command::FromViewBatch(text));
     }
 
     /// Streamed partial arguments (0..n times, only before [`tool_input`](Self::tool_input)).
@@ -568,6 +575,7 @@ impl ViewSession {
     fn handle(&mut self, command: Command) {
         match command {
             Command::FromView(text) => self.on_view_text(text),
+            Command::FromViewBatch(text) => self.on_view_batch(text),
             Command::ToolInputPartial(arguments) => {
                 if self.tool_input_queued {
                     tracing::warn!(view = %self.id(), "partial tool input after the complete input; ignored");

@@ -1131,3 +1131,41 @@ async fn a_document_served_by_url_is_named_not_sent_and_traced_whole() {
     assert_eq!(traced["params"]["html"], "<p>hello</p>");
     assert!(traced["params"].get("src").is_none(), "{traced}");
 }
+
+/// A burst of messages the proxy sent as one array is handled message by message, in order,
+/// with the same checks; a batch that is not an array of messages, or over the size bound, is
+/// refused whole.
+#[tokio::test]
+async fn a_batch_from_the_proxy_is_handled_message_by_message() {
+    let mut h = start();
+    h.handshake().await;
+    // Each message as its own text: one that is not JSON at all (a lone surrogate) spoils
+    // nothing around it.
+    let batch = json!([
+        r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+        r#"{"jsonrpc":"1.0","id":8,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":"\ud800","method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
+    ]);
+    h.view.from_view_batch(batch.to_string());
+    let out = h.drain(300).await;
+    let answered: Vec<Value> =
+        posts(&out).into_iter().filter(|p| p.get("result").is_some()).map(|p| p["id"].clone()).collect();
+    assert_eq!(answered, [json!(7), json!(9)], "{out:?}");
+    let rejected =
+        |out: &[ViewOutput]| out.iter().filter(|o| matches!(o, ViewOutput::Event(ViewEvent::Rejected { .. }))).count();
+    let reasons: Vec<&str> = out
+        .iter()
+        .filter_map(|o| match o {
+            ViewOutput::Event(ViewEvent::Rejected { reason }) => Some(reason.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 2, "the 1.0 message and the surrogate: {reasons:?}");
+    assert!(reasons[0].contains("jsonrpc") && reasons[1].contains("hex escape"), "{reasons:?}");
+    h.view.from_view_batch(r#"{"jsonrpc":"2.0","id":10,"method":"ping"}"#.into());
+    h.view.from_view_batch(format!("[{}]", " ".repeat(MAX_VIEW_MESSAGE_BYTES)));
+    let out = h.drain(300).await;
+    assert!(posts(&out).is_empty(), "{out:?}");
+    assert_eq!(rejected(&out), 2, "{out:?}");
+}

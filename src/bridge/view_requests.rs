@@ -73,6 +73,11 @@ fn forwardable_meta(meta: Map<String, Value>) -> Option<Map<String, Value>> {
     (!kept.is_empty()).then_some(kept)
 }
 
+/// The start of a message that was refused, for the log and the trace.
+fn shown(text: &str) -> String {
+    text[..text.floor_char_boundary(200)].to_owned()
+}
+
 fn is_error(reason: &str) -> Value {
     json!({"isError": true, "message": reason})
 }
@@ -87,12 +92,29 @@ impl ViewSession {
         let msg = match Message::parse(&text) {
             Ok(msg) => msg,
             Err(e) => {
-                let mut shown = text;
-                shown.truncate(shown.floor_char_boundary(200));
-                self.reject(format!("not JSON-RPC 2.0: {e}"), Value::String(shown));
+                self.reject(format!("not JSON-RPC 2.0: {e}"), Value::String(shown(&text)));
                 return;
             }
         };
+        self.on_view_message(msg);
+    }
+
+    /// Several messages the proxy sent at once (what the View posted in one burst): a JSON
+    /// array of their texts, each handled as if it had come alone, so a message the host
+    /// refuses is refused alone. The array is bounded like one message.
+    pub(super) fn on_view_batch(&mut self, text: String) {
+        if text.len() > MAX_VIEW_MESSAGE_BYTES {
+            let reason = format!("batch of {} bytes exceeds the {MAX_VIEW_MESSAGE_BYTES} byte limit", text.len());
+            self.reject(reason, Value::Null);
+            return;
+        }
+        match serde_json::from_str::<Vec<String>>(&text) {
+            Ok(texts) => texts.into_iter().for_each(|text| self.on_view_text(text)),
+            Err(e) => self.reject(format!("not a batch of messages: {e}"), Value::String(shown(&text))),
+        }
+    }
+
+    fn on_view_message(&mut self, msg: Message) {
         let is_sandbox =
             msg.method().is_some_and(|m| m.starts_with(methods::SANDBOX_PREFIX) || m == methods::SANDBOX_READY_LEGACY);
         let dir = if is_sandbox { Direction::ProxyToHost } else { Direction::ViewToHost };

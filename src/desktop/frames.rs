@@ -342,7 +342,9 @@ impl FrameLayer {
             .with_initialization_script(secret.proxy_init_script(src))
             .with_initialization_script_for_main_only(super::ipc::FRAME_HOOK_SCRIPT, false)
             .with_ipc_handler(move |request| match &*ipc_binding.borrow() {
-                Some(b) => proxy_message(&b.view, &ipc_secret, request.body(), &|msg| b.session.from_view(msg), &tx),
+                Some(b) => {
+                    proxy_message(&b.view, &ipc_secret, request.body(), &|text| to_session(&b.session, text), &tx)
+                }
                 // No View is in a spare page: only our proxy runs there, and it says it is ready.
                 None => {
                     let msg = ipc_secret.open(request.body()).and_then(|rest| rest.strip_prefix('v'));
@@ -792,13 +794,31 @@ pub(crate) fn post_line(frames: &Rc<RefCell<FrameLayer>>) -> PostLine {
 /// The largest diagnostic (or drop reason) a View's proxy line carries.
 const MAX_DIAGNOSTIC_BYTES: usize = 64 * 1024;
 
+/// A View's JSON-RPC text from its proxy, for its session.
+#[derive(Debug, PartialEq)]
+enum ViewText {
+    /// One message.
+    One(String),
+    /// What the View posted in one burst, as a JSON array of messages.
+    Batch(String),
+}
+
+/// Hands `text` to `session`.
+fn to_session(session: &crate::bridge::ViewHandle, text: ViewText) {
+    match text {
+        ViewText::One(msg) => session.from_view(msg),
+        ViewText::Batch(msgs) => session.from_view_batch(msgs),
+    }
+}
+
 /// One message from a View's proxy page: the secret, then `v` and the View's JSON-RPC message,
-/// `d` and a diagnostic of the proxy (JSON), or `x` and why the proxy dropped a message.
+/// `b` and several of them (a JSON array), `d` and a diagnostic of the proxy (JSON), or `x`
+/// and why the proxy dropped a message.
 fn proxy_message(
     view: &str,
     secret: &IpcSecret,
     body: &str,
-    to_session: &dyn Fn(String),
+    to_session: &dyn Fn(ViewText),
     tx: &mpsc::UnboundedSender<HostInput>,
 ) {
     let Some(rest) = secret.open(body) else {
@@ -809,14 +829,18 @@ fn proxy_message(
     // A diagnostic or a drop reason is a few hundred bytes from the proxy; a View can call the
     // line itself with anything, and these are parsed here, on the UI thread: bounded first.
     // (A View's JSON-RPC message is bounded by its session, unparsed until then.)
-    if !rest.starts_with('v') && rest.len() > MAX_DIAGNOSTIC_BYTES {
+    if !rest.starts_with(['v', 'b']) && rest.len() > MAX_DIAGNOSTIC_BYTES {
         tracing::warn!(view, "dropped a {} byte diagnostic from a View's proxy line", rest.len());
         return;
     }
     let msg = match rest.split_at_checked(1) {
         // The hot path: the View's message goes to its session as it came.
         Some(("v", msg)) => {
-            to_session(msg.to_owned());
+            to_session(ViewText::One(msg.to_owned()));
+            return;
+        }
+        Some(("b", msgs)) => {
+            to_session(ViewText::Batch(msgs.to_owned()));
             return;
         }
         Some(("x", reason)) => ShellMessage::Dropped { view: view.to_owned(), reason: reason.to_owned() },
@@ -864,7 +888,11 @@ mod tests {
     fn received(body: &str, secret: &IpcSecret) -> (Vec<String>, Vec<ShellMessage>) {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let to_session = RefCell::new(Vec::new());
-        proxy_message("v7", secret, body, &|m| to_session.borrow_mut().push(m), &tx);
+        let text = |t| match t {
+            ViewText::One(m) => m,
+            ViewText::Batch(m) => format!("batch {m}"),
+        };
+        proxy_message("v7", secret, body, &|t| to_session.borrow_mut().push(text(t)), &tx);
         let mut got = Vec::new();
         while let Ok(HostInput::Shell(msg)) = rx.try_recv() {
             got.push(msg);
@@ -879,6 +907,11 @@ mod tests {
         // A View's message goes to this line's session only, whatever it says about itself.
         let msg = r#"{"jsonrpc":"2.0","method":"x","view":"v1"}"#;
         assert_eq!(received(&with(&format!("v{msg}")), &secret), (vec![msg.to_owned()], vec![]));
+        // A burst goes to the session as one batch, unparsed (the session bounds and parses it).
+        assert_eq!(
+            received(&with(&format!("b[{msg},{msg}]")), &secret),
+            (vec![format!("batch [{msg},{msg}]")], vec![])
+        );
         assert_eq!(
             received(&with(r#"d{"kind":"csp","detail":{}}"#), &secret).1,
             [ShellMessage::Diagnostic { view: "v7".into(), data: serde_json::json!({"kind": "csp", "detail": {}}) }]
