@@ -137,12 +137,14 @@
   // A View's messages, as JSON text, to the host. A message goes at once when it comes alone;
   // the ones the View posts right behind it (a burst: their message events are already queued)
   // wait for the end of the burst and go together, in one crossing to the host
-  // instead of one each. The end of the burst is a message on our own channel: it is queued
-  // behind the View's.
+  // instead of one each. The end of the burst is a message this page posts to itself: it is
+  // queued behind the View's (a MessageChannel would cross to another WebKit process and back
+  // for each message). The View can post the same token (it shares our origin): that only ends
+  // a burst early.
   var burst = null;
   var burstBytes = 0;
   var BURST_MAX_BYTES = 1024 * 1024;
-  var burstEnd = new MessageChannel();
+  var BURST_END = "mcp-apps-host:burst-end:" + Math.random().toString(36).slice(2);
   function sendQueued() {
     if (burst.length === 1) hostSend("v", burst[0]);
     // Each message as the text it would have been alone (a JSON string), so whatever the host
@@ -151,10 +153,11 @@
     burst = [];
     burstBytes = 0;
   }
-  burstEnd.port1.onmessage = function () {
+  function endBurst() {
+    if (burst === null) return;
     sendQueued();
     burst = null;
-  };
+  }
 
   function toHost(data) {
     var text;
@@ -168,7 +171,7 @@
     if (burst === null) {
       hostSend("v", text);
       burst = [];
-      burstEnd.port2.postMessage(0);
+      window.postMessage(BURST_END, window.origin);
       return;
     }
     // A big message goes alone, after what is queued; the burst goes on.
@@ -274,6 +277,10 @@
 
   window.addEventListener("message", function (event) {
     var data = event.data;
+    if (event.source === window && data === BURST_END) {
+      endBurst();
+      return;
+    }
     // Check: only our own View frame, on our own origin, may send through us.
     //
     // `event.source === window` is accepted too, for one WebKitGTK behaviour: a postMessage
@@ -290,8 +297,8 @@
     //   (another sandbox origin), an opaque-origin frame (sandboxed srcdoc: "null"), a frame the
     //   View's CSP allowed. Bound or not, WebKit reports that sender and its real origin, which
     //   the origin check refuses.
-    // - The host does not post to us at all (it calls deliver), and this proxy never posts to
-    //   itself, so nothing of ours is relayed back by mistake.
+    // - The host does not post to us at all (it calls deliver), and the one message this proxy
+    //   posts to itself (the end of a burst) is taken above, so nothing of ours is relayed.
     if (inner && event.origin === window.origin && (event.source === inner.contentWindow || event.source === window)) {
       // The shim's "write the widget now" (for the proxy alone: never relayed to the host).
       if (shimMode && data && data.openaiShimReady === true) {
