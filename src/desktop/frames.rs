@@ -44,7 +44,7 @@ const KEEP_WARM: Duration = Duration::from_secs(30);
 const CLOSE_AFTER: Duration = Duration::from_millis(500);
 /// A server's spare proxy page is made this long after one of its Views was mounted, so it does
 /// not compete with that View's own loading.
-const SPARE_AFTER: Duration = Duration::from_millis(300);
+const SPARE_AFTER: Duration = Duration::from_millis(50);
 
 /// The View a webview's IPC line and navigation guard speak for.
 struct Bound {
