@@ -41,13 +41,16 @@ function usage() {
   --setups LIST     reference set-ups, each run in every interleaved run (default same,other):
                     same (sandbox on 127.0.0.1, in-process frames, GC before memory reads),
                     other (sandbox on 127.0.0.2: an out-of-process sandbox frame),
-                    nogc (same site, no forced GC: like the native side)`;
+                    nogc (same site, no forced GC: like the native side)
+  --no-gc           no reference set-up forces a garbage collection before memory is read:
+                    neither side collects (the native one cannot), so memory compares like
+                    with like in every set-up`;
 }
 
 function parseArgs(argv) {
   const o = { runs: 10, out: null, bin: null, build: false, pingN: 1000, callN: 200, floodN: 10000, floodSize: 100,
     warmN: 5, views: [1, 10, 50], settleMs: 1500, skip: new Set(), display: null, env: {}, setups: ["same", "other"],
-    crowd: 100 };
+    crowd: 100, noGc: false };
   const num = (v, name) => { const n = Number(v); if (!Number.isInteger(n) || n < 0) throw new Error("bad " + name); return n; };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -57,6 +60,7 @@ function parseArgs(argv) {
       case "--out": o.out = v(); break;
       case "--bin": o.bin = path.resolve(v()); break;
       case "--build": o.build = true; break;
+      case "--no-gc": o.noGc = true; break;
       case "--ping-n": o.pingN = Math.max(2, num(v(), a)); break;
       case "--call-n": o.callN = Math.max(2, num(v(), a)); break;
       case "--flood-n": o.floodN = Math.max(2, num(v(), a)); break;
@@ -233,7 +237,8 @@ async function referenceRun(opts, errors, setup) {
   const args = [path.join(REFERENCE, "bench.mjs"), "--runs", "1", "--out", out,
     "--ping-n", String(opts.pingN), "--call-n", String(opts.callN), "--flood-n", String(opts.floodN),
     "--flood-size", String(opts.floodSize), "--warm-n", String(opts.warmN), "--views", opts.views.join(","),
-    "--settle-ms", String(opts.settleMs), ...SETUPS[setup]];
+    "--settle-ms", String(opts.settleMs), ...SETUPS[setup],
+    ...(opts.noGc && !SETUPS[setup].includes("--no-gc") ? ["--no-gc"] : [])];
   const child = track(spawn(process.execPath, args, { cwd: REFERENCE, stdio: ["ignore", "pipe", "pipe"] }));
   let log = "";
   child.stdout.on("data", (d) => { log += d; });
@@ -366,7 +371,9 @@ async function main() {
   };
   console.log(`mcp-apps-host (native, WebKitGTK ${meta.versions.webkitgtk}) vs web reference (Chromium ${meta.versions.chromium ?? "-"}), ` +
     `${native.runs.length} native runs, reference set-ups ${opts.setups.map((s) => `${s} ${references[s].runs.length}`).join(", ")}; ` +
-    `ratio = native median / that set-up's median; (↑) higher is better`);
+    `ratio = native median / that set-up's median; (↑) higher is better; memory read ` +
+    (opts.noGc || opts.setups.every((s) => s === "nogc") ? "with no forced garbage collection on either side"
+      : "after a forced V8 collection on the reference side (except nogc), none on the native side"));
   console.log(text);
   console.log(`load average: start ${loadStart} | end ${loadEnd} (${meta.versions.cpus} CPUs)`);
   if (errors.length) console.log(`${errors.length} part(s) failed; see meta.errors in the JSON`);
