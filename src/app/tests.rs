@@ -31,6 +31,8 @@ struct Window {
     /// Messages posted to each View, parsed, in order.
     posts: Vec<(String, Value)>,
     exit: Option<i32>,
+    /// What the window's scheme handler serves (each View's document).
+    registry: ProxyRegistry,
 }
 
 impl Window {
@@ -39,7 +41,8 @@ impl Window {
         options.settle = Duration::ZERO;
         let (tx, events) = mpsc::unbounded_channel();
         let ui = Ui::new(move |event| tx.send(event).is_ok());
-        let (app, receivers) = Controller::new(options, ui, ProxyRegistry::default(), Theme::Light, Instant::now());
+        let registry = ProxyRegistry::default();
+        let (app, receivers) = Controller::new(options, ui, registry.clone(), Theme::Light, Instant::now());
         let (input, from_ui) = mpsc::unbounded_channel();
         tokio::spawn(app.run(from_ui, receivers));
         let _ = input.send(HostInput::Shell(ShellMessage::Ready));
@@ -50,7 +53,7 @@ impl Window {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         });
-        Self { events, input, shell: Vec::new(), mounted: Vec::new(), posts: Vec::new(), exit: None }
+        Self { events, input, shell: Vec::new(), mounted: Vec::new(), posts: Vec::new(), exit: None, registry }
     }
 
     fn demo(tool: &str, arguments: Value) -> RunOptions {
@@ -139,7 +142,12 @@ async fn initialize(window: &mut Window, view: &ViewHandle) -> Value {
     let id = view.id().to_owned();
     say(view, json!({"jsonrpc": "2.0", "method": methods::SANDBOX_PROXY_READY, "params": {}}));
     let ready = window.method_to(&id, methods::SANDBOX_RESOURCE_READY).await;
-    assert!(ready["params"]["html"].as_str().is_some_and(|h| h.contains("<")), "the View's HTML: {ready}");
+    // The frame loads the View's document by URL, from what the window serves.
+    let src = ready["params"]["src"].as_str().unwrap_or_default();
+    assert!(src.ends_with(&format!("/view.html?view={id}")), "the View's document URL: {ready}");
+    assert_eq!(ready["params"]["html"], "", "the HTML is not sent as well: {ready}");
+    let html = window.registry.take_document(&id).unwrap_or_default();
+    assert!(html.contains('<'), "the View's HTML, served once: {html:?}");
     say(
         view,
         json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
