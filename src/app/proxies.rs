@@ -19,8 +19,8 @@ pub struct ProxyPolicy {
 #[derive(Debug, Clone, Default)]
 pub struct ProxyRegistry {
     policies: Arc<RwLock<HashMap<String, ProxyPolicy>>>,
-    /// View id -> its HTML, until its frame loads it.
-    documents: Arc<Mutex<HashMap<String, String>>>,
+    /// View id -> the secret part of its document's URL and its HTML, until its frame loads it.
+    documents: Arc<Mutex<HashMap<String, (String, String)>>>,
 }
 
 impl ProxyRegistry {
@@ -35,20 +35,31 @@ impl ProxyRegistry {
         self.documents.lock().unwrap_or_else(|e| e.into_inner()).remove(view);
     }
 
-    /// Holds `html` as the View's document, for its frame to load once.
-    pub fn put_document(&self, view: &str, html: String) {
-        self.documents.lock().unwrap_or_else(|e| e.into_inner()).insert(view.to_owned(), html);
+    /// Holds `html` as the View's document, for its frame to load once; returns the token its
+    /// URL must carry. View ids are easy to guess: without the token, another page of the same
+    /// origin (a View of the same server that may fetch `'self'`) could take the document
+    /// before the View's own frame loads it.
+    pub fn put_document(&self, view: &str, html: String) -> String {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).expect("the OS random source is available");
+        let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        self.documents.lock().unwrap_or_else(|e| e.into_inner()).insert(view.to_owned(), (token.clone(), html));
+        token
     }
 
-    /// True while the View's document waits for its frame.
-    pub fn has_document(&self, view: &str) -> bool {
-        self.documents.lock().unwrap_or_else(|e| e.into_inner()).contains_key(view)
+    /// The token of the View's document while it waits for its frame.
+    pub fn document_token(&self, view: &str) -> Option<String> {
+        self.documents.lock().unwrap_or_else(|e| e.into_inner()).get(view).map(|(t, _)| t.clone())
     }
 
-    /// The View's document, handed out once: a second load of the same URL (the View reloading
-    /// its frame, another frame of the origin asking for it) finds nothing.
-    pub fn take_document(&self, view: &str) -> Option<String> {
-        self.documents.lock().unwrap_or_else(|e| e.into_inner()).remove(view)
+    /// The View's document for the URL with `token`, handed out once: a second load of the same
+    /// URL (the View reloading its frame) finds nothing, and a wrong token takes nothing.
+    pub fn take_document(&self, view: &str, token: &str) -> Option<String> {
+        let mut documents = self.documents.lock().unwrap_or_else(|e| e.into_inner());
+        if documents.get(view).is_none_or(|(t, _)| t != token) {
+            return None;
+        }
+        documents.remove(view).map(|(_, html)| html)
     }
 
     /// True when `url` is the proxy page of a registered View, on that View's own origin.

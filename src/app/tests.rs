@@ -144,9 +144,10 @@ async fn initialize(window: &mut Window, view: &ViewHandle) -> Value {
     let ready = window.method_to(&id, methods::SANDBOX_RESOURCE_READY).await;
     // The frame loads the View's document by URL, from what the window serves.
     let src = ready["params"]["src"].as_str().unwrap_or_default();
-    assert!(src.ends_with(&format!("/view.html?view={id}")), "the View's document URL: {ready}");
+    let token = src.split_once(&format!("/view.html?view={id}&t=")).map(|(_, t)| t).unwrap_or_default();
+    assert_eq!(token.len(), 32, "the View's document URL, with its token: {ready}");
     assert_eq!(ready["params"]["html"], "", "the HTML is not sent as well: {ready}");
-    let html = window.registry.take_document(&id).unwrap_or_default();
+    let html = window.registry.take_document(&id, token).unwrap_or_default();
     assert!(html.contains('<'), "the View's HTML, served once: {html:?}");
     say(
         view,

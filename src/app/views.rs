@@ -141,8 +141,8 @@ impl Controller {
             } else {
                 // The session needs the HTML only to trace it.
                 let traced = if trace.is_recording() { resource.html.clone() } else { String::new() };
-                registry.put_document(&view_id, resource.html);
-                (traced, Some(document_url(&label, &view_id)))
+                let token = registry.put_document(&view_id, resource.html);
+                (traced, Some(document_url(&label, &view_id, &token)))
             };
             let mut config = ViewConfig::new(view_id.clone(), tool, html);
             config.document_url = document_url;
@@ -317,7 +317,7 @@ impl Controller {
             height: first_height,
         });
         let src = format!("{}/proxy.html?view={id}", sandbox_origin(&label));
-        let document = self.registry.has_document(&id).then(|| document_url(&label, &id));
+        let document = self.registry.document_token(&id).map(|token| document_url(&label, &id, &token));
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Mount(FrameMount {
             view: id.clone(),
             label: label.clone(),
@@ -518,7 +518,8 @@ pub(super) fn result_for_person(result: &Value) -> (String, bool) {
     (text, result.get("isError") == Some(&Value::Bool(true)))
 }
 
-/// Where a View's document is served: its own URL of its server's sandbox origin.
-fn document_url(label: &str, view: &str) -> String {
-    format!("{}/view.html?view={view}", sandbox_origin(label))
+/// Where a View's document is served: its own URL of its server's sandbox origin, with the
+/// token only the host knows (see `ProxyRegistry::put_document`).
+fn document_url(label: &str, view: &str, token: &str) -> String {
+    format!("{}/view.html?view={view}&t={token}", sandbox_origin(label))
 }

@@ -104,7 +104,7 @@ fn query<'a>(uri: &'a wry::http::Uri, key: &str) -> &'a str {
 /// Serves, on `mcp-sandbox://<label>/`:
 /// - `proxy.html?frame=<key>`: a proxy page made before its View is known, with
 ///   [`SHARED_PROXY_CSP`]; its View's document comes from `view.html`;
-/// - `view.html?view=<id>`: the View's document, once, with the View's CSP header;
+/// - `view.html?view=<id>&t=<token>`: the View's document, once, with the View's CSP header;
 /// - `proxy.html?view=<id>`: the proxy of a View whose document the proxy writes itself (an
 ///   OpenAI Apps SDK widget, held back until its shim is ready), with the View's CSP header,
 ///   which the written document inherits;
@@ -136,14 +136,14 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
         "/view.html" => {
             let view = query(uri, "view");
             match registry.policy(view) {
-                Some(policy) if policy.label == label => match registry.take_document(view) {
+                Some(policy) if policy.label == label => match registry.take_document(view, query(uri, "t")) {
                     Some(doc) => response(
                         StatusCode::OK,
                         html,
                         Cow::Owned(doc.into_bytes()),
                         view_policy(&policy.csp).as_deref(),
                     ),
-                    None => not_found(&format!("{uri} (served already)")),
+                    None => not_found(&format!("{uri} (served already, or not its token)")),
                 },
                 _ => not_found(&uri.to_string()),
             }
@@ -214,10 +214,14 @@ mod tests {
     fn a_views_document_is_served_once_with_its_csp_on_its_label_only() {
         let reg = ProxyRegistry::default();
         reg.insert("v1", ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
-        reg.put_document("v1", "<p>the view</p>".into());
-        assert_eq!(serve_sandbox(&get("mcp-sandbox://other/view.html?view=v1"), &reg).status(), 404);
-        assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/view.html?view=v2"), &reg).status(), 404);
-        let doc = serve_sandbox(&get("mcp-sandbox://abc/view.html?view=v1"), &reg);
+        let t = reg.put_document("v1", "<p>the view</p>".into());
+        assert_eq!(serve_sandbox(&get(&format!("mcp-sandbox://other/view.html?view=v1&t={t}")), &reg).status(), 404);
+        assert_eq!(serve_sandbox(&get(&format!("mcp-sandbox://abc/view.html?view=v2&t={t}")), &reg).status(), 404);
+        // Without the token (another page of the origin guessing the View's id), nothing, and
+        // the document is still there for the View's own frame.
+        assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/view.html?view=v1"), &reg).status(), 404);
+        assert_eq!(serve_sandbox(&get("mcp-sandbox://abc/view.html?view=v1&t=00"), &reg).status(), 404);
+        let doc = serve_sandbox(&get(&format!("mcp-sandbox://abc/view.html?view=v1&t={t}")), &reg);
         assert_eq!(doc.status(), 200);
         assert_eq!(doc.body().as_ref(), b"<p>the view</p>");
         assert_eq!(
@@ -225,7 +229,7 @@ mod tests {
             "default-src 'none'; sandbox allow-scripts allow-same-origin allow-forms"
         );
         // A reload, or another frame of the origin asking again, gets nothing.
-        let again = serve_sandbox(&get("mcp-sandbox://abc/view.html?view=v1"), &reg);
+        let again = serve_sandbox(&get(&format!("mcp-sandbox://abc/view.html?view=v1&t={t}")), &reg);
         assert_eq!(again.status(), 404);
         assert_eq!(again.headers()[header::CONTENT_SECURITY_POLICY], "default-src 'none'");
     }
