@@ -783,7 +783,13 @@ pub(crate) fn post_line(frames: &Rc<RefCell<FrameLayer>>) -> PostLine {
                 }
                 gtk::glib::timeout_future(Duration::from_millis(2)).await;
             }
+            // A full turn: give the loop back before the next (a ready channel would let this
+            // task run on without yielding).
+            let full = batch.len() == MAX_POSTS_PER_TURN;
             batch.clear();
+            if full {
+                gtk::glib::timeout_future(Duration::ZERO).await;
+            }
         }
     });
     Arc::new(move |view, msg| {
