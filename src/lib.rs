@@ -41,6 +41,7 @@ pub mod model;
 pub mod protocol;
 pub mod sandbox;
 pub mod server;
+mod session_bus;
 pub mod ui_resource;
 
 #[cfg(feature = "desktop")]

@@ -410,6 +410,8 @@ fn quiet_on_closed_stdout() {
 }
 
 pub fn main() -> ExitCode {
+    // Before any thread exists: it may set an environment variable.
+    crate::session_bus::settle();
     let cli = Cli::parse();
     init_logging();
     quiet_on_closed_stdout();
