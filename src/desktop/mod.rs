@@ -110,6 +110,11 @@ impl Running {
         let (to_controller, from_ui) = mpsc::unbounded_channel::<HostInput>();
         let devtools = options.preview;
         let (overlay, frames) = frames::FrameLayer::new(window_box(window)?, to_controller.clone(), devtools);
+        // The controller starts first, so the servers start while WebKit does: what it asks of
+        // the window waits in the event loop's queue until the loop runs.
+        let ui = ui.with_post_line(frames::post_line(&frames));
+        let (controller, receivers) = crate::app::Controller::new(options, ui, registry.clone(), theme, started);
+        runtime.spawn(controller.run(from_ui, receivers));
         let webview = {
             use wry::WebViewBuilderExtUnix;
             let mut layer = frames.borrow_mut();
@@ -137,9 +142,6 @@ impl Running {
         webview
             .load_url(&format!("{HOST_ORIGIN}/"))
             .map_err(|e| Error::Desktop(format!("cannot load the shell: {e}")))?;
-        let ui = ui.with_post_line(frames::post_line(&frames));
-        let (controller, receivers) = crate::app::Controller::new(options, ui, registry, theme, started);
-        runtime.spawn(controller.run(from_ui, receivers));
         let (width, height) = logical(window.inner_size(), window.scale_factor());
         let _ = to_controller.send(HostInput::Resized { width, height });
         Ok(Self {
