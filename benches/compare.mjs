@@ -110,6 +110,8 @@ const ROWS = [
   ["ping.medianMs", "ms", "ping.medianMs", "ping.medianMs"],
   ["ping.p99Ms", "ms", "ping.p99Ms", "ping.p99Ms"],
   ["ping.inSessionMedianMs", "ms", "ping.inSessionMedianMs", null],
+  ["ping.rawMedianMs", "ms", "ping.rawMedianMs", "ping.rawMedianMs"],
+  ["ping.rawP99Ms", "ms", "ping.rawP99Ms", "ping.rawP99Ms"],
   ["floor.pingMedianMs", "ms", "floor.pingMedianMs", null],
   ["floor.pingP99Ms", "ms", "floor.pingP99Ms", null],
   ["call.viewMedianMs", "ms", "call.viewMedianMs", "call.viewMedianMs"],

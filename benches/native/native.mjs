@@ -362,11 +362,18 @@ export function analyseSession(trace, opts) {
 
   // (3) ping: inter-arrival of consecutive View pings = one full round trip each.
   const pingView = views.find((v) => modeOf.get(v).mode === "ping");
-  const pings = of(pingView).filter((r) => r.dir === "view->host" && method(r) === "ping").map((r) => r.t_ms);
+  // The App SDK's pings have number ids; the View's raw ones (no SDK) string ids "raw-N".
+  const pingsOf = (raw) => of(pingView)
+    .filter((r) => r.dir === "view->host" && method(r) === "ping" && (typeof r.msg.id === "string") === raw)
+    .map((r) => r.t_ms);
+  const pings = pingsOf(false), rawPings = pingsOf(true);
   if (pings.length !== opts.pingN) throw new Error(`expected ${opts.pingN} pings, saw ${pings.length}`);
-  const rtt = diffs(pings);
+  if (rawPings.length !== opts.pingN) throw new Error(`expected ${opts.pingN} raw pings, saw ${rawPings.length}`);
+  const rtt = diffs(pings), rawRtt = diffs(rawPings);
   fig("ping.medianMs", median(rtt));
   fig("ping.p99Ms", pct(rtt, 99));
+  fig("ping.rawMedianMs", median(rawRtt));
+  fig("ping.rawP99Ms", pct(rawRtt, 99));
   // The part inside the host's bridge session: request recorded -> response recorded.
   const pingReq = new Map(), inHost = [];
   for (const r of of(pingView)) {
@@ -375,6 +382,7 @@ export function analyseSession(trace, opts) {
   }
   fig("ping.inSessionMedianMs", median(inHost));
   out.raw.pingRttMs = rtt;
+  out.raw.rawPingRttMs = rawRtt;
 
   // (4) tools/call bench-echo: per call, matched by id (View side) and arguments.i (server side).
   const callView = views.find((v) => modeOf.get(v).mode === "call");
@@ -474,7 +482,9 @@ export async function crowdRun(opts, n) {
   if (before < n) throw new Error(`crowd run: only ${before} of ${n} Views had initialized when the ping View opened`);
   const rs = trace.filter((r) => r.view === call.view);
   const init = rs.find(isInit);
-  const pings = rs.filter((r) => r.dir === "view->host" && method(r) === "ping").map((r) => r.t_ms);
+  // The App SDK's pings (number ids), as in the session run; not the raw ones that follow.
+  const pings = rs.filter((r) => r.dir === "view->host" && method(r) === "ping" && typeof r.msg.id === "number")
+    .map((r) => r.t_ms);
   if (!init || pings.length !== opts.pingN) throw new Error(`crowd run: the ping View sent ${pings.length} pings`);
   const rtt = pings.slice(1).map((t, i) => t - pings[i]);
   return { openMs: init.t_ms - call.t_ms, pingMedianMs: median(rtt), pingP99Ms: pct(rtt, 99), rtt };

@@ -322,6 +322,9 @@ async function main() {
         add("ping.medianMs", "ms", median(rep.timingsMs));
         add("ping.p99Ms", "ms", pct(rep.timingsMs, 99));
         addRaw("ping.timingsMs", rep.timingsMs);
+        add("ping.rawMedianMs", "ms", median(rep.rawTimingsMs));
+        add("ping.rawP99Ms", "ms", pct(rep.rawTimingsMs, 99));
+        addRaw("ping.rawTimingsMs", rep.rawTimingsMs);
       }
 
       // (4) tools/call View -> host -> server, and the same call from the page's client.
