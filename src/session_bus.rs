@@ -35,6 +35,13 @@ pub(crate) fn settle() {
     }
 }
 
+/// Says at `debug` that [`settle`] set the address (once logging is up).
+pub(crate) fn report() {
+    if stand_in() {
+        tracing::debug!("no D-Bus session bus can be had here: {ADDRESS}={NO_BUS} for the host and its web processes");
+    }
+}
+
 /// True when [`settle`] set the address: a child process should not inherit it.
 pub(crate) fn stand_in() -> bool {
     STAND_IN.load(Ordering::Relaxed)

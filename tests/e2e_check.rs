@@ -85,6 +85,34 @@ fn inspect_reports_broken_resources_as_errors() {
     }
 }
 
+/// Where no session bus can be had (no address, no socket, no `dbus-launch`), the host names one
+/// that fails at once for itself and its web processes (`session_bus.rs`); a server still gets
+/// the environment it was given, with or without an address.
+#[test]
+fn a_server_gets_the_session_bus_address_as_it_was_given() {
+    let empty = tempfile::tempdir().unwrap();
+    let server = "/bin/sh -c 'echo \"bus=[$DBUS_SESSION_BUS_ADDRESS]\" >&2; exit 3'";
+    let run = |address: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"));
+        cmd.args(["inspect", "--stdio", server])
+            .env("PATH", empty.path())
+            .env("XDG_RUNTIME_DIR", empty.path())
+            .env("MCP_APPS_HOST_LOG", "mcp_apps_host=debug");
+        match address {
+            Some(a) => cmd.env("DBUS_SESSION_BUS_ADDRESS", a),
+            None => cmd.env_remove("DBUS_SESSION_BUS_ADDRESS"),
+        };
+        let out = cmd.output().expect("the binary runs");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let unset = run(None);
+    assert!(unset.contains("DBUS_SESSION_BUS_ADDRESS=disabled: for the host"), "the host set its stand-in: {unset}");
+    assert!(unset.contains("bus=[]"), "the server must not inherit the stand-in: {unset}");
+    let given = run(Some("unix:path=/nonexistent/bus"));
+    assert!(!given.contains("for the host and its web processes"), "an address was given: {given}");
+    assert!(given.contains("bus=[unix:path=/nonexistent/bus]"), "{given}");
+}
+
 #[test]
 fn check_passes_the_reference_app_and_starts_its_own_xvfb() {
     let dir = tempfile::tempdir().unwrap();

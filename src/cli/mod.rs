@@ -414,6 +414,7 @@ pub fn main() -> ExitCode {
     crate::session_bus::settle();
     let cli = Cli::parse();
     init_logging();
+    crate::session_bus::report();
     quiet_on_closed_stdout();
     let outcome = match cli.command {
         Command::Run(args) => run(args),
