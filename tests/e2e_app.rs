@@ -530,16 +530,28 @@ fn a_hundred_views_open_then_close_with_teardown_and_memory_is_reported() {
     );
     std::thread::sleep(Duration::from_secs(3));
     let after_recycle = pss_tree_kb(pid);
+    // The server's web process is kept warm for 30 s after its last View closed (KEEP_WARM in
+    // frames.rs), with whatever its engine kept of 100 pages; once it goes, the host, the network
+    // process and the new shell are left. Wait for that (bounded), reading every second.
+    let halfway = baseline + peak.saturating_sub(baseline) / 2;
+    let since = std::time::Instant::now();
+    let mut settled = after_recycle;
+    while settled >= halfway && since.elapsed() < Duration::from_secs(45) {
+        std::thread::sleep(Duration::from_secs(1));
+        settled = pss_tree_kb(pid);
+    }
     let trace = read();
     let _ = child.kill();
     let _ = child.wait();
     eprintln!(
         "100 Views: PSS {} MB before, {} MB with 100 open, {} MB after closing them, {} MB after the web \
-         process was recycled",
+         process was recycled, {} MB {:.0} s later",
         baseline / 1024,
         peak / 1024,
         after / 1024,
-        after_recycle / 1024
+        after_recycle / 1024,
+        settled / 1024,
+        since.elapsed().as_secs_f64()
     );
     assert!(all_open, "not every View initialized");
     assert!(all_closed, "not every View got ui/resource-teardown");
@@ -563,10 +575,11 @@ fn a_hundred_views_open_then_close_with_teardown_and_memory_is_reported() {
     assert_eq!(answered, asked.len(), "every teardown answered");
     assert!(peak > baseline, "100 Views cost memory: {baseline} -> {peak} kB");
     assert!(recycled, "the web process was not recycled once no View was open");
-    // The recycle hands back most of what the Views took (WebKit alone keeps it).
+    // The recycle and the end of the kept-warm process hand back most of what the Views took.
     assert!(
-        after_recycle < baseline + (peak - baseline) / 2,
-        "memory did not come back: {baseline} kB before, {peak} kB peak, {after_recycle} kB after the recycle"
+        settled < halfway,
+        "memory did not come back: {baseline} kB before, {peak} kB peak, {after_recycle} kB after the recycle, \
+         {settled} kB 45 s later"
     );
 }
 
