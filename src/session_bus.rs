@@ -10,14 +10,16 @@
 //! cold start).
 //!
 //! [`settle`] then names an address that fails at once (`disabled:`, a transport neither library
-//! knows), and [`stand_in`] tells the server spawner to take it out again, so an MCP server sees
-//! the environment the host was given. Where a bus exists, or could be started, nothing changes.
+//! knows), and every child the host starts itself (an MCP server, `check`'s host of each tool,
+//! Xvfb, a browser opener) goes through [`as_given`], which takes it out again: a child sees the
+//! environment the host was given, and a host started by `check` settles for itself. Where a bus
+//! exists, or could be started, nothing changes.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The variable libdbus and GIO read.
-pub(crate) const ADDRESS: &str = "DBUS_SESSION_BUS_ADDRESS";
+const ADDRESS: &str = "DBUS_SESSION_BUS_ADDRESS";
 /// An address both libraries refuse immediately, without autolaunch.
 const NO_BUS: &str = "disabled:";
 
@@ -42,9 +44,18 @@ pub(crate) fn report() {
     }
 }
 
-/// True when [`settle`] set the address: a child process should not inherit it.
-pub(crate) fn stand_in() -> bool {
+/// True when [`settle`] set the address.
+fn stand_in() -> bool {
     STAND_IN.load(Ordering::Relaxed)
+}
+
+/// `cmd` without the host's stand-in address (see the module docs), so the child gets the
+/// environment as it was given.
+pub(crate) fn as_given(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    if stand_in() {
+        cmd.env_remove(ADDRESS);
+    }
+    cmd
 }
 
 /// Whether a session bus exists at the default socket or could be autolaunched from `path`.

@@ -185,7 +185,11 @@ pub(crate) fn open_url(opener: Option<&str>, url: &str) -> std::io::Result<()> {
                 return Err(std::io::Error::other("empty opener command"));
             }
             let program = words.remove(0);
-            std::process::Command::new(program).args(words).arg(url).spawn().map(drop)
+            crate::session_bus::as_given(&mut std::process::Command::new(program))
+                .args(words)
+                .arg(url)
+                .spawn()
+                .map(drop)
         }
         None => open::that_detached(url),
     }

@@ -123,7 +123,7 @@ fn ensure_display() -> Result<(Option<String>, Option<Xvfb>), String> {
         if Path::new(&format!("/tmp/.X{n}-lock")).exists() || Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
             continue;
         }
-        let child = Command::new(xvfb)
+        let child = crate::session_bus::as_given(&mut Command::new(xvfb))
             .args([
                 format!(":{n}"),
                 "-screen".into(),
@@ -273,6 +273,8 @@ fn run_one(
     let trace = dir.path().join("trace.jsonl");
     let exe = std::env::current_exe()?;
     let mut cmd = Command::new(exe);
+    // The host of each tool settles the bus for itself and its own servers.
+    crate::session_bus::as_given(&mut cmd);
     cmd.arg("run").args(args.server.to_args()).args(["--tool", tool, "--args", &arguments.to_string()]);
     cmd.args([
         "--exit-after",
