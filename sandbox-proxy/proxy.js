@@ -128,10 +128,42 @@
   // errors and console messages of the View. They are not JSON-RPC and never reach the bridge as
   // protocol; like everything from this origin they are the View's own word, used only to report
   // on the View itself.
-  function report(kind, detail) {
+  //
+  // Each crossing to the host costs the View's process and the host's UI thread about what a
+  // View message costs, and an App that logs each of its messages (the App SDK logs two lines per
+  // round trip) would pay it twice per message. So console chatter (log, info, debug) that
+  // follows another diagnostic within DIAGNOSTIC_QUIET_MS waits, at most DIAGNOSTIC_WAIT_MS,
+  // and crosses with the others that came meanwhile, as one JSON array. A line after a quiet
+  // spell crosses at once (the last words of a View that then hangs are not held back), and so
+  // does every warning, error and CSP violation, with whatever waited before it.
+  var DIAGNOSTIC_QUIET_MS = 50;
+  var DIAGNOSTIC_WAIT_MS = 16;
+  var DIAGNOSTIC_BATCH_BYTES = 48 * 1024; // under the host's bounds for one diagnostic line
+  var DIAGNOSTIC_BATCH_COUNT = 200;
+  var waitingDiagnostics = [];
+  var waitingDiagnosticBytes = 0;
+  var diagnosticTimer = null;
+  var lastDiagnosticSent = -Infinity;
+  function sendDiagnostics() {
+    if (diagnosticTimer !== null) { clearTimeout(diagnosticTimer); diagnosticTimer = null; }
     try {
-      hostSend("d", JSON.stringify({ kind: kind, detail: detail }));
+      if (waitingDiagnostics.length === 1) hostSend("d", waitingDiagnostics[0]);
+      else if (waitingDiagnostics.length > 1) hostSend("D", "[" + waitingDiagnostics.join(",") + "]");
     } catch (e) { /* nothing to do */ }
+    waitingDiagnostics = [];
+    waitingDiagnosticBytes = 0;
+    lastDiagnosticSent = performance.now();
+  }
+  function report(kind, detail) {
+    var entry;
+    try { entry = JSON.stringify({ kind: kind, detail: detail }); } catch (e) { return; }
+    if (waitingDiagnosticBytes + entry.length > DIAGNOSTIC_BATCH_BYTES ||
+        waitingDiagnostics.length >= DIAGNOSTIC_BATCH_COUNT) sendDiagnostics();
+    waitingDiagnostics.push(entry);
+    waitingDiagnosticBytes += entry.length + 1;
+    var chatter = kind === "console" && detail.level !== "warn" && detail.level !== "error";
+    if (!chatter || performance.now() - lastDiagnosticSent > DIAGNOSTIC_QUIET_MS) sendDiagnostics();
+    else if (diagnosticTimer === null) diagnosticTimer = setTimeout(sendDiagnostics, DIAGNOSTIC_WAIT_MS);
   }
 
   // A View's messages, as JSON text, to the host. A message goes at once when it comes alone;

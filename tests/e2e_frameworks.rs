@@ -110,6 +110,40 @@ fn diagnostics_name_the_views_resource_and_its_html_line() {
     assert_eq!(console["detail"]["level"], "error", "{console}");
 }
 
+/// A View's console lines reach the trace all, in order, up to the proxy's budget, however they
+/// are grouped on the way (the proxy holds back chatter that follows other lines closely and
+/// sends it together; a warning goes at once, with what waited before it).
+#[test]
+fn console_chatter_arrives_whole_and_in_order_up_to_the_budget() {
+    let server = node_server("fault-server.mjs", "chatty");
+    let run = run_host_until(
+        &["run", "--stdio", &server, "--tool", "fault", "--timeout", "40"],
+        |t| {
+            t.iter().any(|r| {
+                r["dir"] == "diagnostic"
+                    && r["msg"]["detail"]["message"].as_str().is_some_and(|m| m.contains("were not forwarded"))
+            })
+        },
+        LIMIT,
+    );
+    let lines: Vec<String> = run
+        .dir("diagnostic")
+        .filter(|m| m["kind"] == "console")
+        .map(|m| {
+            format!(
+                "{} {}",
+                m["detail"]["level"].as_str().unwrap_or("?"),
+                m["detail"]["message"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    let mut want: Vec<String> = (0..300).map(|i| format!("debug chatter {i}")).collect();
+    want.push("warn chatty View: quiet spell over".into());
+    want.extend((0..199).map(|i| format!("log more {i}")));
+    want.push("warn more console messages of this View were not forwarded".into());
+    assert_eq!(lines, want, "stderr:\n{}", run.stderr);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The framework matrix (issue 16): each a published package, its View written with the
 // framework's own runtime, through the real host: handshake, tool-result, one call back to its

@@ -48,10 +48,15 @@ impl Controller {
             ShellMessage::Diagnostic { view, data } => {
                 let kind = data.get("kind").and_then(Value::as_str).unwrap_or("unknown").to_owned();
                 let detail = data.get("detail").cloned().unwrap_or(Value::Null);
-                // The View's file, not the proxy's URL; console chatter below error is not a warning.
-                let detail = self.views.get(&view).map_or(detail.clone(), |v| v.handle.locate_diagnostic(detail));
+                // The View's file, not the proxy's URL. Console chatter below a warning is the
+                // App's own business: in the host's log at debug (preview's panel and the trace
+                // keep every line), so an App that logs each message costs the host no write.
+                let detail = match self.views.get(&view) {
+                    Some(v) => v.handle.locate_diagnostic(detail),
+                    None => detail,
+                };
                 match detail["level"].as_str() {
-                    Some("log" | "info" | "debug") => tracing::info!(view = %view, "View {kind:?}: {detail}"),
+                    Some("log" | "info" | "debug") => tracing::debug!(view = %view, "View {kind:?}: {detail}"),
                     _ => tracing::warn!(view = %view, "View {kind:?}: {detail}"),
                 }
                 self.trace.record(Some(&view), Direction::Diagnostic, &json!({"kind": kind, "detail": detail}));

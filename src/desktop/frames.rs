@@ -800,6 +800,10 @@ pub(crate) fn post_line(frames: &Rc<RefCell<FrameLayer>>) -> PostLine {
 /// The largest diagnostic (or drop reason) a View's proxy line carries.
 const MAX_DIAGNOSTIC_BYTES: usize = 64 * 1024;
 
+/// The most diagnostics one crossing carries (the proxy sends at most 200 together): a View
+/// that calls the line itself gets no more log lines out of one crossing than this.
+const MAX_DIAGNOSTICS_PER_LINE: usize = 256;
+
 /// A View's JSON-RPC text from its proxy, for its session.
 #[derive(Debug, PartialEq)]
 enum ViewText {
@@ -818,8 +822,8 @@ fn to_session(session: &crate::bridge::ViewHandle, text: ViewText) {
 }
 
 /// One message from a View's proxy page: the secret, then `v` and the View's JSON-RPC message,
-/// `b` and several of them (a JSON array), `d` and a diagnostic of the proxy (JSON), or `x`
-/// and why the proxy dropped a message.
+/// `b` and several of them (a JSON array), `d` and a diagnostic of the proxy (JSON), `D` and
+/// several diagnostics (a JSON array), or `x` and why the proxy dropped a message.
 fn proxy_message(
     view: &str,
     secret: &IpcSecret,
@@ -839,6 +843,7 @@ fn proxy_message(
         tracing::warn!(view, "dropped a {} byte diagnostic from a View's proxy line", rest.len());
         return;
     }
+    let diagnostic = |data| ShellMessage::Diagnostic { view: view.to_owned(), data };
     let msg = match rest.split_at_checked(1) {
         // The hot path: the View's message goes to its session as it came.
         Some(("v", msg)) => {
@@ -851,12 +856,31 @@ fn proxy_message(
         }
         Some(("x", reason)) => ShellMessage::Dropped { view: view.to_owned(), reason: reason.to_owned() },
         Some(("d", data)) => match serde_json::from_str(data) {
-            Ok(data) => ShellMessage::Diagnostic { view: view.to_owned(), data },
+            Ok(data) => diagnostic(data),
             Err(e) => {
                 tracing::warn!(view, "malformed diagnostic from a View's proxy: {e}");
                 return;
             }
         },
+        // Console chatter the proxy held back and sent together (bounded above like one).
+        Some(("D", data)) => {
+            match serde_json::from_str::<Vec<serde_json::Value>>(data) {
+                Ok(list) => {
+                    if list.len() > MAX_DIAGNOSTICS_PER_LINE {
+                        tracing::warn!(
+                            view,
+                            "dropped {} diagnostics over the bound of one line",
+                            list.len() - MAX_DIAGNOSTICS_PER_LINE
+                        );
+                    }
+                    for data in list.into_iter().take(MAX_DIAGNOSTICS_PER_LINE) {
+                        let _ = tx.send(HostInput::Shell(diagnostic(data)));
+                    }
+                }
+                Err(e) => tracing::warn!(view, "malformed diagnostics from a View's proxy: {e}"),
+            }
+            return;
+        }
         _ => {
             tracing::warn!(view, "malformed message from a View's proxy");
             return;
@@ -922,6 +946,28 @@ mod tests {
             received(&with(r#"d{"kind":"csp","detail":{}}"#), &secret).1,
             [ShellMessage::Diagnostic { view: "v7".into(), data: serde_json::json!({"kind": "csp", "detail": {}}) }]
         );
+        // Diagnostics sent together arrive one by one, in order; a malformed list brings none.
+        assert_eq!(
+            received(
+                &with(r#"D[{"kind":"console","detail":{"level":"debug"}},{"kind":"error","detail":{}}]"#),
+                &secret
+            )
+            .1,
+            [
+                ShellMessage::Diagnostic {
+                    view: "v7".into(),
+                    data: serde_json::json!({"kind": "console", "detail": {"level": "debug"}})
+                },
+                ShellMessage::Diagnostic {
+                    view: "v7".into(),
+                    data: serde_json::json!({"kind": "error", "detail": {}})
+                },
+            ]
+        );
+        assert_eq!(received(&with(r#"D[{"kind":"csp"},"#), &secret), (vec![], vec![]));
+        let many = format!("D[{}{{}}]", "{},".repeat(MAX_DIAGNOSTICS_PER_LINE + 9));
+        assert_eq!(received(&with(&many), &secret).1.len(), MAX_DIAGNOSTICS_PER_LINE);
+        assert_eq!(received(&with(r#"D{"kind":"csp"}"#), &secret), (vec![], vec![]));
         assert_eq!(
             received(&with("xnot serialisable"), &secret).1,
             [ShellMessage::Dropped { view: "v7".into(), reason: "not serialisable".into() }]
@@ -937,6 +983,7 @@ mod tests {
         // A diagnostic over the bound is dropped unparsed; a View's own message is its session's.
         let huge = format!(r#"d{{"kind":"console","detail":"{}"}}"#, "x".repeat(MAX_DIAGNOSTIC_BYTES));
         assert_eq!(received(&with(&huge), &secret), nothing);
+        assert_eq!(received(&with(&format!("D[{}]", &huge[1..])), &secret), nothing);
         assert_eq!(received(&with(&format!("v{}", "x".repeat(MAX_DIAGNOSTIC_BYTES))), &secret).0.len(), 1);
     }
 }
