@@ -298,3 +298,51 @@ fn servers_named_only_by_their_command_line_show_their_own_names() {
     assert_eq!(seen["badge"], "Viewport Filler", "{seen}");
     assert!(run.stderr.contains("label=Viewport Filler"), "logs name it too:\n{}", run.stderr);
 }
+
+/// A View opened again starts from the copy of its UI resource that the last View of it got,
+/// without waiting for the server; the resource is read again in the background for the next.
+#[test]
+fn a_view_opened_again_starts_from_the_kept_ui_resource_and_it_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await call("fault");
+        await until(() => document.querySelectorAll(".card .slot").length === 1 && !document.querySelector(".card.pending"));
+        await wait(1000);
+        await call("fault");
+        "##,
+    );
+    let server = node_server("fault-server.mjs", "ok");
+    let read_by = |r: &Value, view: Option<&str>| {
+        r["dir"] == "host->server" && r["msg"]["method"] == "resources/read" && r["view"].as_str() == view
+    };
+    let run = run_host_until(
+        &["run", "--stdio", &server, "--automation", &script],
+        |t| {
+            let inits = t
+                .iter()
+                .filter(|r| r["dir"] == "view->host" && r["msg"]["method"] == "ui/notifications/initialized")
+                .count();
+            inits >= 2
+                && t.iter().any(|r| {
+                    r["dir"] == "server->host" && r["msg"]["method"] == "resources/read" && r["view"].is_null()
+                })
+        },
+        LIMIT,
+    );
+    let reads = |view| run.trace.iter().filter(|r| read_by(r, view)).count();
+    assert_eq!(reads(Some("v1")), 1, "the first View reads its resource; stderr:\n{}", run.stderr);
+    assert_eq!(reads(Some("v2")), 0, "the second starts from the kept copy");
+    assert_eq!(reads(None), 1, "and the resource is read again, for the next View");
+    // The second View got the same document and completed its handshake with it.
+    let html = |view: &str| {
+        run.trace
+            .iter()
+            .find(|r| r["view"] == view && r["dir"] == "host->proxy")
+            .map(|r| r["msg"]["params"]["html"].clone())
+            .unwrap_or_else(|| panic!("{view} got no resource; stderr:\n{}", run.stderr))
+    };
+    assert_eq!(html("v1"), html("v2"));
+    assert!(html("v2").as_str().is_some_and(|h| h.contains("fault View")));
+}

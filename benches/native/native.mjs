@@ -340,8 +340,12 @@ export function analyseSession(trace, opts) {
     warmResult.push(result.t_ms - t0);
     // Where the time goes, ms after the host->server tools/call.
     const at = (pred) => (rs.find(pred)?.t_ms ?? NaN) - t0;
+    // A View whose resource the host kept from the previous View's read has no read of its own
+    // (the host reads it again in the background, for the next): its resource is there at 0.
+    const keptResource = !rs.some((r) => r.dir === "host->server" && method(r) === "resources/read");
     warmStages.push({
-      resourceReadDone: at((r) => r.dir === "server->host" && method(r) === "resources/read"),
+      keptResource,
+      resourceReadDone: keptResource ? 0 : at((r) => r.dir === "server->host" && method(r) === "resources/read"),
       toolCallDone: at((r) => r.dir === "server->host" && method(r) === "tools/call"),
       proxyReady: at((r) => r.dir === "proxy->host"),
       resourceSent: at((r) => r.dir === "host->proxy"),

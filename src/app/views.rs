@@ -85,20 +85,40 @@ impl Controller {
                     let html = tokio::fs::read_to_string(path)
                         .await
                         .map_err(|e| Error::Desktop(format!("cannot read --html {}: {e}", path.display())))?;
-                    json!({"contents": [{"uri": uri, "mimeType": crate::protocol::RESOURCE_MIME_TYPE, "text": html}]})
+                    Arc::new(
+                        json!({"contents": [{"uri": uri, "mimeType": crate::protocol::RESOURCE_MIME_TYPE, "text": html}]}),
+                    )
                 }
                 None => {
                     // The HTML itself is in the host->proxy record; here only how many contents came.
                     let shown = |read: &Value| json!({"contents": read.get("contents").and_then(Value::as_array).map_or(0, Vec::len)});
                     let params = json!({"uri": uri});
-                    let read = conn.read_resource(uri.clone());
-                    trace.server_call(Some(&view_id), methods::RESOURCES_READ, &params, read, shown).await.map_err(
-                        |e| Error::Request {
-                            server: server.clone(),
-                            method: format!("resources/read {uri}"),
-                            reason: e.to_string(),
-                        },
-                    )?
+                    // Preview shows an App author the resource as the server has it now.
+                    match conn.kept_ui_resource(&uri).filter(|_| !preview) {
+                        // The copy the last View of this resource got: this View starts without
+                        // waiting for the server, and the resource is read again for the next.
+                        Some(kept) => {
+                            let (conn, trace, uri) = (conn.clone(), trace.clone(), uri.clone());
+                            tokio::spawn(async move {
+                                let read = conn.read_ui_resource(uri);
+                                if let Err(e) =
+                                    trace.server_call(None, methods::RESOURCES_READ, &params, read, shown).await
+                                {
+                                    tracing::info!("the UI resource could not be read again: {}", e.message);
+                                }
+                            });
+                            kept
+                        }
+                        None => {
+                            let read = conn.read_ui_resource(uri.clone());
+                            let read = trace.server_call(Some(&view_id), methods::RESOURCES_READ, &params, read, shown);
+                            Arc::new(read.await.map_err(|e| Error::Request {
+                                server: server.clone(),
+                                method: format!("resources/read {uri}"),
+                                reason: e.to_string(),
+                            })?)
+                        }
+                    }
                 }
             };
             let resource = ui_resource_from_read(&uri, &read, conn.listed_resource(&uri).as_ref())?;

@@ -305,6 +305,8 @@ pub struct Connection {
     listening: tokio::sync::Mutex<Listening>,
     /// Set by [`Connection::shutdown`].
     closed: tokio::sync::watch::Sender<bool>,
+    /// UI resources read for Views, for the next View of the same resource.
+    ui_cache: super::ui_cache::UiCache,
 }
 
 impl std::fmt::Debug for Connection {
@@ -524,11 +526,12 @@ impl Connection {
             stderr_tail,
             options,
             progress,
-            changes,
+            changes: changes.clone(),
             pid,
             client,
             listening: Default::default(),
             closed: tokio::sync::watch::Sender::new(false),
+            ui_cache: super::ui_cache::UiCache::new(changes.subscribe()),
         });
         if let Err(e) = conn.refresh().await {
             conn.shutdown().await;
@@ -938,6 +941,21 @@ impl Connection {
             Ok(answer) => answer?,
         };
         serde_json::to_value(result).map_err(|e| RpcError::new(code::INTERNAL_ERROR, e.to_string()))
+    }
+
+    /// `resources/read` of a View's UI resource, whose result is kept for the next View of the
+    /// same resource ([`Connection::kept_ui_resource`]).
+    pub async fn read_ui_resource(&self, uri: String) -> Result<Value, RpcError> {
+        let since = self.ui_cache.since();
+        let read = self.read_resource(uri.clone()).await?;
+        self.ui_cache.keep(&uri, &read, since);
+        Ok(read)
+    }
+
+    /// What the last [`Connection::read_ui_resource`] of `uri` returned, unless the server said
+    /// since that the resource changed, or the copy was too large to keep (see `ui_cache.rs`).
+    pub fn kept_ui_resource(&self, uri: &str) -> Option<Arc<Value>> {
+        self.ui_cache.get(uri)
     }
 
     /// Resolves once the connection is closed (shut down, or its transport ended): a question the

@@ -9,6 +9,7 @@ pub mod registry;
 pub mod requests;
 pub mod sse;
 mod subscriptions;
+mod ui_cache;
 
 pub use config::ServerSpec;
 pub use connection::Connection;
