@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// How long after a View started from a kept UI resource the resource is read again.
+const UI_REFRESH_DELAY: Duration = Duration::from_secs(1);
+
 impl Controller {
     /// Starts the tool call and returns the future that fetches the UI and starts the session.
     pub(super) fn prepare_view(
@@ -97,16 +100,20 @@ impl Controller {
                     match conn.kept_ui_resource(&uri).filter(|_| !preview) {
                         // The copy the last View of this resource got: this View starts without
                         // waiting for the server, and the resource is read again for the next.
-                        Some(kept) => {
-                            let (conn, trace, uri) = (conn.clone(), trace.clone(), uri.clone());
-                            tokio::spawn(async move {
-                                let read = conn.read_ui_resource(uri);
-                                if let Err(e) =
-                                    trace.server_call(None, methods::RESOURCES_READ, &params, read, shown).await
-                                {
-                                    tracing::info!("the UI resource could not be read again: {}", e.message);
-                                }
-                            });
+                        Some((kept, refresh)) => {
+                            if refresh {
+                                let (conn, trace, uri) = (conn.clone(), trace.clone(), uri.clone());
+                                tokio::spawn(async move {
+                                    // Once the View had its start: on a busy machine the server's
+                                    // answer and its parse would take CPU from the View's load.
+                                    tokio::time::sleep(UI_REFRESH_DELAY).await;
+                                    let read = conn.read_ui_resource(uri);
+                                    let read = trace.server_call(None, methods::RESOURCES_READ, &params, read, shown);
+                                    if let Err(e) = read.await {
+                                        tracing::info!("the UI resource could not be read again: {}", e.message);
+                                    }
+                                });
+                            }
                             kept
                         }
                         None => {

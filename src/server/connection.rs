@@ -947,14 +947,22 @@ impl Connection {
     /// same resource ([`Connection::kept_ui_resource`]).
     pub async fn read_ui_resource(&self, uri: String) -> Result<Value, RpcError> {
         let since = self.ui_cache.since();
-        let read = self.read_resource(uri.clone()).await?;
-        self.ui_cache.keep(&uri, &read, since);
-        Ok(read)
+        match self.read_resource(uri.clone()).await {
+            Ok(read) => {
+                self.ui_cache.keep(&uri, &read, since);
+                Ok(read)
+            }
+            Err(e) => {
+                self.ui_cache.release(&uri);
+                Err(e)
+            }
+        }
     }
 
     /// What the last [`Connection::read_ui_resource`] of `uri` returned, unless the server said
-    /// since that the resource changed, or the copy was too large to keep (see `ui_cache.rs`).
-    pub fn kept_ui_resource(&self, uri: &str) -> Option<Arc<Value>> {
+    /// since that the resource changed, or the copy was too large to keep (see `ui_cache.rs`);
+    /// with `true` when the caller is to read it again (one caller at a time).
+    pub fn kept_ui_resource(&self, uri: &str) -> Option<(Arc<Value>, bool)> {
         self.ui_cache.get(uri)
     }
 

@@ -4,7 +4,8 @@
 //! from the copy the last read returned, instead of waiting for the server, while the caller
 //! reads the resource again in the background and keeps that copy for the next View: a
 //! change the server made without a word shows from the next View on (stale while
-//! revalidating, as HTTP caches do). What the server does say drops copies before they are
+//! revalidating, as HTTP caches do). One read again per copy at a time: the Views opened while
+//! it runs take the same copy. What the server does say drops copies before they are
 //! used again: `resources/updated` drops that resource, `resources/list_changed` all of them,
 //! and a new connection (a restart, a reconnect) starts with none.
 //!
@@ -43,6 +44,8 @@ struct Entry {
     uri: String,
     read: Arc<Value>,
     bytes: usize,
+    /// Someone reads it again (see [`UiCache::get`]).
+    refreshing: bool,
 }
 
 /// Where a read started, for [`UiCache::keep`].
@@ -60,14 +63,23 @@ impl UiCache {
         state
     }
 
-    /// The copy of `uri` from an earlier read, if one is kept.
-    pub(crate) fn get(&self, uri: &str) -> Option<Arc<Value>> {
+    /// The copy of `uri` from an earlier read, if one is kept, and whether the caller is to read
+    /// it again (`true` for the first caller since the copy was kept or [`UiCache::release`]d).
+    pub(crate) fn get(&self, uri: &str) -> Option<(Arc<Value>, bool)> {
         let mut state = self.state();
         let at = state.entries.iter().position(|e| e.uri == uri)?;
-        let entry = state.entries.remove(at)?;
+        let mut entry = state.entries.remove(at)?;
         let read = entry.read.clone();
+        let refresh = !std::mem::replace(&mut entry.refreshing, true);
         state.entries.push_back(entry);
-        Some(read)
+        Some((read, refresh))
+    }
+
+    /// The read again that [`UiCache::get`] asked for failed: the next caller tries.
+    pub(crate) fn release(&self, uri: &str) {
+        if let Some(e) = self.state().entries.iter_mut().find(|e| e.uri == uri) {
+            e.refreshing = false;
+        }
     }
 
     /// Call before a read whose result goes to [`UiCache::keep`].
@@ -92,7 +104,7 @@ impl UiCache {
             state.bytes -= old.bytes;
         }
         state.bytes += bytes;
-        state.entries.push_back(Entry { uri: uri.to_owned(), read: Arc::new(read.clone()), bytes });
+        state.entries.push_back(Entry { uri: uri.to_owned(), read: Arc::new(read.clone()), bytes, refreshing: false });
     }
 }
 
@@ -154,10 +166,16 @@ mod tests {
         assert!(c.get("ui://a").is_none());
         c.keep("ui://a", &read("one"), c.since());
         c.keep("ui://b", &read("two"), c.since());
-        assert_eq!(c.get("ui://a").as_deref(), Some(&read("one")));
-        // A newer read replaces the copy.
+        let text =
+            |got: Option<(Arc<Value>, bool)>| got.map(|(r, refresh)| (r["contents"][0]["text"].clone(), refresh));
+        // The first to use a copy reads it again; the others meanwhile take the copy as it is.
+        assert_eq!(text(c.get("ui://a")), Some((json!("one"), true)));
+        assert_eq!(text(c.get("ui://a")), Some((json!("one"), false)));
+        // A failed read again lets the next one try; a newer read replaces the copy.
+        c.release("ui://a");
+        assert_eq!(text(c.get("ui://a")), Some((json!("one"), true)));
         c.keep("ui://a", &read("one, again"), c.since());
-        assert_eq!(c.get("ui://a").as_deref(), Some(&read("one, again")));
+        assert_eq!(text(c.get("ui://a")), Some((json!("one, again"), true)));
         // Tool changes leave resources alone; resources/updated drops that one resource.
         tx.send(ServerChange::Tools).unwrap();
         tx.send(ServerChange::ResourceUpdated("ui://a".into())).unwrap();
