@@ -945,7 +945,7 @@ impl Connection {
 
     /// `resources/read` of a View's UI resource, whose result is kept for the next View of the
     /// same resource ([`Connection::kept_ui_resource`]).
-    pub async fn read_ui_resource(&self, uri: String) -> Result<Value, RpcError> {
+    pub(crate) async fn read_ui_resource(&self, uri: String) -> Result<Value, RpcError> {
         let since = self.ui_cache.since();
         match self.read_resource(uri.clone()).await {
             Ok(read) => {
@@ -962,7 +962,7 @@ impl Connection {
     /// What the last [`Connection::read_ui_resource`] of `uri` returned, unless the server said
     /// since that the resource changed, or the copy was too large to keep (see `ui_cache.rs`);
     /// with `true` when the caller is to read it again (one caller at a time).
-    pub fn kept_ui_resource(&self, uri: &str) -> Option<(Arc<Value>, bool)> {
+    pub(crate) fn kept_ui_resource(&self, uri: &str) -> Option<(Arc<Value>, bool)> {
         self.ui_cache.get(uri)
     }
 
