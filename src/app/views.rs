@@ -3,8 +3,11 @@
 
 use super::*;
 
-/// How long after a View started from a kept UI resource the resource is read again.
-const UI_REFRESH_DELAY: Duration = Duration::from_secs(1);
+/// How long after a View started from a kept UI resource the resource is read again: past the
+/// View's first seconds, its busiest (its load, its first calls). Read at once, the server's
+/// answer and its parse took the CPU from the View's load (measured); a few seconds later they
+/// would still land in the middle of what the View does first.
+const UI_REFRESH_DELAY: Duration = Duration::from_secs(10);
 
 impl Controller {
     /// Starts the tool call and returns the future that fetches the UI and starts the session.

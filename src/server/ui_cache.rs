@@ -77,9 +77,7 @@ impl UiCache {
 
     /// The read again that [`UiCache::get`] asked for failed: the next caller tries.
     pub(crate) fn release(&self, uri: &str) {
-        if let Some(e) = self.state().entries.iter_mut().find(|e| e.uri == uri) {
-            e.refreshing = false;
-        }
+        self.state().release(uri);
     }
 
     /// Call before a read whose result goes to [`UiCache::keep`].
@@ -88,11 +86,13 @@ impl UiCache {
     }
 
     /// Keeps the result of a read of `uri` that started at `since`, unless the server announced a
-    /// change meanwhile (the read may predate it) or it is too large.
+    /// change meanwhile (the read may predate it: the copy, if one is left, is read again by the
+    /// next caller) or it is too large.
     pub(crate) fn keep(&self, uri: &str, read: &Value, since: Since) {
         let bytes = text_bytes(read);
         let mut state = self.state();
         if state.generation != since.0 {
+            state.release(uri);
             return;
         }
         state.forget(Some(uri));
@@ -109,6 +109,12 @@ impl UiCache {
 }
 
 impl State {
+    fn release(&mut self, uri: &str) {
+        if let Some(e) = self.entries.iter_mut().find(|e| e.uri == uri) {
+            e.refreshing = false;
+        }
+    }
+
     fn settle(&mut self) {
         loop {
             match self.changes.try_recv() {
@@ -195,6 +201,16 @@ mod tests {
         assert!(c.get("ui://a").is_none());
         c.keep("ui://a", &read("fresh"), c.since());
         assert!(c.get("ui://a").is_some());
+        // A read again that is not kept leaves the copy to be read again by the next caller, so
+        // one change elsewhere never leaves a copy unread for good.
+        assert_eq!(c.get("ui://a").map(|(_, refresh)| refresh), Some(false));
+        let since = c.since();
+        tx.send(ServerChange::ResourceUpdated("ui://other".into())).unwrap();
+        c.keep("ui://a", &read("fresh, again"), since);
+        assert_eq!(
+            c.get("ui://a").map(|(r, refresh)| (r["contents"][0]["text"].clone(), refresh)),
+            Some((json!("fresh"), true))
+        );
     }
 
     #[test]
