@@ -202,6 +202,12 @@
 
   function mount(cmd) {
     var placeholder = takePending(cmd.view);
+    // A View that wakes takes its sleeping card's place (and the person's scroll stays put).
+    var sleeper = cmd.replaces ? views.get(cmd.replaces) : null;
+    if (sleeper) {
+      views.delete(cmd.replaces);
+      resizes.unobserve(sleeper.slot);
+    }
     var card = el("section", "card");
     card.setAttribute("aria-label", cmd.title);
     card.dataset.view = cmd.view;
@@ -225,8 +231,28 @@
     addViewOption(cmd.view, cmd.title);
     card.append(head, slot);
     resizes.observe(slot);
+    if (sleeper) {
+      sleeper.card.replaceWith(card);
+      return;
+    }
     if (placeholder) placeholder.replaceWith(card); else stream.append(card);
     card.scrollIntoView({ block: "nearest" });
+  }
+
+  // A sleeping View: its webview is gone, its card stays as tall as it was and says so. A
+  // restarted shell makes the card again (title and height given); it wakes when seen again.
+  function asleep(cmd) {
+    var v = views.get(cmd.view);
+    if (!v && typeof cmd.title === "string") {
+      mount({ view: cmd.view, title: cmd.title, server: "", origin: "", height: cmd.height });
+      v = views.get(cmd.view);
+      v.card.querySelector(".origin").textContent = "";
+    }
+    if (!v) return;
+    v.card.classList.add("asleep");
+    v.slot.textContent = "";
+    v.slot.append(el("p", "asleep-note", cmd.text));
+    queueLayout();
   }
 
   function resize(cmd) {
@@ -840,7 +866,7 @@
   });
 
   var handlers = {
-    mount: mount, resize: resize, hung: hung, unmount: unmount, text: text, display: display,
+    mount: mount, resize: resize, hung: hung, unmount: unmount, text: text, display: display, asleep: asleep,
     pending: pending, servers: servers,
     dev: function () { dev.hidden = false; side.classList.add("with-dev"); },
     log: function (cmd) {
@@ -915,10 +941,28 @@
         slots.push({ view: id, x: r.x, y: r.y, w: r.w, h: r.h });
       });
     }
+    reportSight(clip);
     var text = JSON.stringify([clip, slots]);
     if (text === lastLayout) return;
     lastLayout = text;
     send({ kind: "frames", clip: clip, slots: slots });
+  }
+
+  // Which Views are near sight: in the clip or within its height above or below it, whatever
+  // covers them now (a dialog, another View's fullscreen). Views far from it may sleep.
+  var lastSight = "";
+  function reportSight(clip) {
+    var near = [];
+    views.forEach(function (v, id) {
+      var r = rectOf(v.card);
+      if (r.h < 1) return;
+      if (r.y + r.h > clip.y - clip.h && r.y < clip.y + 2 * clip.h) near.push(id);
+    });
+    near.sort();
+    var text = near.join(",");
+    if (text === lastSight) return;
+    lastSight = text;
+    send({ kind: "sight", near: near });
   }
   var resizes = new ResizeObserver(queueLayout);
   resizes.observe(stream);

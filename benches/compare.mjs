@@ -38,6 +38,8 @@ function usage() {
   --display DISPLAY use this X display instead of starting an Xvfb
   --native-env K=V  extra environment for the native host (repeatable), e.g.
                     MCP_APPS_HOST_COMPOSITING=always for a sensitivity run
+  --native-arg ARG  an extra argument for the native host's run (repeatable), e.g.
+                    --native-arg --live-views=0: every View stays live (none sleeps)
   --setups LIST     reference set-ups, each run in every interleaved run (default same,other):
                     same (sandbox on 127.0.0.1, in-process frames, GC before memory reads),
                     other (sandbox on 127.0.0.2: an out-of-process sandbox frame),
@@ -50,7 +52,7 @@ function usage() {
 function parseArgs(argv) {
   const o = { runs: 10, out: null, bin: null, build: false, pingN: 1000, callN: 200, floodN: 10000, floodSize: 100,
     warmN: 5, views: [1, 10, 50], settleMs: 1500, skip: new Set(), display: null, env: {}, setups: ["same", "other"],
-    crowd: 100, noGc: false };
+    crowd: 100, noGc: false, hostArgs: [] };
   const num = (v, name) => { const n = Number(v); if (!Number.isInteger(n) || n < 0) throw new Error("bad " + name); return n; };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -73,6 +75,7 @@ function parseArgs(argv) {
       case "--crowd": o.crowd = num(v(), a); break;
       case "--setups": o.setups = v().split(",").map((s) => s.trim()).filter((s) => SETUPS[s] !== undefined);
         if (!o.setups.length) throw new Error("--setups wants same, other and/or nogc"); break;
+      case "--native-arg": o.hostArgs.push(v()); break;
       case "--native-env": { const kv = v(); const eq = kv.indexOf("="); if (eq < 1) throw new Error("--native-env wants K=V"); o.env[kv.slice(0, eq)] = kv.slice(eq + 1); break; }
       case "-h": case "--help": console.log(usage()); process.exit(0); break;
       default: throw new Error("unknown option " + a + "\n" + usage());
@@ -225,6 +228,7 @@ async function nativeRun(opts, errors) {
     for (const n of [0, ...opts.views]) {
       levels[n] = await memoryRun(opts, n);
       f[`memory.pss${n}ViewsMB`] = levels[n].totalKb / 1024;
+      f[`memory.asleep${n}Views`] = levels[n].asleep;
     }
     const lo = opts.views[0], hi = opts.views[opts.views.length - 1];
     if (hi > lo) f["memory.perExtraViewMB"] = (levels[hi].totalKb - levels[lo].totalKb) / 1024 / (hi - lo);
@@ -340,7 +344,9 @@ async function main() {
   // The table.
   const rows = [...ROWS];
   const at = rows.findIndex((r) => r[0] === "memory.perExtraViewMB");
-  rows.splice(at, 0, ...opts.views.map((n) => [`memory.pss${n}ViewsMB`, "MB", `memory.pss${n}ViewsMB`, `memory.pss${n}ViewsMB`]));
+  rows.splice(at, 0, ...opts.views.map((n) => [`memory.pss${n}ViewsMB`, "MB", `memory.pss${n}ViewsMB`, `memory.pss${n}ViewsMB`]),
+    // How many of the native host's Views slept at the reading (the reference keeps all live).
+    ...opts.views.map((n) => [`memory.asleep${n}Views`, "count", `memory.asleep${n}Views`, null]));
   const stat = (runs, key) => {
     if (!key) return null;
     const xs = runs.map((r) => r[key]).filter((x) => typeof x === "number" && Number.isFinite(x));

@@ -735,3 +735,67 @@ fn side_panels_wrap_long_words_and_json() {
         assert!(client > 0.0 && scroll <= client, "{panel} scrolls sideways: {seen}");
     }
 }
+
+/// Over the budget of live Views, a View far out of sight sleeps: it is told
+/// `ui/resource-teardown` and its webview goes, its card stays. Scrolled to, it wakes as a new
+/// View in that card, with the same input and the same result, and the tool is not called
+/// again.
+#[test]
+fn a_view_far_out_of_sight_sleeps_and_wakes_with_its_input_and_result_when_scrolled_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => document.querySelectorAll(".card .slot").length === 5, 60000);
+        const card = await until(() => document.querySelector(".card.asleep"), 60000);
+        await wait(500);
+        card.scrollIntoView({ block: "center" });
+        "##,
+    );
+    let server = node_server("bench-server.mjs", "");
+    let args = serde_json::json!({"mode": "idle", "keepOpen": true, "height": 700}).to_string();
+    let mut argv = vec!["run", "--stdio", &server, "--live-views", "2", "--automation", &script];
+    for _ in 0..5 {
+        argv.extend(["--tool", "bench-view", "--args", &args]);
+    }
+    let woken = |t: &[Value]| -> Option<(String, String)> {
+        let r = t.iter().find(|r| r["msg"]["kind"] == "woken")?;
+        Some((r["view"].as_str()?.to_owned(), r["msg"]["from"].as_str()?.to_owned()))
+    };
+    let run = run_host_until(
+        &argv,
+        |t| {
+            woken(t).is_some_and(|(new, _)| {
+                t.iter().any(|r| {
+                    r["view"] == new.as_str()
+                        && r["dir"] == "host->view"
+                        && r["msg"]["method"] == "ui/notifications/tool-result"
+                })
+            })
+        },
+        LIMIT,
+    );
+    let (new, old) = woken(&run.trace).unwrap_or_else(|| panic!("no View woke; stderr:\n{}", run.stderr));
+    let of = |view: &str, dir: &str, method: &str| -> Vec<Value> {
+        run.trace
+            .iter()
+            .filter(|r| r["view"] == view && r["dir"] == dir && r["msg"]["method"] == method)
+            .map(|r| r["msg"].clone())
+            .collect()
+    };
+    let slept: Vec<&str> =
+        run.trace.iter().filter(|r| r["msg"]["kind"] == "sleep").filter_map(|r| r["view"].as_str()).collect();
+    assert!(slept.contains(&old.as_str()), "{old} went to sleep before it woke: {slept:?}");
+    // Going to sleep, the App was told, as on any teardown.
+    assert_eq!(of(&old, "host->view", "ui/resource-teardown").len(), 1, "{old} got its teardown");
+    // Waking, a new View of the same call: its handshake, the same input and the same result.
+    assert_eq!(of(&new, "view->host", "ui/notifications/initialized").len(), 1, "{new} initialized");
+    let input = |v: &str| of(v, "host->view", "ui/notifications/tool-input")[0]["params"].clone();
+    let result = |v: &str| of(v, "host->view", "ui/notifications/tool-result")[0]["params"].clone();
+    assert_eq!(input(&new), input(&old));
+    assert_eq!(input(&new)["arguments"]["height"], 700);
+    assert_eq!(result(&new), result(&old));
+    // The tool was called once per View opened, not again for the one that woke.
+    let calls = run.dir("host->server").filter(|m| m["params"]["name"] == "bench-view").count();
+    assert_eq!(calls, 5, "stderr:\n{}", run.stderr);
+}

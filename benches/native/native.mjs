@@ -189,7 +189,7 @@ function startHost(opts, args, dir) {
   const errFile = path.join(dir, "stderr.txt");
   const err = fs.openSync(errFile, "w");
   const t0 = performance.now();
-  const child = track(spawn(opts.bin, ["run", ...args, "--trace", trace], {
+  const child = track(spawn(opts.bin, ["run", ...args, ...(opts.hostArgs ?? []), "--trace", trace], {
     cwd: REPO, env: hostEnv(opts), stdio: ["ignore", "ignore", err],
   }));
   fs.closeSync(err);
@@ -524,8 +524,13 @@ export async function memoryRun(opts, n) {
     await stopHost(host.child);
   }
   fs.rmSync(dir, { recursive: true, force: true });
-  const teardowns = trace.filter((r) => r.dir === "host->view" && method(r) === "ui/resource-teardown").length;
+  // Views far out of sight sleep past the host's budget of live ones (`--live-views`): they
+  // are counted, and no other View may have been torn down.
+  const slept = new Set(trace.filter((r) => r.dir === "diagnostic" && r.msg?.kind === "sleep").map((r) => r.view));
+  const woken = new Set(trace.filter((r) => r.dir === "diagnostic" && r.msg?.kind === "woken").map((r) => r.msg.from));
+  const teardowns = trace.filter((r) => r.dir === "host->view" && method(r) === "ui/resource-teardown" && !slept.has(r.view)).length;
   if (teardowns > 0) throw new Error(`memory run (${n} Views): ${teardowns} Views were torn down before the reading`);
+  pss.asleep = [...slept].filter((v) => !woken.has(v)).length;
   return pss;
 }
 

@@ -38,6 +38,11 @@ impl FrameHeight {
         Self { height, resized_at: None, chase: None, held: None }
     }
 
+    /// The frame's height now.
+    pub(super) fn height(&self) -> f64 {
+        self.height
+    }
+
     /// The View reported `reported` px (clamped) at `now`.
     pub(super) fn report(&mut self, reported: f64, now: Instant) -> Sizing {
         let step = reported - self.height;

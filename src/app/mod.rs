@@ -40,6 +40,7 @@ mod chat;
 pub(crate) mod dialogs;
 mod display;
 mod frame_height;
+mod hibernation;
 mod lifecycle;
 mod options;
 mod person;
@@ -53,6 +54,7 @@ mod views;
 pub(crate) mod window;
 
 use frame_height::{FrameHeight, Sizing};
+use hibernation::{Hibernation, DEFAULT_LIVE_VIEWS};
 use lifecycle::{Milestones, Pending, Phase};
 #[cfg_attr(not(feature = "desktop"), allow(unused_imports))]
 pub use options::{ExitAfter, RunOptions, SharedModel, SharedPolicy};
@@ -142,6 +144,8 @@ enum Opening {
     /// The model is calling it (with this reserved id): the View opens before the call is
     /// made, for the arguments the model is still writing (see `chat.rs`).
     Model(ViewId),
+    /// A sleeping View wakes (see `hibernation.rs`): last input and result, in its card.
+    Wake,
 }
 
 /// A tool named at start, waiting for its server.
@@ -229,6 +233,8 @@ pub(super) struct Controller {
     model_views: HashSet<ViewId>,
     /// Where every conversation of this run sends its outputs (with its generation).
     chat_out: Option<mpsc::UnboundedSender<(u64, conversation::Output)>>,
+    /// Views far out of sight that sleep, and which are near sight.
+    hibernation: Hibernation,
 }
 
 /// A View's session, or why it could not start.
@@ -257,6 +263,7 @@ impl Controller {
         let (probation_tx, probation_rx) = mpsc::unbounded_channel();
         let options_stop_after = options.stop_unresponsive.unwrap_or(supervisor::AUTO_STOP_AFTER);
         let theme = options.theme.unwrap_or(system_theme);
+        let hibernation = Hibernation::new(options.live_views.unwrap_or(DEFAULT_LIVE_VIEWS));
         let requests = options.requests.clone().unwrap_or_else(|| {
             RequestHandler(Arc::new(DesktopRequests {
                 asks: asks.clone(),
@@ -318,6 +325,7 @@ impl Controller {
             deferred: HashMap::new(),
             model_views: HashSet::new(),
             chat_out: None,
+            hibernation,
         };
         (
             controller,
@@ -478,7 +486,10 @@ impl Controller {
                         None => std::future::pending().await,
                     }
                 } => self.on_chat(generation, out),
-                _ = watch.tick() => self.supervise(),
+                _ = watch.tick() => {
+                    self.supervise();
+                    self.keep_budget();
+                },
                 Some((pid, mb)) = over_limit.recv() => self.over_memory_limit(pid, mb),
                 input = from_ui.recv() => match input {
                     Some(HostInput::Shell(msg)) => self.on_shell(msg),
@@ -499,6 +510,10 @@ impl Controller {
                         // is not mounted (it would have no server and no proxy page).
                         Ok(handle) if !self.pending.contains_key(&view) => handle.frame_gone(),
                         Ok(handle) => self.mount(handle, &tool),
+                        // A sleeping View that could not wake: its card says why.
+                        Err(e) if self.wake_failed(&view, &e.to_string()) => {
+                            self.pending.remove(&view);
+                        }
                         Err(e) => {
                             self.views.remove(&view);
                             self.pending.remove(&view);

@@ -77,6 +77,9 @@ pub struct RunOptions {
     pub conversations: Option<crate::conversation::store::Store>,
     /// Receives the conversation's turns.
     pub conversation_events: Option<mpsc::UnboundedSender<crate::conversation::Event>>,
+    /// How many Views stay live when more are open (default 10):
+    /// the others, out of sight, sleep and wake when scrolled to (0: none sleeps).
+    pub live_views: Option<usize>,
     /// Mounted in an embedder's window (no picture-in-picture: the window is not ours to move).
     pub(crate) embedded: bool,
 }
@@ -139,6 +142,7 @@ impl RunOptions {
             resume: None,
             conversations: None,
             conversation_events: None,
+            live_views: None,
             embedded: false,
         }
     }

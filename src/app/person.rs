@@ -164,9 +164,13 @@ impl Controller {
                     v.person_chose_inline = true;
                 }
             }
+            ShellMessage::Sight { near } => self.on_sight(near),
             ShellMessage::Close { view } => {
                 self.model_view_closed(&view);
-                if let Some(v) = self.views.get(&view).filter(|v| v.phase.is_open() && self.processes.is_hung(&v.label))
+                if self.close_sleeper(&view) {
+                    // Its card was all that was left.
+                } else if let Some(v) =
+                    self.views.get(&view).filter(|v| v.phase.is_open() && self.processes.is_hung(&v.label))
                 {
                     // Its process does not answer: no teardown to wait for (closing ends it).
                     tracing::warn!(view = %view, "closing a View that does not respond");

@@ -10,11 +10,11 @@ pub(super) const RECYCLED: &str = "recycled";
 /// An open View to bring back after the web content stopped.
 #[derive(Debug, Clone)]
 pub(super) struct Restore {
-    old: ViewId,
-    server: String,
-    tool: String,
-    arguments: Map<String, Value>,
-    result: Option<Value>,
+    pub old: ViewId,
+    pub server: String,
+    pub tool: String,
+    pub arguments: Map<String, Value>,
+    pub result: Option<Value>,
 }
 
 impl Controller {
@@ -23,6 +23,8 @@ impl Controller {
     /// in preview, whose log lives in the page).
     pub(super) fn schedule_recycle(&mut self) {
         let idle = self.views.values().all(|v| !v.phase.is_open()) && self.pending.is_empty();
+        // A sleeping View's card is in the page: the page is not idle.
+        let idle = idle && self.hibernation.is_empty();
         if !idle || self.options.preview || self.opened_since_recycle < RECYCLE_AFTER_VIEWS || self.exiting.is_some() {
             return;
         }
@@ -36,6 +38,7 @@ impl Controller {
     pub(super) fn recycle(&mut self, generation: u64) {
         // Anything opened or asked since it was scheduled keeps the page.
         let idle = self.views.values().all(|v| !v.phase.is_open()) && self.pending.is_empty();
+        let idle = idle && self.hibernation.is_empty();
         let quiet = self.dialogs.is_empty() && self.elicits.is_empty() && !self.recycling;
         if generation != self.next_view || !idle || !quiet || self.exiting.is_some() {
             return;
@@ -227,6 +230,10 @@ impl Controller {
         let mut reopened = 0;
         for (id, v) in gone {
             v.handle.frame_gone();
+            // A View going to sleep sleeps: its card stays.
+            if self.fell_asleep(&id) {
+                continue;
+            }
             self.registry.remove(&id);
             self.forget_context(&id);
             self.refuse_dialogs_of(&id);
@@ -316,6 +323,11 @@ impl Controller {
             self.registry.remove(&id);
             self.forget_context(&id);
             let closing = !v.phase.is_live();
+            // A View going to sleep comes back as its sleeper's card.
+            if let Some(s) = self.hibernation.sleeper_mut(&id) {
+                s.asleep = true;
+                continue;
+            }
             if closing || culprit.as_ref().is_some_and(|(c, _)| *c == id) || self.awaits_model_call(&id, &v) {
                 continue;
             }
@@ -356,6 +368,7 @@ impl Controller {
             self.shell(cmd);
         }
         self.ask_model_questions_again();
+        self.show_sleepers();
         let Some(reason) = self.status_after_restart.take() else { return };
         // A script that drives the shell (tests, demos) drives the new one too.
         if let Some(script) = self.options.automation.clone() {

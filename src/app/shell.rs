@@ -42,6 +42,19 @@ pub(crate) enum ShellCommand {
         server: String,
         /// The first inline height.
         height: f64,
+        /// The sleeping View whose card it takes, in place (see `hibernation.rs`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaces: Option<String>,
+    },
+    /// A View sleeps: its card stays, with `text` in its slot. A restarted shell gets the card
+    /// made again (`title` and `height` given).
+    Asleep {
+        view: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        height: Option<f64>,
+        text: String,
     },
     /// An inline View's new height.
     Resize { view: String, height: f64 },
@@ -211,6 +224,11 @@ pub enum ShellMessage {
     /// The developer panel (its button, F12 or Ctrl+Shift+I) asks for WebKit's web inspector.
     /// Honoured only in `preview`: `run` refuses it, and its webview has no developer extras.
     Inspector,
+    /// The Views near sight: in it, or within its height above or below (`hibernation.rs`).
+    Sight {
+        /// Their ids.
+        near: Vec<String>,
+    },
     /// The person closed a View's card.
     Close {
         /// The View.
@@ -282,7 +300,8 @@ mod tests {
             ShellCommand::Dev,
             ShellCommand::Text { view: Some(s()), title: s(), text: s(), error: false },
             ShellCommand::Pending { view: s(), title: s() },
-            ShellCommand::Mount { view: s(), origin: s(), title: s(), server: s(), height: 427.0 },
+            ShellCommand::Mount { view: s(), origin: s(), title: s(), server: s(), height: 427.0, replaces: Some(s()) },
+            ShellCommand::Asleep { view: s(), title: Some(s()), height: Some(300.0), text: s() },
             ShellCommand::Hung { view: s(), hung: true, text: s() },
             ShellCommand::Resize { view: s(), height: 300.0 },
             ShellCommand::Display { view: s(), mode: DisplayMode::Pip },

@@ -249,9 +249,12 @@ impl Controller {
             return Ok(());
         }
         let fetch = self.prepare_view(&entry, &id, arguments)?;
-        let label = tool_label(entry.name());
-        self.status(&format!("Calling {label} on {}…", self.label(&entry.server)), false);
-        self.shell(ShellCommand::Pending { view: id.clone(), title: label });
+        // A sleeping View's card stands for it while it wakes.
+        if how != Opening::Wake {
+            let label = tool_label(entry.name());
+            self.status(&format!("Calling {label} on {}…", self.label(&entry.server)), false);
+            self.shell(ShellCommand::Pending { view: id.clone(), title: label });
+        }
         let setup = self.channels.clone().expect("running").setup;
         let tool = entry.name().to_owned();
         let view = id.clone();
@@ -335,7 +338,9 @@ impl Controller {
     pub(super) fn mount(&mut self, handle: ViewHandle, tool: &str) {
         self.opened_since_recycle += 1;
         let id = handle.id().to_owned();
-        let first_height = self.first_height();
+        // A View that wakes takes its sleeper's card, height and place.
+        let woken = self.woken(&id);
+        let first_height = woken.as_ref().map_or_else(|| self.first_height(), |(_, h)| *h);
         let Pending { server, arguments, .. } = self.pending.remove(&id).unwrap_or_default();
         let label = sandbox_label(&self.servers.identity(&server).unwrap_or_default());
         // The card (with the slot) in the shell, the View in a webview of its own over the slot.
@@ -345,7 +350,9 @@ impl Controller {
             title: tool_label(tool),
             server: consent::one_line_max(&self.label(&server), 80),
             height: first_height,
+            replaces: woken.map(|(old, _)| old),
         });
+        self.hibernation.mounted(&id, Instant::now());
         let src = format!("{}/proxy.html?view={id}", sandbox_origin(&label));
         let document = self.registry.document_token(&id).map(|token| document_url(&label, &id, &token));
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Mount(FrameMount {
@@ -480,6 +487,9 @@ impl Controller {
             self.advance_probation();
         }
         self.refuse_dialogs_of(view);
+        if self.fell_asleep(view) {
+            return;
+        }
         self.forget_context(view);
         let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
         if pip {

@@ -90,6 +90,11 @@ struct RunArgs {
     /// Apps restart (default: a quarter of the machine's memory, at most 4096).
     #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(64..))]
     web_memory_limit: Option<u64>,
+    /// How many Views stay live when more are open [default: 10]. The others, out of sight for
+    /// 2 s, sleep to give their memory back (their card stays) and wake with their input and
+    /// result when you scroll to them. 0: no View sleeps
+    #[arg(long, value_name = "N")]
+    live_views: Option<usize>,
     /// Stop the Apps' web content when it has not responded for this long and nobody answered
     /// the "not responding" question (default 15).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
@@ -353,6 +358,7 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     options.html = args.html.map(|p| std::path::absolute(&p).unwrap_or(p));
     options.downloads = args.downloads;
     options.web_memory_limit_mb = args.web_memory_limit;
+    options.live_views = args.live_views;
     options.stop_unresponsive = args.stop_unresponsive.map(std::time::Duration::from_secs);
     options.theme = args.theme.map(|t| match t {
         ThemeArg::Light => Theme::Light,

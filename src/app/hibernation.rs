@@ -1,0 +1,380 @@
+//! Views far out of sight go to sleep, and wake when the person scrolls back to them.
+//!
+//! A live View costs its web process about 17 MB (measured: the App SDK's JavaScript in
+//! JavaScriptCore), and a long conversation holds many. Past a budget of live Views
+//! ([`DEFAULT_LIVE_VIEWS`], `--live-views`), the Views the person saw least recently, out of
+//! sight for [`SLEEP_AFTER`] at least, give their webview back; their card stays where it was,
+//! as tall as it was, and says the App sleeps. Scrolled back near sight, the View wakes.
+//!
+//! What the App sees, all of it the spec's own sequence:
+//! - Going to sleep: `ui/resource-teardown` (the spec lets a host tear a View down "for any
+//!   reason, including ... resource re-allocation"), answered or timed out as on a close; then
+//!   its document is gone.
+//! - Waking: a new View of the same resource, as when it first opened: `ui/initialize` answered
+//!   with the host context of now, then `ui/notifications/tool-input` with the same arguments
+//!   and `ui/notifications/tool-result` with the same result. The tool is not called again.
+//! - What it kept in its origin's storage it finds again; what it held only in memory (what the
+//!   person typed into it, a timer) is gone, as after a reload.
+//!
+//! Never asleep: a View in sight or near it (one viewport above or below), in fullscreen or
+//! picture-in-picture, still loading or without its result (waking would call the tool
+//! again), with a consent question open, on probation, or in preview and `--exit-after` runs.
+
+use super::*;
+
+/// Views that stay live when more are open (the ones the person saw last).
+pub(super) const DEFAULT_LIVE_VIEWS: usize = 10;
+/// A View out of sight this long may go to sleep: scrolling past it does not end it.
+const SLEEP_AFTER: Duration = Duration::from_secs(2);
+
+/// What a sleeping View needs to wake where it was.
+#[derive(Debug, Clone)]
+pub(super) struct Sleeper {
+    pub restore: Restore,
+    /// Its card's title, and its frame's height when it went to sleep.
+    pub title: String,
+    pub height: f64,
+    /// Its teardown is done (the card says it sleeps); until then it cannot wake.
+    pub asleep: bool,
+    /// A View is being opened in its place.
+    pub waking: bool,
+}
+
+/// Which Views are near sight, and which sleep.
+#[derive(Debug, Default)]
+pub(super) struct Hibernation {
+    /// How many Views may stay live (0: none ever sleeps).
+    budget: usize,
+    /// The Views near sight in the shell's last report.
+    near: HashSet<ViewId>,
+    /// When each View was last near sight (or mounted).
+    last_near: HashMap<ViewId, Instant>,
+    /// Sleeping Views (going to sleep, asleep or waking), by their id before sleep.
+    sleepers: HashMap<ViewId, Sleeper>,
+    /// Views opened to wake a sleeper: new id -> the sleeper's id.
+    waking: HashMap<ViewId, ViewId>,
+}
+
+impl Hibernation {
+    pub(super) fn new(budget: usize) -> Self {
+        Self { budget, ..Default::default() }
+    }
+
+    /// `view` was mounted at `now`: it counts as just seen.
+    pub(super) fn mounted(&mut self, view: &str, now: Instant) {
+        self.last_near.insert(view.to_owned(), now);
+    }
+
+    /// The shell's report of the Views near sight; returns the sleepers to wake.
+    pub(super) fn sight(&mut self, near: Vec<ViewId>, now: Instant) -> Vec<ViewId> {
+        let near: HashSet<ViewId> = near.into_iter().collect();
+        // Near now, or near until now.
+        for view in near.iter().chain(self.near.difference(&near)) {
+            if let Some(t) = self.last_near.get_mut(view) {
+                *t = now;
+            }
+        }
+        self.near = near;
+        let mut wake: Vec<ViewId> = self
+            .sleepers
+            .iter()
+            .filter(|(id, s)| s.asleep && !s.waking && self.near.contains(*id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        wake.sort();
+        wake
+    }
+
+    /// Which of the `live` Views (id, whether it may sleep) go to sleep now: the ones seen
+    /// least recently, out of sight long enough, until no more than the budget are live.
+    pub(super) fn choose(&self, live: &[(ViewId, bool)], now: Instant) -> Vec<ViewId> {
+        if self.budget == 0 || live.len() <= self.budget {
+            return Vec::new();
+        }
+        let mut candidates: Vec<(Instant, &ViewId)> = live
+            .iter()
+            .filter(|(id, may)| *may && !self.near.contains(id))
+            .filter_map(|(id, _)| self.last_near.get(id).map(|t| (*t, id)))
+            .filter(|(t, _)| now.saturating_duration_since(*t) >= SLEEP_AFTER)
+            .collect();
+        candidates.sort();
+        candidates.into_iter().take(live.len() - self.budget).map(|(_, id)| id.clone()).collect()
+    }
+
+    pub(super) fn going_to_sleep(&mut self, view: &str, sleeper: Sleeper) {
+        self.last_near.remove(view);
+        self.sleepers.insert(view.to_owned(), sleeper);
+    }
+
+    pub(super) fn sleeper(&self, view: &str) -> Option<&Sleeper> {
+        self.sleepers.get(view)
+    }
+
+    pub(super) fn sleeper_mut(&mut self, view: &str) -> Option<&mut Sleeper> {
+        self.sleepers.get_mut(view)
+    }
+
+    /// The person closed a sleeping View's card: it is forgotten.
+    pub(super) fn forget(&mut self, view: &str) -> Option<Sleeper> {
+        self.waking.retain(|_, old| old != view);
+        self.sleepers.remove(view)
+    }
+
+    /// `new` is opened in the place of the sleeper `old`.
+    pub(super) fn waking(&mut self, new: &str, old: &str) {
+        if let Some(s) = self.sleepers.get_mut(old) {
+            s.waking = true;
+        }
+        self.waking.insert(new.to_owned(), old.to_owned());
+    }
+
+    /// `new` is mounted: the sleeper it replaces, which is no more.
+    pub(super) fn woken(&mut self, new: &str) -> Option<(ViewId, Sleeper)> {
+        let old = self.waking.remove(new)?;
+        self.sleepers.remove(&old).map(|s| (old, s))
+    }
+
+    /// `new` could not open: its sleeper stays asleep (it may try again when seen again).
+    pub(super) fn wake_failed(&mut self, new: &str) -> Option<ViewId> {
+        let old = self.waking.remove(new)?;
+        if let Some(s) = self.sleepers.get_mut(&old) {
+            s.waking = false;
+        }
+        Some(old)
+    }
+
+    /// The sleepers, in the order they were opened (for a restarted shell).
+    pub(super) fn sleepers(&self) -> Vec<(ViewId, Sleeper)> {
+        let mut all: Vec<(ViewId, Sleeper)> = self.sleepers.iter().map(|(id, s)| (id.clone(), s.clone())).collect();
+        all.sort_by_key(|(id, _)| view_number(id));
+        all
+    }
+
+    /// The shell restarted: it reports what is near sight again.
+    pub(super) fn restarted(&mut self) {
+        self.near.clear();
+    }
+
+    pub(super) fn is_near(&self, view: &str) -> bool {
+        self.near.contains(view)
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.sleepers.is_empty()
+    }
+}
+
+/// `v12` -> 12 (ids are `v` and a counter).
+fn view_number(id: &str) -> u64 {
+    id.trim_start_matches('v').parse().unwrap_or(u64::MAX)
+}
+
+/// What a sleeping View's card says.
+fn asleep_text(title: &str) -> String {
+    format!("{title} is asleep to save memory. It wakes, with its input and result, when you scroll to it.")
+}
+
+impl Controller {
+    /// Whether Views may sleep in this run.
+    fn may_hibernate(&self) -> bool {
+        !self.options.preview && self.options.exit_after.is_none() && self.exiting.is_none() && !self.recycling
+    }
+
+    /// The shell says which Views are near sight: sleepers there wake, then the budget is kept.
+    pub(super) fn on_sight(&mut self, near: Vec<ViewId>) {
+        let wake = self.hibernation.sight(near, Instant::now());
+        for old in wake {
+            self.wake(&old);
+        }
+        self.keep_budget();
+    }
+
+    /// Puts Views to sleep while more than the budget are live (the supervisor's tick and each
+    /// sight report).
+    pub(super) fn keep_budget(&mut self) {
+        if !self.may_hibernate() {
+            return;
+        }
+        let live: Vec<(ViewId, bool)> = self
+            .views
+            .iter()
+            .filter(|(_, v)| v.phase.is_live())
+            .map(|(id, v)| (id.clone(), self.may_sleep(id, v)))
+            .collect();
+        for view in self.hibernation.choose(&live, Instant::now()) {
+            self.sleep(&view);
+        }
+    }
+
+    fn may_sleep(&self, id: &str, v: &ViewState) -> bool {
+        v.phase == Phase::Initialized
+            && v.mode == DisplayMode::Inline
+            && v.result.is_some()
+            && !self.dialogs.values().any(|(owner, _)| owner == id)
+            && self.on_probation.as_ref().is_none_or(|(p, _)| p != id)
+            && !self.model_views.contains(id)
+    }
+
+    /// Tears `view` down for sleep; its card stays (see [`Self::fell_asleep`]).
+    fn sleep(&mut self, view: &str) {
+        let Some(v) = self.views.get(view) else { return };
+        let restore = Restore {
+            old: view.to_owned(),
+            server: v.server.clone(),
+            tool: v.tool.clone(),
+            arguments: v.arguments.clone(),
+            result: v.result.clone(),
+        };
+        let sleeper =
+            Sleeper { restore, title: tool_label(&v.tool), height: v.frame.height(), asleep: false, waking: false };
+        tracing::info!(view, "the View goes to sleep (out of sight, over the budget of live Views)");
+        self.trace.record(Some(view), Direction::Diagnostic, &json!({"kind": "sleep"}));
+        self.hibernation.going_to_sleep(view, sleeper);
+        let handle = v.handle.clone();
+        self.spawn_teardown(handle);
+    }
+
+    /// A sleeping View's teardown ended: its webview goes, its card stays and says it sleeps.
+    /// Returns false for a View that is not going to sleep.
+    pub(super) fn fell_asleep(&mut self, view: &str) -> bool {
+        let Some(s) = self.hibernation.sleeper_mut(view) else { return false };
+        if s.asleep {
+            return true;
+        }
+        s.asleep = true;
+        let text = asleep_text(&s.title);
+        if let Some(v) = self.views.remove(view) {
+            v.handle.frame_gone();
+        }
+        self.registry.remove(view);
+        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Unmount { view: view.to_owned() }));
+        self.shell(ShellCommand::Asleep { view: view.to_owned(), title: None, height: None, text });
+        // Seen again while its teardown ran: it wakes at once.
+        if self.hibernation.is_near(view) {
+            self.wake(view);
+        }
+        true
+    }
+
+    /// Opens a View in the place of the sleeper `old`, with its input and result.
+    fn wake(&mut self, old: &str) {
+        let Some(s) = self.hibernation.sleeper(old).filter(|s| s.asleep && !s.waking).cloned() else { return };
+        let id: ViewId = format!("v{}", self.next_view);
+        if let Some(result) = s.restore.result.clone() {
+            self.cached_results.insert(id.clone(), result);
+        }
+        self.hibernation.waking(&id, old);
+        tracing::info!(view = old, new = %id, "the View wakes");
+        let r = s.restore;
+        if let Err(e) = self.open(Some(&r.server), &r.tool, r.arguments, Opening::Wake) {
+            self.cached_results.remove(&id);
+            self.wake_failed(&id, &e.to_string());
+        }
+    }
+
+    /// A View opened to wake a sleeper could not start: the card says why, and it may try again
+    /// when seen again. Returns false for a View that was not waking one.
+    pub(super) fn wake_failed(&mut self, new: &str, error: &str) -> bool {
+        let Some(old) = self.hibernation.wake_failed(new) else { return false };
+        tracing::warn!(view = %old, "the View could not wake: {error}");
+        let title = self.hibernation.sleeper(&old).map(|s| s.title.clone()).unwrap_or_default();
+        let text = format!("{title} could not wake: {error}. Scroll away and back to try again.");
+        self.shell(ShellCommand::Asleep { view: old, title: None, height: None, text });
+        true
+    }
+
+    /// `new`, mounted, replaces a sleeper: its card, its height and its place.
+    pub(super) fn woken(&mut self, new: &str) -> Option<(ViewId, f64)> {
+        let (old, s) = self.hibernation.woken(new)?;
+        self.forget_context(&old);
+        self.trace.record(Some(new), Direction::Diagnostic, &json!({"kind": "woken", "from": old}));
+        Some((old, s.height))
+    }
+
+    /// The person closed the card of a sleeping View.
+    pub(super) fn close_sleeper(&mut self, view: &str) -> bool {
+        let Some(s) = self.hibernation.forget(view) else { return false };
+        self.forget_context(view);
+        if !s.asleep {
+            // Still being torn down: the teardown's end closes it as any closed View.
+            return false;
+        }
+        self.shell(ShellCommand::Unmount { view: view.to_owned() });
+        self.schedule_recycle();
+        true
+    }
+
+    /// A restarted shell: the sleepers' cards again, in their order.
+    pub(super) fn show_sleepers(&mut self) {
+        self.hibernation.restarted();
+        for (view, s) in self.hibernation.sleepers() {
+            if !s.asleep {
+                continue;
+            }
+            let text = asleep_text(&s.title);
+            self.shell(ShellCommand::Asleep { view, title: Some(s.title), height: Some(s.height), text });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(ids: &[&str]) -> Vec<(ViewId, bool)> {
+        ids.iter().map(|id| ((*id).to_owned(), true)).collect()
+    }
+
+    #[test]
+    fn the_views_seen_least_recently_sleep_down_to_the_budget() {
+        let t0 = Instant::now();
+        let mut h = Hibernation::new(2);
+        for (i, id) in ["v1", "v2", "v3", "v4"].iter().enumerate() {
+            h.mounted(id, t0 + Duration::from_secs(i as u64));
+        }
+        h.sight(vec!["v4".into()], t0 + Duration::from_secs(4));
+        let later = t0 + Duration::from_secs(10);
+        assert_eq!(h.choose(&live(&["v1", "v2", "v3", "v4"]), later), vec!["v1".to_owned(), "v2".to_owned()]);
+        // Within the budget, nothing sleeps; with no budget, nothing ever does.
+        assert!(h.choose(&live(&["v3", "v4"]), later).is_empty());
+        assert!(Hibernation::new(0).choose(&live(&["v1", "v2", "v3"]), later).is_empty());
+    }
+
+    #[test]
+    fn a_view_near_sight_or_just_out_of_it_or_not_allowed_stays_live() {
+        let t0 = Instant::now();
+        let mut h = Hibernation::new(1);
+        for id in ["v1", "v2", "v3"] {
+            h.mounted(id, t0);
+        }
+        // v1 is near; v2 left sight a moment ago; v3 may not sleep (say, a dialog is open).
+        h.sight(vec!["v1".into(), "v2".into()], t0 + Duration::from_secs(5));
+        h.sight(vec!["v1".into()], t0 + Duration::from_secs(9));
+        let all = vec![("v1".to_owned(), true), ("v2".to_owned(), true), ("v3".to_owned(), false)];
+        assert!(h.choose(&all, t0 + Duration::from_secs(10)).is_empty());
+        assert_eq!(h.choose(&all, t0 + Duration::from_secs(12)), vec!["v2".to_owned()]);
+    }
+
+    #[test]
+    fn a_sleeper_wakes_once_when_seen_and_its_waking_view_replaces_it() {
+        let t0 = Instant::now();
+        let mut h = Hibernation::new(1);
+        let restore =
+            Restore { old: "v1".into(), server: "s".into(), tool: "t".into(), arguments: Map::new(), result: None };
+        let sleeper = Sleeper { restore, title: "T".into(), height: 300.0, asleep: false, waking: false };
+        h.going_to_sleep("v1", sleeper);
+        // Not asleep yet (its teardown runs): seen, it does not wake.
+        assert!(h.sight(vec!["v1".into()], t0).is_empty());
+        h.sleeper_mut("v1").unwrap().asleep = true;
+        assert_eq!(h.sight(vec!["v1".into()], t0), vec!["v1".to_owned()]);
+        h.waking("v9", "v1");
+        assert!(h.sight(vec!["v1".into()], t0).is_empty(), "a sleeper being woken is not woken twice");
+        // A failed start lets it try again; a mounted one takes its place for good.
+        assert_eq!(h.wake_failed("v9"), Some("v1".to_owned()));
+        assert_eq!(h.sight(vec!["v1".into()], t0), vec!["v1".to_owned()]);
+        h.waking("v10", "v1");
+        let (old, s) = h.woken("v10").unwrap();
+        assert_eq!((old.as_str(), s.height), ("v1", 300.0));
+        assert!(h.is_empty());
+    }
+}
