@@ -507,7 +507,13 @@ export async function memoryRun(opts, n) {
   let pss, trace;
   try {
     if (n > 0) {
-      await watchTrace(host, (rs) => rs.filter(isInit).length >= n && rs.filter((r) => reportOf(r)).length >= n, 600000);
+      // Every View opened reported, or went to sleep (past the host's budget of live Views)
+      // before it did.
+      const settled = (rs) => {
+        const done = new Set(rs.filter((r) => reportOf(r) || (r.dir === "diagnostic" && r.msg?.kind === "sleep")).map((r) => r.view));
+        return rs.filter(isInit).length >= n && Array.from({ length: n }, (_, i) => `v${i + 1}`).every((v) => done.has(v));
+      };
+      await watchTrace(host, settled, 600000);
     } else {
       // No View, so no trace record to wait for: wait until the web process is up, plus 2 s.
       const deadline = Date.now() + 60000;

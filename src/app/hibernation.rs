@@ -101,6 +101,11 @@ impl Hibernation {
         candidates.into_iter().take(live.len() - self.budget).map(|(_, id)| id.clone()).collect()
     }
 
+    /// `view` closed for good.
+    pub(super) fn closed(&mut self, view: &str) {
+        self.last_near.remove(view);
+    }
+
     pub(super) fn going_to_sleep(&mut self, view: &str, sleeper: Sleeper) {
         self.last_near.remove(view);
         self.sleepers.insert(view.to_owned(), sleeper);
@@ -210,6 +215,7 @@ impl Controller {
         v.phase == Phase::Initialized
             && v.mode == DisplayMode::Inline
             && v.result.is_some()
+            && v.reached.result_delivered
             && !self.dialogs.values().any(|(owner, _)| owner == id)
             && self.on_probation.as_ref().is_none_or(|(p, _)| p != id)
             && !self.model_views.contains(id)

@@ -490,6 +490,7 @@ impl Controller {
         if self.fell_asleep(view) {
             return;
         }
+        self.hibernation.closed(view);
         self.forget_context(view);
         let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
         if pip {

@@ -13,6 +13,8 @@ mod ipc;
 mod schemes;
 mod snapshot;
 mod web_content;
+#[cfg(target_os = "linux")]
+mod web_extension;
 
 pub(crate) use crate::app::{RunOptions, SharedModel};
 
@@ -252,6 +254,8 @@ fn lean_cache(webview: &wry::WebView) {
     use wry::WebViewExtUnix;
     if let Some(context) = webview.webview().context() {
         context.set_cache_model(webkit2gtk::CacheModel::DocumentViewer);
+        // The Views' processes start after the shell's: they get the extension.
+        web_extension::install(&context);
     }
 }
 
@@ -440,6 +444,8 @@ pub fn run(options: RunOptions) -> Result<i32> {
     });
     drop(running);
     drop(window);
+    #[cfg(target_os = "linux")]
+    web_extension::remove();
     Ok(exit_code)
 }
 
