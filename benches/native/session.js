@@ -41,7 +41,10 @@
     await new Promise(function (resolve) {
       var check = function () {
         var waiting = 0;
-        first.forEach(function (h, s) { if (s.style.height === h) waiting++; });
+        // A card that went to sleep, or was replaced by a View that woke, waits for nothing.
+        first.forEach(function (h, s) {
+          if (s.isConnected && !s.closest(".card.asleep") && s.style.height === h) waiting++;
+        });
         if (waiting === 0 || Date.now() > deadline) resolve(); else setTimeout(check, 250);
       };
       check();

@@ -444,8 +444,6 @@ pub fn run(options: RunOptions) -> Result<i32> {
     });
     drop(running);
     drop(window);
-    #[cfg(target_os = "linux")]
-    web_extension::remove();
     Ok(exit_code)
 }
 
