@@ -85,10 +85,15 @@ impl Hibernation {
         wake
     }
 
+    /// Whether `live` Views are more than the budget allows.
+    pub(super) fn over_budget(&self, live: usize) -> bool {
+        self.budget > 0 && live > self.budget
+    }
+
     /// Which of the `live` Views (id, whether it may sleep) go to sleep now: the ones seen
     /// least recently, out of sight long enough, until no more than the budget are live.
     pub(super) fn choose(&self, live: &[(ViewId, bool)], now: Instant) -> Vec<ViewId> {
-        if self.budget == 0 || live.len() <= self.budget {
+        if !self.over_budget(live.len()) {
             return Vec::new();
         }
         let mut candidates: Vec<(Instant, &ViewId)> = live
@@ -197,7 +202,9 @@ impl Controller {
     /// Puts Views to sleep while more than the budget are live (the supervisor's tick and each
     /// sight report).
     pub(super) fn keep_budget(&mut self) {
-        if !self.may_hibernate() {
+        // Every tick: nothing is gathered unless more Views are live than the budget.
+        let count = self.views.values().filter(|v| v.phase.is_live()).count();
+        if !self.may_hibernate() || !self.hibernation.over_budget(count) {
             return;
         }
         let live: Vec<(ViewId, bool)> = self
@@ -224,15 +231,13 @@ impl Controller {
     /// Tears `view` down for sleep; its card stays (see [`Self::fell_asleep`]).
     fn sleep(&mut self, view: &str) {
         let Some(v) = self.views.get(view) else { return };
-        let restore = Restore {
-            old: view.to_owned(),
-            server: v.server.clone(),
-            tool: v.tool.clone(),
-            arguments: v.arguments.clone(),
-            result: v.result.clone(),
+        let sleeper = Sleeper {
+            restore: Restore::of(view, v),
+            title: tool_label(&v.tool),
+            height: v.frame.height(),
+            asleep: false,
+            waking: false,
         };
-        let sleeper =
-            Sleeper { restore, title: tool_label(&v.tool), height: v.frame.height(), asleep: false, waking: false };
         tracing::info!(view, "the View goes to sleep (out of sight, over the budget of live Views)");
         self.trace.record(Some(view), Direction::Diagnostic, &json!({"kind": "sleep"}));
         self.hibernation.going_to_sleep(view, sleeper);
@@ -265,15 +270,14 @@ impl Controller {
     /// Opens a View in the place of the sleeper `old`, with its input and result.
     fn wake(&mut self, old: &str) {
         let Some(s) = self.hibernation.sleeper(old).filter(|s| s.asleep && !s.waking).cloned() else { return };
-        let id: ViewId = format!("v{}", self.next_view);
-        if let Some(result) = s.restore.result.clone() {
-            self.cached_results.insert(id.clone(), result);
-        }
+        // Its setup reports to the loop later: marked waking before that.
+        let (id, failed) = match self.open_again(s.restore, Opening::Wake) {
+            Ok(id) => (id, None),
+            Err((id, e)) => (id, Some(e)),
+        };
         self.hibernation.waking(&id, old);
         tracing::info!(view = old, new = %id, "the View wakes");
-        let r = s.restore;
-        if let Err(e) = self.open(Some(&r.server), &r.tool, r.arguments, Opening::Wake) {
-            self.cached_results.remove(&id);
+        if let Some(e) = failed {
             self.wake_failed(&id, &e.to_string());
         }
     }

@@ -17,6 +17,19 @@ pub(super) struct Restore {
     pub result: Option<Value>,
 }
 
+impl Restore {
+    /// What reopens `v` (`id`): its call, with its last input and result.
+    pub(super) fn of(id: &str, v: &ViewState) -> Self {
+        Self {
+            old: id.to_owned(),
+            server: v.server.clone(),
+            tool: v.tool.clone(),
+            arguments: v.arguments.clone(),
+            result: v.result.clone(),
+        }
+    }
+}
+
 impl Controller {
     /// WebKit keeps much of the memory of closed Views in its web process. When many Views
     /// were opened and none is open any more, the process is replaced after a quiet moment (not
@@ -242,7 +255,7 @@ impl Controller {
             if again || !v.phase.is_live() || self.awaits_model_call(&id, &v) {
                 continue;
             }
-            let restore = Restore { old: id, server: v.server, tool: v.tool, arguments: v.arguments, result: v.result };
+            let restore = Restore::of(&id, &v);
             reopened += usize::from(self.reopen(restore).is_some());
         }
         let line = if again {
@@ -331,13 +344,7 @@ impl Controller {
             if closing || culprit.as_ref().is_some_and(|(c, _)| *c == id) || self.awaits_model_call(&id, &v) {
                 continue;
             }
-            self.to_restore.push(Restore {
-                old: id,
-                server: v.server,
-                tool: v.tool,
-                arguments: v.arguments,
-                result: v.result,
-            });
+            self.to_restore.push(Restore::of(&id, &v));
         }
         if let Some((_, r)) = culprit {
             self.held.push(r);
@@ -429,19 +436,31 @@ impl Controller {
 
     /// Reopens one View of before the stop; returns its new id.
     pub(super) fn reopen(&mut self, r: Restore) -> Option<ViewId> {
+        let old = r.old.clone();
+        match self.open_again(r, Opening::Reload) {
+            Ok(id) => {
+                self.trace.record(Some(&id), Direction::Diagnostic, &json!({"kind": "restored", "from": old}));
+                Some(id)
+            }
+            Err((_, e)) => {
+                tracing::warn!("could not reopen {old}: {e}");
+                None
+            }
+        }
+    }
+
+    /// Opens `r`'s tool call again with its last input and result (the tool is not called
+    /// again); returns the new View's id, or that id and why it could not open.
+    pub(super) fn open_again(&mut self, r: Restore, how: Opening) -> std::result::Result<ViewId, (ViewId, Error)> {
         let id: ViewId = format!("v{}", self.next_view);
         if let Some(result) = r.result {
             self.cached_results.insert(id.clone(), result);
         }
-        match self.open(Some(&r.server), &r.tool, r.arguments, Opening::Reload) {
-            Ok(()) => {
-                self.trace.record(Some(&id), Direction::Diagnostic, &json!({"kind": "restored", "from": r.old}));
-                Some(id)
-            }
+        match self.open(Some(&r.server), &r.tool, r.arguments, how) {
+            Ok(()) => Ok(id),
             Err(e) => {
                 self.cached_results.remove(&id);
-                tracing::warn!("could not reopen {}: {e}", r.old);
-                None
+                Err((id, e))
             }
         }
     }
