@@ -485,7 +485,10 @@ fn a_hundred_views_open_then_close_with_teardown_and_memory_is_reported() {
         "##,
     );
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
-        .args(["demo", "--automation", &script, "--trace", trace_path.to_str().unwrap()])
+        // Every View live: this is closing 100 open Views (sleep has a test of its own; with it,
+        // closing every card at once also closes Views waking in cards that came near, before
+        // they initialized, and those cannot answer their teardown).
+        .args(["demo", "--live-views", "0", "--automation", &script, "--trace", trace_path.to_str().unwrap()])
         .env("MCP_APPS_HOST_LOG", "warn")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
