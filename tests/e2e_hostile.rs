@@ -869,6 +869,44 @@ fn a_view_cannot_keep_thousands_of_calls_in_flight() {
     run.assert_honest_kept_working("v2", run.report_time("inflight"));
 }
 
+/// A View can script its proxy page (they share an origin) and call the line the proxy reports
+/// diagnostics on, with anything, as fast as it likes: every diagnostic was a line of the host's
+/// log and a trace record, so a View could fill the disk under the host's log. Now each View's
+/// diagnostics (and lines without the secret) have a budget: a burst of 1,000, then 100 a
+/// second; the rest are dropped unread, and the host says how many at most every 10 s.
+#[test]
+fn a_view_cannot_flood_the_hosts_log_through_its_proxys_line() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-diagnostics", json!({"ms": 4000})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["diagnostics"], "v2", 4),
+        LIMIT,
+    );
+    assert!(run.alive_at_end, "the host died (code {:?}):\n{}", run.code, run.dump());
+    let r = run.report("diagnostics");
+    assert_eq!(r["reachable"], true, "the View could not reach its proxy's line: {r:#}");
+    let sent = r["sent"].as_u64().unwrap_or(0);
+    // What got through: log lines and trace records that carry the attack's word.
+    let logged = run.stderr.lines().filter(|l| l.contains("diag-flood")).count() as u64;
+    let unsecret = run.log_count("without the host secret") as u64;
+    let traced = run.trace.iter().filter(|x| x["view"] == "v1" && x.to_string().contains("diag-flood")).count() as u64;
+    let notes = run.log_count("were over its budget") as u64;
+    let seconds = run.elapsed.as_secs_f64();
+    // The budget over the whole run, however long it took, and a margin.
+    let bound = 1000 + (100.0 * seconds) as u64 + 100;
+    println!(
+        "diagnostics: {sent} sent on {} lines in {} ms; {logged} log lines, {unsecret} without the secret, \
+         {traced} trace records, {notes} counts said, over {seconds:.1} s (bound {bound})",
+        r["lines"], r["sendMs"]
+    );
+    assert!(sent >= 20_000 && sent > 5 * bound, "the attack sent too little to tell: {r:#}");
+    assert!(logged + unsecret <= bound, "{logged} + {unsecret} log lines got through (bound {bound})");
+    assert!(traced <= bound, "{traced} trace records got through (bound {bound})");
+    assert!(notes >= 1 && notes as f64 <= seconds / 10.0 + 2.0, "{notes} counts of dropped diagnostics said");
+    assert_eq!(run.log_count("panicked"), 0);
+    assert_no_hits(&run);
+    run.assert_honest_kept_working("v2", run.report_time("diagnostics"));
+}
+
 /// One server queued 300 elicitation forms in front of another server's consent prompt. Now a
 /// server has at most a few questions open at once; the rest are refused at once.
 #[test]

@@ -30,7 +30,7 @@ use tokio::sync::mpsc;
 use wry::WebViewBuilder;
 
 use super::ipc::IpcSecret;
-use crate::app::shell::ShellMessage;
+use super::proxy_line::{proxy_message, to_session, DiagnosticBudget, MAX_DIAGNOSTIC_BYTES};
 use crate::app::window::{FrameMount, FrameOp, FrameSignal, HostInput, PostLine, Rect, Slot};
 use crate::protocol::Theme;
 
@@ -50,6 +50,8 @@ const SPARE_AFTER: Duration = Duration::from_millis(50);
 struct Bound {
     view: String,
     session: crate::bridge::ViewHandle,
+    /// What the View may send on its line besides its messages.
+    budget: RefCell<DiagnosticBudget>,
     /// Where its document is served, for a View whose frame loads it.
     document: Option<String>,
 }
@@ -263,8 +265,12 @@ impl FrameLayer {
             }
         });
         let (group_id, ended) = (group.id, group.ended.clone());
-        let bound =
-            Bound { view: mount.view.clone(), session: mount.session.clone(), document: mount.document.clone() };
+        let bound = Bound {
+            view: mount.view.clone(),
+            session: mount.session.clone(),
+            budget: RefCell::new(DiagnosticBudget::new(Instant::now())),
+            document: mount.document.clone(),
+        };
         // A View whose frame loads its document takes the proxy page made in advance, if
         // there is one: it has loaded already, and said it is ready.
         let spare = if mount.document.is_some() { group.spare.take() } else { None };
@@ -342,9 +348,15 @@ impl FrameLayer {
             .with_initialization_script(secret.proxy_init_script(src))
             .with_initialization_script_for_main_only(super::ipc::FRAME_HOOK_SCRIPT, false)
             .with_ipc_handler(move |request| match &*ipc_binding.borrow() {
-                Some(b) => {
-                    proxy_message(&b.view, &ipc_secret, request.body(), &|text| to_session(&b.session, text), &tx)
-                }
+                Some(b) => proxy_message(
+                    &b.view,
+                    &ipc_secret,
+                    request.body(),
+                    &mut b.budget.borrow_mut(),
+                    Instant::now(),
+                    &|text| to_session(&b.session, text),
+                    &tx,
+                ),
                 // No View is in a spare page: only our proxy runs there, and it says it is ready.
                 None => {
                     let msg = ipc_secret.open(request.body()).and_then(|rest| rest.strip_prefix('v'));
@@ -797,98 +809,6 @@ pub(crate) fn post_line(frames: &Rc<RefCell<FrameLayer>>) -> PostLine {
     })
 }
 
-/// The largest diagnostic (or drop reason) a View's proxy line carries.
-const MAX_DIAGNOSTIC_BYTES: usize = 64 * 1024;
-
-/// The most diagnostics one crossing carries (the proxy sends at most 200 together): a View
-/// that calls the line itself gets no more log lines out of one crossing than this.
-const MAX_DIAGNOSTICS_PER_LINE: usize = 256;
-
-/// A View's JSON-RPC text from its proxy, for its session.
-#[derive(Debug, PartialEq)]
-enum ViewText {
-    /// One message.
-    One(String),
-    /// What the View posted in one burst, as a JSON array of messages.
-    Batch(String),
-}
-
-/// Hands `text` to `session`.
-fn to_session(session: &crate::bridge::ViewHandle, text: ViewText) {
-    match text {
-        ViewText::One(msg) => session.from_view(msg),
-        ViewText::Batch(msgs) => session.from_view_batch(msgs),
-    }
-}
-
-/// One message from a View's proxy page: the secret, then `v` and the View's JSON-RPC message,
-/// `b` and several of them (a JSON array), `d` and a diagnostic of the proxy (JSON), `D` and
-/// several diagnostics (a JSON array), or `x` and why the proxy dropped a message.
-fn proxy_message(
-    view: &str,
-    secret: &IpcSecret,
-    body: &str,
-    to_session: &dyn Fn(ViewText),
-    tx: &mpsc::UnboundedSender<HostInput>,
-) {
-    let Some(rest) = secret.open(body) else {
-        // A frame inside the View (not its proxy) tried to reach Rust directly.
-        tracing::warn!(view, "dropped IPC message without the host secret ({} bytes)", body.len());
-        return;
-    };
-    // A diagnostic or a drop reason is a few hundred bytes from the proxy; a View can call the
-    // line itself with anything, and these are parsed here, on the UI thread: bounded first.
-    // (A View's JSON-RPC message is bounded by its session, unparsed until then.)
-    if !rest.starts_with(['v', 'b']) && rest.len() > MAX_DIAGNOSTIC_BYTES {
-        tracing::warn!(view, "dropped a {} byte diagnostic from a View's proxy line", rest.len());
-        return;
-    }
-    let diagnostic = |data| ShellMessage::Diagnostic { view: view.to_owned(), data };
-    let msg = match rest.split_at_checked(1) {
-        // The hot path: the View's message goes to its session as it came.
-        Some(("v", msg)) => {
-            to_session(ViewText::One(msg.to_owned()));
-            return;
-        }
-        Some(("b", msgs)) => {
-            to_session(ViewText::Batch(msgs.to_owned()));
-            return;
-        }
-        Some(("x", reason)) => ShellMessage::Dropped { view: view.to_owned(), reason: reason.to_owned() },
-        Some(("d", data)) => match serde_json::from_str(data) {
-            Ok(data) => diagnostic(data),
-            Err(e) => {
-                tracing::warn!(view, "malformed diagnostic from a View's proxy: {e}");
-                return;
-            }
-        },
-        // Console chatter the proxy held back and sent together (bounded above like one).
-        Some(("D", data)) => {
-            match serde_json::from_str::<Vec<serde_json::Value>>(data) {
-                Ok(list) => {
-                    if list.len() > MAX_DIAGNOSTICS_PER_LINE {
-                        tracing::warn!(
-                            view,
-                            "dropped {} diagnostics over the bound of one line",
-                            list.len() - MAX_DIAGNOSTICS_PER_LINE
-                        );
-                    }
-                    for data in list.into_iter().take(MAX_DIAGNOSTICS_PER_LINE) {
-                        let _ = tx.send(HostInput::Shell(diagnostic(data)));
-                    }
-                }
-                Err(e) => tracing::warn!(view, "malformed diagnostics from a View's proxy: {e}"),
-            }
-            return;
-        }
-        _ => {
-            tracing::warn!(view, "malformed message from a View's proxy");
-            return;
-        }
-    };
-    let _ = tx.send(HostInput::Shell(msg));
-}
-
 /// WebKit's word that the web process of a server's webview ended: its group is `ended`, and
 /// the controller hears of it when the webview holds a View (`binding`; not a keeper or a
 /// spare nobody took).
@@ -908,82 +828,4 @@ fn watch(
             let _ = tx.send(HostInput::Frame(FrameSignal::Gone { view, reason }));
         }
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// What reached the session (View messages) and the controller (the rest).
-    fn received(body: &str, secret: &IpcSecret) -> (Vec<String>, Vec<ShellMessage>) {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let to_session = RefCell::new(Vec::new());
-        let text = |t| match t {
-            ViewText::One(m) => m,
-            ViewText::Batch(m) => format!("batch {m}"),
-        };
-        proxy_message("v7", secret, body, &|t| to_session.borrow_mut().push(text(t)), &tx);
-        let mut got = Vec::new();
-        while let Ok(HostInput::Shell(msg)) = rx.try_recv() {
-            got.push(msg);
-        }
-        (to_session.into_inner(), got)
-    }
-
-    #[test]
-    fn a_proxy_line_speaks_for_its_own_view_only_and_only_with_its_secret() {
-        let secret = IpcSecret::generate();
-        let with = |rest: &str| format!("{}{rest}", secret.expose_for_tests());
-        // A View's message goes to this line's session only, whatever it says about itself.
-        let msg = r#"{"jsonrpc":"2.0","method":"x","view":"v1"}"#;
-        assert_eq!(received(&with(&format!("v{msg}")), &secret), (vec![msg.to_owned()], vec![]));
-        // A burst goes to the session as one batch, unparsed (the session bounds and parses it).
-        assert_eq!(
-            received(&with(&format!("b[{msg},{msg}]")), &secret),
-            (vec![format!("batch [{msg},{msg}]")], vec![])
-        );
-        assert_eq!(
-            received(&with(r#"d{"kind":"csp","detail":{}}"#), &secret).1,
-            [ShellMessage::Diagnostic { view: "v7".into(), data: serde_json::json!({"kind": "csp", "detail": {}}) }]
-        );
-        // Diagnostics sent together arrive one by one, in order; a malformed list brings none.
-        assert_eq!(
-            received(
-                &with(r#"D[{"kind":"console","detail":{"level":"debug"}},{"kind":"error","detail":{}}]"#),
-                &secret
-            )
-            .1,
-            [
-                ShellMessage::Diagnostic {
-                    view: "v7".into(),
-                    data: serde_json::json!({"kind": "console", "detail": {"level": "debug"}})
-                },
-                ShellMessage::Diagnostic {
-                    view: "v7".into(),
-                    data: serde_json::json!({"kind": "error", "detail": {}})
-                },
-            ]
-        );
-        assert_eq!(received(&with(r#"D[{"kind":"csp"},"#), &secret), (vec![], vec![]));
-        let many = format!("D[{}{{}}]", "{},".repeat(MAX_DIAGNOSTICS_PER_LINE + 9));
-        assert_eq!(received(&with(&many), &secret).1.len(), MAX_DIAGNOSTICS_PER_LINE);
-        assert_eq!(received(&with(r#"D{"kind":"csp"}"#), &secret), (vec![], vec![]));
-        assert_eq!(
-            received(&with("xnot serialisable"), &secret).1,
-            [ShellMessage::Dropped { view: "v7".into(), reason: "not serialisable".into() }]
-        );
-        // Without the secret (a frame inside the View), with another line's secret, malformed.
-        let nothing = (vec![], vec![]);
-        assert_eq!(received(r#"v{"jsonrpc":"2.0"}"#, &secret), nothing);
-        assert_eq!(received(&format!("{}v{{}}", IpcSecret::generate().expose_for_tests()), &secret), nothing);
-        assert_eq!(received(&with("d{not json"), &secret), nothing);
-        assert_eq!(received(&with("q{}"), &secret), nothing);
-        assert_eq!(received(&with(""), &secret), nothing);
-        assert_eq!(received(&with("é"), &secret), nothing, "a multibyte kind never panics");
-        // A diagnostic over the bound is dropped unparsed; a View's own message is its session's.
-        let huge = format!(r#"d{{"kind":"console","detail":"{}"}}"#, "x".repeat(MAX_DIAGNOSTIC_BYTES));
-        assert_eq!(received(&with(&huge), &secret), nothing);
-        assert_eq!(received(&with(&format!("D[{}]", &huge[1..])), &secret), nothing);
-        assert_eq!(received(&with(&format!("v{}", "x".repeat(MAX_DIAGNOSTIC_BYTES))), &secret).0.len(), 1);
-    }
 }

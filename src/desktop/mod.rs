@@ -10,6 +10,7 @@
 mod engine;
 mod frames;
 mod ipc;
+mod proxy_line;
 mod schemes;
 mod snapshot;
 mod web_content;
