@@ -869,6 +869,40 @@ fn a_view_cannot_keep_thousands_of_calls_in_flight() {
     run.assert_honest_kept_working("v2", run.report_time("inflight"));
 }
 
+/// A View that asks to be closed, then never answers `ui/resource-teardown` and goes on calling
+/// tools, is closed anyway when its teardown times out (3 s): nothing it sends after that
+/// reaches the host, and the honest View beside it keeps working.
+#[test]
+fn a_view_that_never_answers_its_teardown_is_closed_anyway() {
+    let teardown_at = |t: &[Value]| {
+        t.iter()
+            .find(|r| r["dir"] == "host->view" && r["view"] == "v1" && r["msg"]["method"] == "ui/resource-teardown")
+            .and_then(|r| r["t_ms"].as_f64())
+    };
+    let run = run_host(
+        &views(&hostile(None), &[("attack-deaf", json!({"ms": 12000})), ("honest", json!({}))], &[]),
+        |t| {
+            teardown_at(t)
+                .is_some_and(|at| honest_calls(t, &["v2".to_owned()]).iter().filter(|c| **c > at).count() >= 20)
+        },
+        LIMIT,
+    );
+    let at = teardown_at(&run.trace).unwrap_or_else(|| panic!("no teardown was sent:\n{}", run.dump()));
+    let deaf: Vec<(String, f64)> = run
+        .trace
+        .iter()
+        .filter(|r| r["view"] == "v1" && r["msg"]["params"]["arguments"]["deaf"].is_u64())
+        .map(|r| (r["dir"].as_str().unwrap_or_default().to_owned(), r["t_ms"].as_f64().unwrap_or(0.0)))
+        .collect();
+    let last = deaf.iter().map(|(_, t)| *t).fold(0.0, f64::max);
+    println!("teardown sent at {at:.0} ms; {} calls of the deaf View traced, the last at {last:.0} ms", deaf.len());
+    assert!(deaf.iter().any(|(dir, _)| dir == "view->host"), "the deaf View never called: {deaf:?}");
+    assert!(last < at + 3000.0 + 1500.0, "the deaf View still reached the host {:.0} ms after its teardown", last - at);
+    assert!(run.log_count("teardown: TimedOut") >= 1, "the teardown did not time out:\n{}", run.dump());
+    assert_no_hits(&run);
+    run.assert_honest_kept_working("v2", at + 3000.0);
+}
+
 /// A View can script its proxy page (they share an origin) and call the line the proxy reports
 /// diagnostics on, with anything, as fast as it likes: every diagnostic was a line of the host's
 /// log and a trace record, so a View could fill the disk under the host's log. Now each View's
