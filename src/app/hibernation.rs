@@ -26,6 +26,11 @@ use super::*;
 pub(super) const DEFAULT_LIVE_VIEWS: usize = 10;
 /// A View out of sight this long may go to sleep: scrolling past it does not end it.
 const SLEEP_AFTER: Duration = Duration::from_secs(2);
+/// The most Views whose teardown for sleep runs at once: tearing a View down is work for its
+/// web process, and a host that opens a long conversation's worth of Views at once would
+/// otherwise send the first ones out of sight their teardowns together, into a process busy
+/// loading the rest.
+const MAX_FALLING_ASLEEP: usize = 4;
 
 /// What a sleeping View needs to wake where it was.
 #[derive(Debug, Clone)]
@@ -91,9 +96,11 @@ impl Hibernation {
     }
 
     /// Which of the `live` Views (id, whether it may sleep) go to sleep now: the ones seen
-    /// least recently, out of sight long enough, until no more than the budget are live.
+    /// least recently, out of sight long enough, until no more than the budget are live, and
+    /// no more than [`MAX_FALLING_ASLEEP`] at a time.
     pub(super) fn choose(&self, live: &[(ViewId, bool)], now: Instant) -> Vec<ViewId> {
-        if !self.over_budget(live.len()) {
+        let falling = self.sleepers.values().filter(|s| !s.asleep).count();
+        if !self.over_budget(live.len()) || falling >= MAX_FALLING_ASLEEP {
             return Vec::new();
         }
         let mut candidates: Vec<(Instant, &ViewId)> = live
@@ -103,7 +110,8 @@ impl Hibernation {
             .filter(|(t, _)| now.saturating_duration_since(*t) >= SLEEP_AFTER)
             .collect();
         candidates.sort();
-        candidates.into_iter().take(live.len() - self.budget).map(|(_, id)| id.clone()).collect()
+        let n = (live.len() - self.budget).min(MAX_FALLING_ASLEEP - falling);
+        candidates.into_iter().take(n).map(|(_, id)| id.clone()).collect()
     }
 
     /// `view` closed for good.
@@ -218,8 +226,11 @@ impl Controller {
         }
     }
 
+    /// Whether `v` may sleep; never while its web process does not respond (its teardown
+    /// could not be answered, and the process is busy enough).
     fn may_sleep(&self, id: &str, v: &ViewState) -> bool {
         v.phase == Phase::Initialized
+            && !self.processes.is_hung(&v.label)
             && v.mode == DisplayMode::Inline
             && v.result.is_some()
             && v.reached.result_delivered
@@ -258,7 +269,9 @@ impl Controller {
             v.handle.frame_gone();
         }
         self.registry.remove(view);
-        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Unmount { view: view.to_owned() }));
+        // Its process stays even if it does not respond now: sleep is the host's own choice
+        // and must not stop the server's other Views.
+        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Unmount { view: view.to_owned(), keep_process: true }));
         self.shell(ShellCommand::Asleep { view: view.to_owned(), title: None, height: None, text });
         // Seen again while its teardown ran: it wakes at once.
         if self.hibernation.is_near(view) {
@@ -386,5 +399,31 @@ mod tests {
         let (old, s) = h.woken("v10").unwrap();
         assert_eq!((old.as_str(), s.height), ("v1", 300.0));
         assert!(h.is_empty());
+    }
+
+    #[test]
+    fn only_a_few_views_fall_asleep_at_a_time() {
+        let t0 = Instant::now();
+        let mut h = Hibernation::new(1);
+        let ids: Vec<String> = (1..=20).map(|i| format!("v{i}")).collect();
+        for id in &ids {
+            h.mounted(id, t0);
+        }
+        let later = t0 + Duration::from_secs(10);
+        let all: Vec<(ViewId, bool)> = ids.iter().map(|id| (id.clone(), true)).collect();
+        let first = h.choose(&all, later);
+        assert_eq!(first.len(), MAX_FALLING_ASLEEP);
+        let restore =
+            Restore { old: "v1".into(), server: "s".into(), tool: "t".into(), arguments: Map::new(), result: None };
+        for id in &first {
+            let sleeper =
+                Sleeper { restore: restore.clone(), title: "T".into(), height: 1.0, asleep: false, waking: false };
+            h.going_to_sleep(id, sleeper);
+        }
+        let rest: Vec<(ViewId, bool)> = all.iter().filter(|(id, _)| !first.contains(id)).cloned().collect();
+        assert!(h.choose(&rest, later).is_empty(), "more fell asleep while the first teardowns ran");
+        // One teardown done: one more may start.
+        h.sleeper_mut(&first[0]).unwrap().asleep = true;
+        assert_eq!(h.choose(&rest, later).len(), 1);
     }
 }

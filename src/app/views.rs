@@ -520,7 +520,7 @@ impl Controller {
     /// Removes a View's card and its webview.
     pub(super) fn unmount(&mut self, view: &str) {
         self.shell(ShellCommand::Unmount { view: view.to_owned() });
-        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Unmount { view: view.to_owned() }));
+        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Unmount { view: view.to_owned(), keep_process: false }));
     }
 
     /// Keeps a shell command of the conversation's record for a reloaded shell (bounded).

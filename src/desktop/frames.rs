@@ -225,13 +225,13 @@ impl FrameLayer {
                 }
             }
             FrameOp::Post { view, msg } => self.post(&view, &msg),
-            FrameOp::Unmount { view } => self.unmount(&view),
+            FrameOp::Unmount { view, keep_process } => self.unmount(&view, keep_process),
             FrameOp::Stop { label } => self.stop(&label),
             FrameOp::Theme(theme) => self.set_theme(theme),
             FrameOp::Clear => {
                 let views: Vec<String> = self.views.keys().cloned().collect();
                 for view in views {
-                    self.unmount(&view);
+                    self.unmount(&view, false);
                 }
             }
         }
@@ -465,7 +465,7 @@ impl FrameLayer {
         }
     }
 
-    fn unmount(&mut self, view: &str) {
+    fn unmount(&mut self, view: &str, keep_process: bool) {
         use gtk::prelude::*;
         use wry::WebViewExtUnix;
         let Some(frame) = self.views.remove(view) else { return };
@@ -501,7 +501,8 @@ impl FrameLayer {
         }
         // A process that loops would go on looping without a page: closing a View of a
         // hung process ends the process (its server's other Views come back, see the controller).
-        if hung && !ended {
+        // Not for a View put to sleep: a process busy loading Views looks hung too.
+        if hung && !ended && !keep_process {
             use webkit2gtk::WebViewExt;
             tracing::warn!(view, "closing a View whose web process does not respond: ending the process");
             frame.webview.webview().terminate_web_process();
