@@ -18,7 +18,8 @@
 //!
 //! Never asleep: a View in sight or near it (one viewport above or below), in fullscreen or
 //! picture-in-picture, still loading or without its result (waking would call the tool
-//! again), with a consent question open, on probation, or in preview and `--exit-after` runs.
+//! again), with a consent question open, on probation, while its web process does not respond,
+//! or in preview and `--exit-after` runs. Going to sleep never ends a web process.
 
 use super::*;
 
