@@ -14,6 +14,8 @@ mod proxy_line;
 mod schemes;
 mod snapshot;
 mod web_content;
+#[cfg(target_os = "linux")]
+mod web_extension;
 
 pub(crate) use crate::app::{RunOptions, SharedModel};
 
@@ -253,6 +255,8 @@ fn lean_cache(webview: &wry::WebView) {
     use wry::WebViewExtUnix;
     if let Some(context) = webview.webview().context() {
         context.set_cache_model(webkit2gtk::CacheModel::DocumentViewer);
+        // The Views' processes start after the shell's: they get the extension.
+        web_extension::install(&context);
     }
 }
 
