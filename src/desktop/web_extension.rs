@@ -1,6 +1,7 @@
 //! The host's web process extension (`webext/collect.c`, built by `build.rs`): in each web
 //! process of the host, one full JavaScriptCore collection a second after pages went (Views
-//! closed or asleep), so their memory goes back at once instead of at the engine's own pace.
+//! closed or asleep), while the process holds 32 pages or fewer, so their memory goes back at
+//! once instead of at the engine's own pace.
 //!
 //! WebKit loads every library of one directory into every web process it starts. The library is
 //! in the binary and written, at start, into a directory of this user's that nobody else can
