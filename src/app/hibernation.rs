@@ -345,6 +345,13 @@ impl Controller {
 mod tests {
     use super::*;
 
+    /// A sleeper going to sleep (its teardown runs).
+    fn falling(height: f64) -> Sleeper {
+        let restore =
+            Restore { old: "v1".into(), server: "s".into(), tool: "t".into(), arguments: Map::new(), result: None };
+        Sleeper { restore, title: "T".into(), height, asleep: false, waking: false }
+    }
+
     fn live(ids: &[&str]) -> Vec<(ViewId, bool)> {
         ids.iter().map(|id| ((*id).to_owned(), true)).collect()
     }
@@ -383,10 +390,7 @@ mod tests {
     fn a_sleeper_wakes_once_when_seen_and_its_waking_view_replaces_it() {
         let t0 = Instant::now();
         let mut h = Hibernation::new(1);
-        let restore =
-            Restore { old: "v1".into(), server: "s".into(), tool: "t".into(), arguments: Map::new(), result: None };
-        let sleeper = Sleeper { restore, title: "T".into(), height: 300.0, asleep: false, waking: false };
-        h.going_to_sleep("v1", sleeper);
+        h.going_to_sleep("v1", falling(300.0));
         // Not asleep yet (its teardown runs): seen, it does not wake.
         assert!(h.sight(vec!["v1".into()], t0).is_empty());
         h.sleeper_mut("v1").unwrap().asleep = true;
@@ -414,12 +418,8 @@ mod tests {
         let all: Vec<(ViewId, bool)> = ids.iter().map(|id| (id.clone(), true)).collect();
         let first = h.choose(&all, later);
         assert_eq!(first.len(), MAX_FALLING_ASLEEP);
-        let restore =
-            Restore { old: "v1".into(), server: "s".into(), tool: "t".into(), arguments: Map::new(), result: None };
         for id in &first {
-            let sleeper =
-                Sleeper { restore: restore.clone(), title: "T".into(), height: 1.0, asleep: false, waking: false };
-            h.going_to_sleep(id, sleeper);
+            h.going_to_sleep(id, falling(1.0));
         }
         let rest: Vec<(ViewId, bool)> = all.iter().filter(|(id, _)| !first.contains(id)).cloned().collect();
         assert!(h.choose(&rest, later).is_empty(), "more fell asleep while the first teardowns ran");

@@ -153,8 +153,8 @@ pub(crate) enum FrameOp {
     Mount(FrameMount),
     /// A JSON-RPC message (JSON text) for a View.
     Post { view: String, msg: String },
-    /// Destroy a View's webview. `keep_process`: the View goes to sleep, and its web process is not ended even when it
-    /// does not respond (a closed View of a hung process ends it).
+    /// Destroy a View's webview. `keep_process`: the View goes to sleep, and its web process
+    /// is not ended even when it does not respond (a closed View of a hung process ends it).
     Unmount { view: String, keep_process: bool },
     /// End the web process of the Views with this sandbox label (WebKit then reports them gone).
     Stop { label: String },
