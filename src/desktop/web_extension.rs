@@ -1,7 +1,8 @@
 //! The host's web process extension (`webext/collect.c`, built by `build.rs`): in each web
-//! process of the host, one full JavaScriptCore collection a second after pages went (Views
-//! closed or asleep), while the process holds 32 pages or fewer, so their memory goes back at
-//! once instead of at the engine's own pace.
+//! process of the host, one full JavaScriptCore collection half a second after pages went (Views
+//! closed or asleep), while the process holds 32 pages or fewer, then the allocator's scavenger
+//! on a thread of its own, so their memory goes back at once instead of at the engine's own
+//! pace.
 //!
 //! WebKit loads every library of one directory into every web process it starts. The library is
 //! in the binary and written, at start, into a directory of this user's that nobody else can
