@@ -227,3 +227,76 @@ fn closed_views_are_collected_and_their_memory_released_in_their_process() {
     // Half a second after the pages went, plus the collection and the release: far under 10 s.
     assert!(after_close.unwrap() < Duration::from_secs(10), "released only {after_close:?} after the closes");
 }
+
+/// A full collection blocks its process while it runs, longer the more pages it holds: so the
+/// extension does not collect in a process of more than 32 pages (a crowd still there, whose
+/// process would look hung), and does once enough of them went.
+#[test]
+fn a_process_holding_a_crowd_is_not_collected_until_it_holds_few_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace_path = dir.path().join("trace.jsonl");
+    let stderr_path = dir.path().join("stderr.txt");
+    // 40 Views and the spare page: 41 pages. Closing 4 leaves 37, closing 10 more leaves 27.
+    let script = automation(
+        &dir,
+        r##"
+        const close = (from, to) => { for (let i = from; i <= to; i++) document.querySelector('[data-view="v' + i + '"] header button').click(); };
+        for (let i = 0; i < 40; i++) { await call("counter"); await wait(20); }
+        await until(() => document.querySelectorAll(".card .slot").length >= 40, 120000);
+        await wait(3000);
+        close(1, 4);
+        await wait(4000);
+        close(5, 14);
+        "##,
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        // Every View live: none goes to sleep, so pages go only when the script closes them.
+        .args(["demo", "--live-views", "0", "--automation", &script, "--trace", trace_path.to_str().unwrap()])
+        .env("MCP_APPS_HOST_LOG", "warn")
+        .env("MCP_APPS_HOST_COLLECT_LOG", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .unwrap();
+    let teardowns = || {
+        std::fs::read_to_string(&trace_path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/resource-teardown")
+            .count()
+    };
+    let collections = || stderr_count(&stderr_path, "collected with");
+    let start = std::time::Instant::now();
+    // Collections logged when the first 4 closed, when the next 10 began to close, and after.
+    let (mut first, mut second, mut after) = (None, None, None);
+    while start.elapsed() < Duration::from_secs(180) && after.is_none() {
+        std::thread::sleep(Duration::from_millis(100));
+        let sent = teardowns();
+        if first.is_none() && sent >= 4 {
+            first = Some(collections());
+        }
+        if second.is_none() && sent >= 5 {
+            second = Some(collections());
+        }
+        if let Some(before) = second.filter(|before| collections() > *before) {
+            after = Some(before);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("collected with")).collect();
+    eprintln!("{}", lines.join("\n"));
+    let (Some(first), Some(second)) = (first, second) else { panic!("the Views were not closed:\n{stderr}") };
+    assert_eq!(first, second, "a collection ran while the process held 37 pages:\n{}", lines.join("\n"));
+    let Some(before) = after else { panic!("no collection once the process held 27 pages:\n{stderr}") };
+    // "collected with N pages in M ms": N is what the process held.
+    let pages: u32 = lines[before]
+        .split("collected with ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no page count in {:?}", lines[before]));
+    assert!(pages <= 32, "collected with {pages} pages");
+}
