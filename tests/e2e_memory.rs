@@ -7,6 +7,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::hostile::read_trace;
 use common::*;
 use serde_json::Value;
 
@@ -70,13 +71,7 @@ fn a_hundred_views_open_then_close_with_teardown_and_memory_is_reported() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let read = || -> Vec<Value> {
-        std::fs::read_to_string(&trace_path)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    };
+    let read = || read_trace(&trace_path);
     let count = |t: &[Value], f: &dyn Fn(&Value) -> bool| t.iter().filter(|r| f(r)).count();
     let wait_for = |f: &dyn Fn(&[Value]) -> bool, limit: Duration| {
         let start = std::time::Instant::now();
@@ -95,10 +90,7 @@ fn a_hundred_views_open_then_close_with_teardown_and_memory_is_reported() {
         Duration::from_secs(150),
     );
     let peak = pss_tree_kb(pid);
-    let all_closed = wait_for(
-        &|t| count(t, &|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/resource-teardown") >= 100,
-        Duration::from_secs(60),
-    );
+    let all_closed = wait_for(&|t| teardowns(t) >= 100, Duration::from_secs(60));
     std::thread::sleep(Duration::from_secs(3));
     let after = pss_tree_kb(pid);
     // With no View open for a while, the host replaces the web process; the shell comes back.
@@ -166,6 +158,25 @@ fn stderr_count(path: &std::path::Path, needle: &str) -> usize {
     std::fs::read_to_string(path).unwrap_or_default().lines().filter(|l| l.contains(needle)).count()
 }
 
+/// `mcp-apps-host demo` with `args`, the extension's log on (`MCP_APPS_HOST_COLLECT_LOG`) and its
+/// stderr in `stderr`.
+fn demo_logging_collections(args: &[&str], stderr: &std::path::Path) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .arg("demo")
+        .args(args)
+        .env("MCP_APPS_HOST_LOG", "warn")
+        .env("MCP_APPS_HOST_COLLECT_LOG", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// The `ui/resource-teardown` requests the host sent.
+fn teardowns(trace: &[Value]) -> usize {
+    trace.iter().filter(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/resource-teardown").count()
+}
+
 /// Views that close leave garbage in their server's web process. The extension collects it half
 /// a second after the last page went and has the allocator hand it back; its log
 /// (`MCP_APPS_HOST_COLLECT_LOG`) says so. Without the extension in the web process (not built,
@@ -184,17 +195,8 @@ fn closed_views_are_collected_and_their_memory_released_in_their_process() {
         document.querySelectorAll(".card header button").forEach((b) => b.click());
         "##,
     );
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
-        .args(["demo", "--automation", &script, "--trace", trace_path.to_str().unwrap()])
-        .env("MCP_APPS_HOST_LOG", "warn")
-        .env("MCP_APPS_HOST_COLLECT_LOG", "1")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&stderr_path).unwrap())
-        .spawn()
-        .unwrap();
-    let teardowns = |t: &[Value]| {
-        t.iter().filter(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/resource-teardown").count()
-    };
+    let mut child =
+        demo_logging_collections(&["--automation", &script, "--trace", trace_path.to_str().unwrap()], &stderr_path);
     let start = std::time::Instant::now();
     // When the four teardowns had been sent, and how many collections and releases had run by
     // then (pages of the process may have gone before: those are not these Views').
@@ -202,12 +204,7 @@ fn closed_views_are_collected_and_their_memory_released_in_their_process() {
     let mut released = false;
     while start.elapsed() < Duration::from_secs(90) && !released {
         std::thread::sleep(Duration::from_millis(200));
-        let trace: Vec<Value> = std::fs::read_to_string(&trace_path)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        if closed.is_none() && teardowns(&trace) >= 4 {
+        if closed.is_none() && teardowns(&read_trace(&trace_path)) >= 4 {
             let before = (stderr_count(&stderr_path, "collected with"), stderr_count(&stderr_path, "released in"));
             closed = Some((std::time::Instant::now(), before));
         }
@@ -249,30 +246,16 @@ fn a_process_holding_a_crowd_is_not_collected_until_it_holds_few_pages() {
         close(5, 14);
         "##,
     );
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
-        // Every View live: none goes to sleep, so pages go only when the script closes them.
-        .args(["demo", "--live-views", "0", "--automation", &script, "--trace", trace_path.to_str().unwrap()])
-        .env("MCP_APPS_HOST_LOG", "warn")
-        .env("MCP_APPS_HOST_COLLECT_LOG", "1")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&stderr_path).unwrap())
-        .spawn()
-        .unwrap();
-    let teardowns = || {
-        std::fs::read_to_string(&trace_path)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/resource-teardown")
-            .count()
-    };
+    // Every View live: none goes to sleep, so pages go only when the script closes them.
+    let args = ["--live-views", "0", "--automation", &script, "--trace", trace_path.to_str().unwrap()];
+    let mut child = demo_logging_collections(&args, &stderr_path);
     let collections = || stderr_count(&stderr_path, "collected with");
     let start = std::time::Instant::now();
     // Collections logged when the first 4 closed, when the next 10 began to close, and after.
     let (mut first, mut second, mut after) = (None, None, None);
     while start.elapsed() < Duration::from_secs(180) && after.is_none() {
         std::thread::sleep(Duration::from_millis(100));
-        let sent = teardowns();
+        let sent = teardowns(&read_trace(&trace_path));
         if first.is_none() && sent >= 4 {
             first = Some(collections());
         }

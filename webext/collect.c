@@ -26,8 +26,8 @@
 extern void JSSynchronousGarbageCollectForDebugging(JSContextRef ctx);
 
 /*
- * How long after the last page went the collection runs. Views fall asleep a few at a time,
- * a wave every 250-500 ms (src/app/hibernation.rs), so a run of waves mostly makes one.
+ * How long after the last page went the collection runs. Views fall asleep four at a time,
+ * the next as soon as one is done (src/app/hibernation.rs), so a run of sleeps makes one.
  */
 #define COLLECT_AFTER_MS 500
 
