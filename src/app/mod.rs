@@ -450,6 +450,7 @@ impl Controller {
             self.startup_ids.insert(id.clone());
             self.startup_waiting.push(StartupOpen { id, tool, arguments });
         }
+        self.prepare_startup_frames();
         // Every server starts at once; the picker shows each as it becomes ready (or fails).
         let mut server_events = self.servers.events();
         let (started_tx, mut started_rx) = oneshot::channel::<()>();

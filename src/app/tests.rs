@@ -28,6 +28,9 @@ struct Window {
     shell: Vec<ShellCommand>,
     /// Views mounted so far: their sessions (the View's IPC line).
     mounted: Vec<ViewHandle>,
+    /// Sandbox labels whose web process the app asked for ahead of a View, with how many
+    /// Views were mounted when it asked.
+    prepared: Vec<(String, usize)>,
     /// Messages posted to each View, parsed, in order.
     posts: Vec<(String, Value)>,
     exit: Option<i32>,
@@ -53,7 +56,16 @@ impl Window {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         });
-        Self { events, input, shell: Vec::new(), mounted: Vec::new(), posts: Vec::new(), exit: None, registry }
+        Self {
+            events,
+            input,
+            shell: Vec::new(),
+            mounted: Vec::new(),
+            prepared: Vec::new(),
+            posts: Vec::new(),
+            exit: None,
+            registry,
+        }
     }
 
     fn demo(tool: &str, arguments: Value) -> RunOptions {
@@ -78,6 +90,7 @@ impl Window {
                     self.shell.push(command);
                 }
                 UserEvent::Frame(FrameOp::Mount(mount)) => self.mounted.push(mount.session.clone()),
+                UserEvent::Frame(FrameOp::Prepare { label }) => self.prepared.push((label.clone(), self.mounted.len())),
                 UserEvent::Frame(FrameOp::Post { view, msg }) => {
                     self.posts.push((view.clone(), serde_json::from_str(msg).expect("a JSON post")));
                 }
@@ -185,6 +198,36 @@ async fn a_tool_opens_end_to_end_and_the_run_ends_at_its_result() {
         window.posts.iter().take_while(|(_, m)| m["method"] != methods::TOOL_INPUT).map(|(_, m)| m).collect();
     assert!(before.iter().all(|m| m["method"] == methods::SANDBOX_RESOURCE_READY || m["id"] == json!(1)), "{before:?}");
     assert_eq!(window.exit_code().await, 0);
+}
+
+#[tokio::test]
+async fn the_server_of_a_tool_named_at_start_gets_its_web_process_before_it_answered() {
+    let mut window = Window::open(Window::demo("counter", json!({})));
+    let label = window
+        .until("the View's frame", |_, e| match e {
+            UserEvent::Frame(FrameOp::Mount(m)) => Some(m.label.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(window.prepared, vec![(label, 0)], "asked for once, for the View's own label, before its mount");
+}
+
+#[tokio::test]
+async fn a_bare_tool_name_among_many_servers_starts_no_web_process_ahead() {
+    // Three servers (two cannot start): the tool may open on any of them, so none is prepared.
+    let missing = |name: &str| ServerSpec::Stdio {
+        name: name.into(),
+        program: format!("/nonexistent/{name}"),
+        args: Vec::new(),
+        env: Vec::new(),
+        cwd: None,
+    };
+    let mut options = RunOptions::app_with(vec![ServerSpec::builtin("demo"), missing("a"), missing("b")]);
+    options.opens = vec![("counter".into(), serde_json::Map::new())];
+    options.timeout = LIMIT;
+    let mut window = Window::open(options);
+    window.mounted_view().await;
+    assert!(window.prepared.is_empty(), "{:?}", window.prepared);
 }
 
 #[tokio::test]

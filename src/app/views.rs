@@ -8,6 +8,9 @@ use super::*;
 /// answer and its parse took the CPU from the View's load (measured); a few seconds later they
 /// would still land in the middle of what the View does first.
 const UI_REFRESH_DELAY: Duration = Duration::from_secs(10);
+/// At most this many servers get a web process before they answered (see
+/// [`Controller::prepare_startup_frames`]).
+const MAX_PREPARED: usize = 2;
 
 impl Controller {
     /// Starts the tool call and returns the future that fetches the UI and starts the session.
@@ -266,6 +269,38 @@ impl Controller {
             pending.task = Some(task.abort_handle());
         }
         Ok(())
+    }
+
+    /// The servers the tools named at start will open on start their web process now, while
+    /// they connect: a cold start's first View then waits for the slower of the two, not for
+    /// one after the other (measured: about 200 ms of a cold start was the View's web process
+    /// starting after the server had answered). A bare tool name may open on any server: its
+    /// servers are prepared only when they are few, so that a long config does not start a
+    /// process for each of its servers. A prepared process no View came to goes after 30 s.
+    pub(super) fn prepare_startup_frames(&self) {
+        let names = self.servers.names();
+        let mut servers: Vec<&String> = Vec::new();
+        for open in &self.startup_waiting {
+            match open.tool.split_once('/') {
+                Some((server, _)) if names.iter().any(|n| n == server) => {
+                    servers.extend(names.iter().filter(|n| *n == server));
+                }
+                _ => servers.extend(names.iter()),
+            }
+        }
+        let mut labels: Vec<String> = Vec::new();
+        for server in servers {
+            let label = sandbox_label(&self.servers.identity(server).unwrap_or_default());
+            if !labels.contains(&label) {
+                labels.push(label);
+            }
+        }
+        if labels.len() > MAX_PREPARED {
+            return;
+        }
+        for label in labels {
+            let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Prepare { label }));
+        }
     }
 
     /// Opens the tools named at start whose server is ready now; each waits for its own server

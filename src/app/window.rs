@@ -158,6 +158,8 @@ pub(crate) enum FrameOp {
     Unmount { view: String, keep_process: bool },
     /// End the web process of the Views with this sandbox label (WebKit then reports them gone).
     Stop { label: String },
+    /// A View with this sandbox label will open soon: start its web process and a proxy page.
+    Prepare { label: String },
     /// Destroy every View's webview (the shell restarts and remounts them).
     Clear,
     /// The host's theme (the card background behind a View).

@@ -45,6 +45,9 @@ const CLOSE_AFTER: Duration = Duration::from_millis(500);
 /// A server's spare proxy page is made this long after one of its Views was mounted, so it does
 /// not compete with that View's own loading.
 const SPARE_AFTER: Duration = Duration::from_millis(50);
+/// A View's webview is in sight this long after it was mounted at the latest, even if its proxy
+/// page did not report its load (see [`ViewFrame::loaded`]).
+const SHOW_AT_LATEST: Duration = Duration::from_secs(2);
 
 /// The View a webview's IPC line and navigation guard speak for.
 struct Bound {
@@ -66,6 +69,8 @@ type Binding = Rc<RefCell<Option<Bound>>>;
 /// ever ran in it, and each View gets a spare only once.
 struct Spare {
     webview: wry::WebView,
+    /// Its proxy page has loaded (see [`ViewFrame::loaded`]).
+    loaded: Rc<Cell<bool>>,
     binding: Binding,
     /// The proxy's ready message, which came before any View took the page.
     ready: Rc<RefCell<Option<String>>>,
@@ -78,6 +83,13 @@ struct ViewFrame {
     group: u64,
     /// Where it is now (layer coordinates and size), to move only what moved.
     placed: Option<(i32, i32, i32, i32)>,
+    /// Its proxy page has loaded. Until then it stays out of sight: drawing a webview whose
+    /// web process has not painted yet makes GTK's thread wait for that paint for up to 0.5 s,
+    /// and a process still starting asks this thread for its network connection and waits too,
+    /// so the wait runs out in full (traced: 2 waits of 0.5 s in half of the cold starts).
+    loaded: Rc<Cell<bool>>,
+    /// Where the shell wants it while it is not loaded.
+    wanted: Option<(i32, i32, i32, i32)>,
 }
 
 /// The Views of one server: one web process.
@@ -227,6 +239,7 @@ impl FrameLayer {
             FrameOp::Post { view, msg } => self.post(&view, &msg),
             FrameOp::Unmount { view, keep_process } => self.unmount(&view, keep_process),
             FrameOp::Stop { label } => self.stop(&label),
+            FrameOp::Prepare { label } => self.prepare(&label),
             FrameOp::Theme(theme) => self.set_theme(theme),
             FrameOp::Clear => {
                 let views: Vec<String> = self.views.keys().cloned().collect();
@@ -251,19 +264,7 @@ impl FrameLayer {
         }
         // Related to a View of the same server, or to the blank page that kept its process warm.
         let related = self.group_page(&mount.label);
-        let next_group = &mut self.next_group;
-        let group = self.groups.entry(mount.label.clone()).or_insert_with(|| {
-            *next_group += 1;
-            Group {
-                id: *next_group,
-                members: Vec::new(),
-                ended: Rc::new(Cell::new(false)),
-                ping: Rc::new(Cell::new(None)),
-                hung: Rc::new(Cell::new(None)),
-                keeper: None,
-                spare: None,
-            }
-        });
+        let group = self.group(&mount.label);
         let (group_id, ended) = (group.id, group.ended.clone());
         let bound = Bound {
             view: mount.view.clone(),
@@ -274,13 +275,13 @@ impl FrameLayer {
         // A View whose frame loads its document takes the proxy page made in advance, if
         // there is one: it has loaded already, and said it is ready.
         let spare = if mount.document.is_some() { group.spare.take() } else { None };
-        let webview = match spare {
+        let (webview, loaded) = match spare {
             Some(spare) => {
                 *spare.binding.borrow_mut() = Some(bound);
                 if let Some(ready) = spare.ready.borrow_mut().take() {
                     mount.session.from_view(ready);
                 }
-                spare.webview
+                (spare.webview, spare.loaded)
             }
             None => {
                 let binding = Rc::new(RefCell::new(Some(bound)));
@@ -288,9 +289,9 @@ impl FrameLayer {
                     Some(_) => self.shared_proxy_src(&mount.label),
                     None => mount.src.clone(),
                 };
-                let webview = self.view_webview(&src, related, &binding, &Rc::default())?;
+                let (webview, loaded) = self.view_webview(&src, related, &binding, &Rc::default())?;
                 watch(&webview, Some(binding), ended, self.to_controller.clone());
-                webview
+                (webview, loaded)
             }
         };
         let Some(group) = self.groups.get_mut(&mount.label) else { return Ok(()) };
@@ -299,11 +300,67 @@ impl FrameLayer {
         if let Some((keeper, _)) = group.keeper.take() {
             self.closing.push(keeper);
         }
-        self.views.insert(mount.view, ViewFrame { webview, label: mount.label.clone(), group: group_id, placed: None });
+        if !loaded.get() {
+            // Shown at the latest after a while, whatever its load does.
+            let (me, view) = (self.me.clone(), mount.view.clone());
+            gtk::glib::timeout_add_local_once(SHOW_AT_LATEST, move || reveal_soon(me, view));
+        }
+        let frame =
+            ViewFrame { webview, label: mount.label.clone(), group: group_id, placed: None, loaded, wanted: None };
+        self.views.insert(mount.view, frame);
         if mount.document.is_some() {
             self.schedule_spare(&mount.label);
         }
         Ok(())
+    }
+
+    /// The server's group, new (no process yet) if it has none.
+    fn group(&mut self, label: &str) -> &mut Group {
+        let next_group = &mut self.next_group;
+        self.groups.entry(label.to_owned()).or_insert_with(|| {
+            *next_group += 1;
+            Group {
+                id: *next_group,
+                members: Vec::new(),
+                ended: Rc::new(Cell::new(false)),
+                ping: Rc::new(Cell::new(None)),
+                hung: Rc::new(Cell::new(None)),
+                keeper: None,
+                spare: None,
+            }
+        })
+    }
+
+    /// The server's first View is on its way (a tool named at start): its web process starts
+    /// now, with a spare proxy page, while the server is still connecting, instead of after
+    /// the server answered. Unless a View of it came, both go after [`KEEP_WARM`].
+    fn prepare(&mut self, label: &str) {
+        if self.groups.contains_key(label) {
+            return;
+        }
+        let id = self.group(label).id;
+        self.make_spare(label, true);
+        let (weak, label) = (self.me.clone(), label.to_owned());
+        gtk::glib::timeout_add_local_once(KEEP_WARM, move || {
+            if let Some(frames) = weak.upgrade() {
+                if let Ok(mut frames) = frames.try_borrow_mut() {
+                    frames.forget_unused(&label, id);
+                }
+            }
+        });
+    }
+
+    /// A group made by [`Self::prepare`] that no View came to: its spare page (and so its
+    /// process) goes.
+    fn forget_unused(&mut self, label: &str, id: u64) {
+        let unused = self.groups.get(label).is_some_and(|g| g.id == id && g.members.is_empty() && g.keeper.is_none());
+        if unused {
+            if let Some(group) = self.groups.remove(label) {
+                tracing::debug!(label, "no View came to the web process made for it at start");
+                self.closing.extend(group.spare.map(|s| s.webview));
+            }
+            self.sweep();
+        }
     }
 
     /// A page of the server's web process, for a new webview to be created related to: one of
@@ -328,14 +385,15 @@ impl FrameLayer {
 
     /// A webview for a View's proxy page at `src`, out of sight, loading. Its IPC line and its
     /// navigations speak for whatever View `binding` names; while it names none (a spare), the
-    /// line keeps only the proxy's ready message, in `early_ready`.
+    /// line keeps only the proxy's ready message, in `early_ready`. Also returns the flag its
+    /// proxy page's load sets (see [`ViewFrame::loaded`]).
     fn view_webview(
         &mut self,
         src: &str,
         related: Option<webkit2gtk::WebView>,
         binding: &Binding,
         early_ready: &Rc<RefCell<Option<String>>>,
-    ) -> crate::Result<wry::WebView> {
+    ) -> crate::Result<(wry::WebView, Rc<Cell<bool>>)> {
         use gtk::prelude::*;
         use wry::{WebViewBuilderExtUnix, WebViewExtUnix};
         let secret = IpcSecret::generate();
@@ -388,8 +446,20 @@ impl FrameLayer {
         self.layer.move_(&widget, -10_000, 0);
         super::engine::harden(&webview);
         super::lean_rendering(&webview);
+        let loaded = Rc::new(Cell::new(false));
+        let (flag, me, reveal_binding) = (loaded.clone(), self.me.clone(), binding.clone());
+        webkit2gtk::WebViewExt::connect_load_changed(&widget, move |_, event| {
+            use webkit2gtk::LoadEvent;
+            if event != LoadEvent::Finished || flag.replace(true) {
+                return;
+            }
+            // A spare names no View yet: it is shown once taken, already loaded.
+            if let Some(view) = reveal_binding.borrow().as_ref().map(|b| b.view.clone()) {
+                reveal_soon(me.clone(), view);
+            }
+        });
         webview.load_url(src).map_err(|e| crate::Error::Desktop(format!("cannot load the View's proxy: {e}")))?;
-        Ok(webview)
+        Ok((webview, loaded))
     }
 
     /// Soon (once the View that was just mounted got going), a spare proxy page for the
@@ -399,17 +469,22 @@ impl FrameLayer {
         gtk::glib::timeout_add_local_once(SPARE_AFTER, move || {
             if let Some(frames) = weak.upgrade() {
                 if let Ok(mut frames) = frames.try_borrow_mut() {
-                    frames.make_spare(&label);
+                    frames.make_spare(&label, false);
                 }
             }
         });
     }
 
     /// A proxy page in the server's web process, loaded before its View is known (see
-    /// [`Spare`]), unless the server has one or its process is in trouble.
-    fn make_spare(&mut self, label: &str) {
+    /// [`Spare`]), unless the server has one or its process is in trouble. Only while the
+    /// server has Views, or `first`: for its first View, in a process of its own.
+    fn make_spare(&mut self, label: &str, first: bool) {
         let Some(group) = self.groups.get(label) else { return };
-        if group.spare.is_some() || group.ended.get() || group.hung.get().is_some() || group.members.is_empty() {
+        if group.spare.is_some()
+            || group.ended.get()
+            || group.hung.get().is_some()
+            || (group.members.is_empty() && !first)
+        {
             return;
         }
         let ended = group.ended.clone();
@@ -417,10 +492,10 @@ impl FrameLayer {
         let (binding, ready): (Binding, _) = (Rc::default(), Rc::default());
         let src = self.shared_proxy_src(label);
         match self.view_webview(&src, related, &binding, &ready) {
-            Ok(webview) => {
+            Ok((webview, loaded)) => {
                 watch(&webview, Some(binding.clone()), ended, self.to_controller.clone());
                 if let Some(group) = self.groups.get_mut(label) {
-                    group.spare = Some(Spare { webview, binding, ready });
+                    group.spare = Some(Spare { webview, loaded, binding, ready });
                 }
             }
             Err(e) => tracing::debug!(label, "no spare proxy page: {e}"),
@@ -607,19 +682,19 @@ impl FrameLayer {
             seen.insert(slot.view.as_str());
             let r = slot.rect;
             let want = (round(r.x) - clip_px.0, round(r.y) - clip_px.1, round(r.w).max(1), round(r.h).max(1));
-            if frame.placed != Some(want) {
-                let widget = frame.webview.webview();
-                if frame.placed.is_none_or(|p| (p.2, p.3) != (want.2, want.3)) {
-                    widget.set_size_request(want.2, want.3);
-                }
-                self.layer.move_(&widget, want.0, want.1);
-                frame.placed = Some(want);
+            if frame.loaded.get() {
+                put(&self.layer, frame, want);
+            } else {
+                // Its size now (the page lays itself out for it), its place once it loaded.
+                frame.wanted = Some(want);
+                put(&self.layer, frame, (-10_000 - want.2, 0, want.2, want.3));
             }
         }
         for (id, frame) in self.views.iter_mut() {
             if seen.contains(id.as_str()) {
                 continue;
             }
+            frame.wanted = None;
             if let Some(p) = frame.placed {
                 if p.0 > -10_000 {
                     let away = (-10_000 - p.2, 0, p.2, p.3);
@@ -627,6 +702,15 @@ impl FrameLayer {
                     frame.placed = Some(away);
                 }
             }
+        }
+    }
+
+    /// A View's proxy page loaded: it goes where the shell wanted it meanwhile.
+    fn reveal(&mut self, view: &str) {
+        let Some(frame) = self.views.get_mut(view) else { return };
+        frame.loaded.set(true);
+        if let Some(want) = frame.wanted.take() {
+            put(&self.layer, frame, want);
         }
     }
 
@@ -813,6 +897,39 @@ pub(crate) fn post_line(frames: &Rc<RefCell<FrameLayer>>) -> PostLine {
 /// WebKit's word that the web process of a server's webview ended: its group is `ended`, and
 /// the controller hears of it when the webview holds a View (`binding`; not a keeper or a
 /// spare nobody took).
+/// Moves (and sizes) a View's webview to `want`, layer coordinates, if it is not there.
+fn put(layer: &gtk::Layout, frame: &mut ViewFrame, want: (i32, i32, i32, i32)) {
+    use gtk::prelude::*;
+    use wry::WebViewExtUnix;
+    if frame.placed == Some(want) {
+        return;
+    }
+    let widget = frame.webview.webview();
+    if frame.placed.is_none_or(|p| (p.2, p.3) != (want.2, want.3)) {
+        widget.set_size_request(want.2, want.3);
+    }
+    layer.move_(&widget, want.0, want.1);
+    frame.placed = Some(want);
+}
+
+/// [`FrameLayer::reveal`] from the main loop, once the layer is free (it is in use when the
+/// load is reported from inside one of its own calls).
+fn reveal_soon(me: std::rc::Weak<RefCell<FrameLayer>>, view: String) {
+    gtk::glib::idle_add_local_once(move || {
+        let Some(frames) = me.upgrade() else { return };
+        let busy = match frames.try_borrow_mut() {
+            Ok(mut layer) => {
+                layer.reveal(&view);
+                false
+            }
+            Err(_) => true,
+        };
+        if busy {
+            gtk::glib::timeout_add_local_once(Duration::from_millis(5), move || reveal_soon(me, view));
+        }
+    });
+}
+
 fn watch(
     webview: &wry::WebView,
     binding: Option<Binding>,
