@@ -212,6 +212,22 @@ async fn the_server_of_a_tool_named_at_start_gets_its_web_process_before_it_answ
     assert_eq!(window.prepared, vec![(label, 0)], "asked for once, for the View's own label, before its mount");
 }
 
+/// The window makes a server's next proxy page once its View initialized (its load and
+/// handshake are work for the same web process): it is told which View, and when.
+#[tokio::test]
+async fn the_window_is_told_when_a_view_initialized() {
+    let mut window = Window::open(Window::demo("counter", json!({})));
+    let view = window.mounted_view().await;
+    initialize(&mut window, &view).await;
+    let told = window
+        .until("the window told the View initialized", |_, e| match e {
+            UserEvent::Frame(FrameOp::Initialized { view }) => Some(view.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(told, view.id());
+}
+
 #[tokio::test]
 async fn a_bare_tool_name_among_many_servers_starts_no_web_process_ahead() {
     // Three servers (two cannot start): the tool may open on any of them, so none is prepared.

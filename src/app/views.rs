@@ -455,6 +455,7 @@ impl Controller {
         match event {
             ViewEvent::Initialized { protocol_version, app_info, .. } => {
                 tracing::info!(view, app = %app_info.name, version = %app_info.version, %protocol_version, "View initialized");
+                let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Initialized { view: view.to_owned() }));
                 if let Some(v) = self.views.get_mut(view) {
                     v.phase = v.phase.advanced(Phase::Initialized);
                     v.reached.initialized = true;

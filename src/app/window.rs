@@ -160,6 +160,9 @@ pub(crate) enum FrameOp {
     Stop { label: String },
     /// A View with this sandbox label will open soon: start its web process and a proxy page.
     Prepare { label: String },
+    /// A View initialized: its load and its handshake are over, so its server's next proxy page
+    /// can be made in its web process without slowing them down.
+    Initialized { view: String },
     /// Destroy every View's webview (the shell restarts and remounts them).
     Clear,
     /// The host's theme (the card background behind a View).

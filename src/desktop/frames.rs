@@ -42,9 +42,11 @@ const PING_EVERY: Duration = Duration::from_millis(250);
 const KEEP_WARM: Duration = Duration::from_secs(30);
 /// A closed View's webview is destroyed this long after it was taken out of sight.
 const CLOSE_AFTER: Duration = Duration::from_millis(500);
-/// A server's spare proxy page is made this long after one of its Views was mounted, so it does
-/// not compete with that View's own loading.
-const SPARE_AFTER: Duration = Duration::from_millis(50);
+/// A server's spare proxy page is made once the View just mounted initialized (its load and
+/// handshake are work for the same web process), or this long after the mount at the latest.
+/// Made 50 ms after the mount, the spare's page was created in the middle of that View's load
+/// (55-65 ms for the benchmark's 540 KB App) and the open took longer (BENCHMARKS.md).
+const SPARE_AT_LATEST: Duration = Duration::from_secs(1);
 /// A View's webview is in sight this long after it was mounted at the latest, even if its proxy
 /// page did not report its load (see [`ViewFrame::loaded`]).
 const SHOW_AT_LATEST: Duration = Duration::from_secs(2);
@@ -90,6 +92,8 @@ struct ViewFrame {
     loaded: Rc<Cell<bool>>,
     /// Where the shell wants it while it is not loaded.
     wanted: Option<(i32, i32, i32, i32)>,
+    /// Its document is loaded by URL (it could have taken a spare proxy page).
+    by_url: bool,
 }
 
 /// The Views of one server: one web process.
@@ -240,6 +244,7 @@ impl FrameLayer {
             FrameOp::Unmount { view, keep_process } => self.unmount(&view, keep_process),
             FrameOp::Stop { label } => self.stop(&label),
             FrameOp::Prepare { label } => self.prepare(&label),
+            FrameOp::Initialized { view } => self.initialized(&view),
             FrameOp::Theme(theme) => self.set_theme(theme),
             FrameOp::Clear => {
                 let views: Vec<String> = self.views.keys().cloned().collect();
@@ -305,10 +310,18 @@ impl FrameLayer {
             let (me, view) = (self.me.clone(), mount.view.clone());
             gtk::glib::timeout_add_local_once(SHOW_AT_LATEST, move || reveal_soon(me, view));
         }
-        let frame =
-            ViewFrame { webview, label: mount.label.clone(), group: group_id, placed: None, loaded, wanted: None };
+        let by_url = mount.document.is_some();
+        let frame = ViewFrame {
+            webview,
+            label: mount.label.clone(),
+            group: group_id,
+            placed: None,
+            loaded,
+            wanted: None,
+            by_url,
+        };
         self.views.insert(mount.view, frame);
-        if mount.document.is_some() {
+        if by_url {
             self.schedule_spare(&mount.label);
         }
         Ok(())
@@ -462,17 +475,25 @@ impl FrameLayer {
         Ok((webview, loaded))
     }
 
-    /// Soon (once the View that was just mounted got going), a spare proxy page for the
-    /// server's next View.
+    /// A spare proxy page for the server's next View, once the View that was just mounted
+    /// initialized ([`Self::initialized`]) or after [`SPARE_AT_LATEST`].
     fn schedule_spare(&mut self, label: &str) {
         let (weak, label) = (self.me.clone(), label.to_owned());
-        gtk::glib::timeout_add_local_once(SPARE_AFTER, move || {
+        gtk::glib::timeout_add_local_once(SPARE_AT_LATEST, move || {
             if let Some(frames) = weak.upgrade() {
                 if let Ok(mut frames) = frames.try_borrow_mut() {
                     frames.make_spare(&label, false);
                 }
             }
         });
+    }
+
+    /// `view` initialized: its server's spare proxy page is made now, if the View's document
+    /// was loaded by URL (only such a View can take a spare).
+    fn initialized(&mut self, view: &str) {
+        let Some(frame) = self.views.get(view).filter(|f| f.by_url) else { return };
+        let label = frame.label.clone();
+        self.make_spare(&label, false);
     }
 
     /// A proxy page in the server's web process, loaded before its View is known (see
