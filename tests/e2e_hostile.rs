@@ -640,39 +640,19 @@ fn a_view_cannot_open_connections_around_the_csp() {
 /// connections, in the order that spells out its tool input.
 ///
 /// With those defaults WebKit 2.50's web process sometimes crashes while the Views load (a
-/// segfault at the same place of `libwebkit2gtk` every time: 1 to 4 runs of 24, three at a
-/// time, whenever the server's spare proxy page is made; never with the host's own settings,
-/// which keep preconnects off). The host then restores
-/// both Views of the server, as it must, and the honest View goes on under its new id: this
-/// control test follows it there. The hardened test above follows nothing.
+/// segfault at the same place of `libwebkit2gtk` every time, in 1 to 4 of 24 runs, three at a
+/// time, whichever moment the server's spare proxy page is made at; never with the host's own
+/// settings, which keep preconnects off). The host then restores both Views of the server, as
+/// it must, and the honest View goes on under its new id: this control test follows it there.
+/// The hardened test above follows nothing.
 #[test]
 fn preconnects_reach_the_canary_when_the_engine_keeps_its_defaults() {
-    // The honest View ("v2"), or the View the host restored in its place after its process ended.
-    fn honest_now(trace: &[Value]) -> String {
-        let mut honest = "v2".to_owned();
-        for r in trace {
-            if r["dir"] == "diagnostic" && r["msg"]["kind"] == "restored" && r["msg"]["from"] == honest.as_str() {
-                honest = r["view"].as_str().unwrap_or_default().to_owned();
-            }
-        }
-        honest
-    }
     let run = run_host_env(
         &views(&hostile(None), &[("attack-preconnect", json!({"secret": "2031"})), ("honest", json!({}))], &[]),
         &[("MCP_APPS_HOST_TEST_ALLOW_PRECONNECT", "1")],
         |trace: &[Value]| {
-            let last = match reports(trace, "preconnect").next() {
-                Some((t, _)) => t,
-                None => return false,
-            };
-            let honest = honest_now(trace);
-            let calls = trace.iter().filter(|r| {
-                r["dir"] == "host->server"
-                    && r["view"] == honest.as_str()
-                    && r["msg"]["params"]["name"] == "honest-ok"
-                    && r["t_ms"].as_f64().unwrap_or(0.0) > last
-            });
-            calls.count() >= 4
+            let Some((reported, _)) = reports(trace, "preconnect").next() else { return false };
+            honest_calls_after(trace, &restored_as(trace, "v2"), reported) >= 4
         },
         LIMIT,
     );
@@ -686,7 +666,7 @@ fn preconnects_reach_the_canary_when_the_engine_keeps_its_defaults() {
     let expected: Vec<u16> = "2031".chars().map(|c| ports[c.to_digit(10).unwrap() as usize]).collect();
     assert_eq!(order, expected);
     assert_eq!(hits[..order.len().min(hits.len())], order[..], "the secret did not arrive as the order of connections");
-    run.assert_honest_kept_working(&honest_now(&run.trace), run.report_time("preconnect"));
+    run.assert_honest_kept_working(&restored_as(&run.trace, "v2"), run.report_time("preconnect"));
 }
 
 // ------------------------------------------------------------------------------------------------

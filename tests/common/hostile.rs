@@ -229,17 +229,33 @@ pub fn reported_then_honest(
                 None => return false,
             }
         }
-        trace
-            .iter()
-            .filter(|r| {
-                r["dir"] == "host->server"
-                    && r["view"] == honest
-                    && r["msg"]["params"]["name"] == "honest-ok"
-                    && r["t_ms"].as_f64().unwrap_or(0.0) > last
-            })
-            .count()
-            >= n
+        honest_calls_after(trace, honest, last) >= n
     }
+}
+
+/// How many `honest-ok` calls the View `honest` made after `t_ms`.
+pub fn honest_calls_after(trace: &[Value], honest: &str, t_ms: f64) -> usize {
+    trace
+        .iter()
+        .filter(|r| {
+            r["dir"] == "host->server"
+                && r["view"] == honest
+                && r["msg"]["params"]["name"] == "honest-ok"
+                && r["t_ms"].as_f64().unwrap_or(0.0) > t_ms
+        })
+        .count()
+}
+
+/// The View `view`, or the View the host restored in its place after its web process ended
+/// (following restores of restores).
+pub fn restored_as(trace: &[Value], view: &str) -> String {
+    let mut now = view.to_owned();
+    for r in trace {
+        if r["dir"] == "diagnostic" && r["msg"]["kind"] == "restored" && r["msg"]["from"] == now.as_str() {
+            now = r["view"].as_str().unwrap_or_default().to_owned();
+        }
+    }
+    now
 }
 
 pub fn read_trace(path: &Path) -> Vec<Value> {
