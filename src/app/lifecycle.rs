@@ -14,6 +14,10 @@ pub(crate) struct Pending {
     pub arguments: Map<String, Value>,
     /// The task reading the UI and starting the session (cancelled from the card).
     pub task: Option<tokio::task::AbortHandle>,
+    /// The result it is known to have before its session exists: a reopened View's last
+    /// result. Kept with the View from its mount, so a stop before the result reached the
+    /// View reopens it with that result again instead of calling the tool.
+    pub result: Option<Value>,
 }
 
 /// Where a mounted View is. The order is the only order a View goes through; it never goes back.

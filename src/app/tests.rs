@@ -40,13 +40,27 @@ struct Window {
 
 impl Window {
     /// Starts the app with `options` on the demo server; the shell is ready and alive.
-    fn open(mut options: RunOptions) -> Self {
+    fn open(options: RunOptions) -> Self {
+        Self::open_with(options, |_, _| {})
+    }
+
+    /// Like [`Self::open`]; `at_once` sees every event the moment the app sends it and may
+    /// answer on the window's line before the app goes on (as a signal from the UI thread
+    /// can come between any two steps of the app).
+    fn open_with(
+        mut options: RunOptions,
+        at_once: impl Fn(&UserEvent, &mpsc::UnboundedSender<HostInput>) + Send + Sync + 'static,
+    ) -> Self {
         options.settle = Duration::ZERO;
         let (tx, events) = mpsc::unbounded_channel();
-        let ui = Ui::new(move |event| tx.send(event).is_ok());
+        let (input, from_ui) = mpsc::unbounded_channel();
+        let line = input.clone();
+        let ui = Ui::new(move |event| {
+            at_once(&event, &line);
+            tx.send(event).is_ok()
+        });
         let registry = ProxyRegistry::default();
         let (app, receivers) = Controller::new(options, ui, registry.clone(), Theme::Light, Instant::now());
-        let (input, from_ui) = mpsc::unbounded_channel();
         tokio::spawn(app.run(from_ui, receivers));
         let _ = input.send(HostInput::Shell(ShellMessage::Ready));
         // The shell's heartbeat, as the page sends it (without it the app judges the shell hung).
@@ -396,4 +410,52 @@ async fn the_run_ends_once_a_view_that_asked_to_close_is_torn_down() {
         })
         .await;
     assert_eq!(window.exit_code().await, 0);
+}
+
+/// `tools/call`s the app sent to its servers, by tool name, from its trace file.
+fn tool_calls(trace: &std::path::Path, tool: &str) -> usize {
+    std::fs::read_to_string(trace)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| {
+            r["dir"] == "host->server" && r["msg"]["method"] == "tools/call" && r["msg"]["params"]["name"] == tool
+        })
+        .count()
+}
+
+/// Every web process killed at once: the View's own process is reported gone first (it is
+/// reopened with its last result), then the shell's, the moment the reopened View has its
+/// webview. It comes back again with that result: the tool is called once.
+#[tokio::test]
+async fn a_view_reopened_twice_in_a_row_keeps_its_result_and_the_tool_is_called_once() {
+    use super::window::{FrameSignal, WebContentOp, WebContentSignal};
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let mut options = Window::demo("weather", json!({"city": "Lisbon"}));
+    options.trace = Some(trace.clone());
+    let mounts = std::sync::atomic::AtomicUsize::new(0);
+    let mut window = Window::open_with(options, move |event, line| {
+        if matches!(event, UserEvent::Frame(FrameOp::Mount(_)))
+            && mounts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 1
+        {
+            let _ = line.send(HostInput::WebContent(WebContentSignal::Terminated("the web content crashed".into())));
+        }
+    });
+    let first = window.mounted_view().await;
+    initialize(&mut window, &first).await;
+    let result = window.method_to(first.id(), methods::TOOL_RESULT).await;
+    let gone = FrameSignal::Gone { view: first.id().to_owned(), reason: "the web content crashed".into() };
+    let _ = window.input.send(HostInput::Frame(gone));
+    let second = window.mounted_view().await;
+    window
+        .until("the shell's restart", |_, e| matches!(e, UserEvent::WebContent(WebContentOp::Restart)).then_some(()))
+        .await;
+    window.person(ShellMessage::Ready);
+    let third = window.mounted_view().await;
+    assert_ne!(third.id(), second.id());
+    initialize(&mut window, &third).await;
+    let again = window.method_to(third.id(), methods::TOOL_RESULT).await;
+    assert_eq!(again["params"], result["params"], "the last result again");
+    assert_eq!(tool_calls(&trace, "weather"), 1, "the tool was called again");
 }

@@ -35,22 +35,19 @@ impl Controller {
         let trace = self.trace.clone();
         let view_id: ViewId = view_id.to_owned();
         let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
-        let pending = Pending { server: server.clone(), arguments: arguments.clone(), task: None };
+        let deferred = self.deferred.remove(&view_id);
+        let cached = if deferred.is_none() { self.cached_results.remove(&view_id) } else { None };
+        let pending =
+            Pending { server: server.clone(), arguments: arguments.clone(), task: None, result: cached.clone() };
         self.pending.insert(view_id.clone(), pending);
 
-        let deferred = self.deferred.remove(&view_id);
         let model_call = deferred.is_some();
         if let Some(deferred) = deferred {
             // The model's call: made once its arguments are complete (and allowed).
             self.spawn_deferred(deferred, entry, view_id.clone(), session_rx);
-        } else if let Some(cached) = self.cached_results.remove(&view_id) {
-            // A reload: the View gets the last result again; the tool is not called again.
-            let (results, view_id) = (results.clone(), view_id.clone());
-            tokio::spawn(async move {
-                let Ok(handle) = session_rx.await else { return };
-                handle.tool_result(cached.clone());
-                let _ = results.send((view_id, Ok(cached)));
-            });
+        } else if cached.is_some() {
+            // A reload: the View gets its last result again at its mount (see `mount`); the
+            // tool is not called again.
         } else {
             // The tool call: its outcome goes to the View once the session exists.
             let (servers, server) = (self.servers.clone(), server.clone());
@@ -376,7 +373,7 @@ impl Controller {
         // A View that wakes takes its sleeper's card, height and place.
         let woken = self.woken(&id);
         let first_height = woken.as_ref().map_or_else(|| self.first_height(), |(_, h)| *h);
-        let Pending { server, arguments, .. } = self.pending.remove(&id).unwrap_or_default();
+        let Pending { server, arguments, result: known, .. } = self.pending.remove(&id).unwrap_or_default();
         let label = sandbox_label(&self.servers.identity(&server).unwrap_or_default());
         // The card (with the slot) in the shell, the View in a webview of its own over the slot.
         self.shell(ShellCommand::Mount {
@@ -398,7 +395,13 @@ impl Controller {
             session: handle.clone(),
         })));
         self.status(&format!("{} from {}", tool_label(tool), self.label(&server)), false);
-        let result = self.early_results.remove(&id);
+        // A reopened View has its last result from its mount: a stop at any moment after
+        // reopens it with that result again, never with a call of its tool.
+        if let Some(known) = &known {
+            handle.tool_result(known.clone());
+        }
+        let early = self.early_results.remove(&id);
+        let result = known.or(early);
         self.views.insert(
             id,
             ViewState {
