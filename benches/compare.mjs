@@ -16,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { median, pct, summary, fmt, formatTable } from "./web-reference/table.mjs";
-import { REPO, BENCH_SERVER, startXvfb, coldRun, sessionRun, memoryRun, crowdRun, floorRun, serverStart, track, killAll } from "./native/native.mjs";
+import { REPO, BENCH_SERVER, startXvfb, coldRun, sessionRun, memoryRun, crowdRun, floorRun, serverStart, probeServer, track, killAll } from "./native/native.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REFERENCE = path.join(HERE, "web-reference");
@@ -189,7 +189,7 @@ async function nativeRun(opts, errors) {
     f["call.directStdioMedianMs"] = median(node.direct);
     f["call.directStdioP99Ms"] = pct(node.direct, 99);
     raw.directStdioMs = node.direct;
-    f["server.startProbeStdioMs"] = (await serverStart(opts.bin, ["__probe-server"])).startMs;
+    f["server.startProbeStdioMs"] = (await serverStart(...probeServer(opts.bin))).startMs;
   });
   await part("cold", async () => {
     for (const kind of ["probe", "node"]) {

@@ -36,12 +36,12 @@ pub mod consent;
 pub mod conversation;
 pub mod demo;
 pub mod error;
+mod host_env;
 pub mod inspect;
 pub mod model;
 pub mod protocol;
 pub mod sandbox;
 pub mod server;
-mod session_bus;
 pub mod ui_resource;
 
 #[cfg(feature = "desktop")]

@@ -190,3 +190,26 @@ async fn a_crashed_server_can_be_told_apart_and_reconnected() {
     assert_eq!(first_text(&call(&second, "echo", json!({"text": "again"})).await), "phoenix: again");
     tokio::join!(first.shutdown(), second.shutdown());
 }
+
+/// The host's built-in servers in their own small binary, over stdio: they answer as MCP
+/// servers, are named after what they serve, and the process has neither GTK nor WebKit in it
+/// (a server that starts beside the host and its web processes does not pay their linking).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_builtin_servers_binary_serves_over_stdio_without_gtk_or_webkit() {
+    let program = env!("CARGO_BIN_EXE_mcp-apps-host-server");
+    for (name, tool) in [("demo", "weather"), ("probe", "host-probe")] {
+        let spec = ServerSpec::from_command_line(&format!("{program} {name}")).unwrap();
+        assert_eq!(spec.name(), format!("{name}-server"));
+        let conn = Connection::connect(&spec).await.unwrap();
+        assert!(conn.tool(tool).is_some(), "{name} lists {tool}");
+        let maps = std::fs::read_to_string(format!("/proc/{}/maps", conn.process_id().unwrap())).unwrap();
+        assert!(maps.contains("libc.so"), "the maps were read");
+        for library in ["libgtk-3", "libwebkit2gtk", "libjavascriptcoregtk"] {
+            assert!(!maps.contains(library), "{name} maps {library}");
+        }
+        conn.shutdown().await;
+    }
+    let usage = std::process::Command::new(program).arg("nothing").output().unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&usage.stderr).contains("probe|demo"));
+}

@@ -57,8 +57,8 @@ export function processTree(root, skip = () => false, procs = readProcs()) {
   return out;
 }
 
-// The MCP server (node bench-server.mjs, or the host's own __probe-server) is not part of the host.
-const isServer = (p) => p.comm === "node" || p.cmdline.includes("__probe-server");
+// The MCP server (node bench-server.mjs, or the host's own probe server) is not part of the host.
+const isServer = (p) => p.comm === "node" || p.cmdline.includes("__probe-server") || p.cmdline.includes("mcp-apps-host-server");
 
 // PSS (kB) of the host and its descendants (WebKit processes), without the MCP server subtree.
 export function hostPss(pid) {
@@ -198,7 +198,16 @@ function startHost(opts, args, dir) {
 }
 
 const benchServerCmd = () => `node ${BENCH_SERVER}`;
-const probeServerCmd = (opts) => `${opts.bin} __probe-server`;
+// The built-in probe server as the host starts it (`check --self`): the small server binary
+// built beside the host, else the host's own `__probe-server` (an older build).
+export function probeServer(bin) {
+  const small = path.join(path.dirname(bin), "mcp-apps-host-server");
+  return fs.existsSync(small) ? [small, ["probe"]] : [bin, ["__probe-server"]];
+}
+const probeServerCmd = (opts) => {
+  const [cmd, args] = probeServer(opts.bin);
+  return [cmd, ...args].join(" ");
+};
 
 function failWith(what, host, extra = "") {
   const tail = host.stderr().split("\n").slice(-15).join("\n");

@@ -185,11 +185,7 @@ pub(crate) fn open_url(opener: Option<&str>, url: &str) -> std::io::Result<()> {
                 return Err(std::io::Error::other("empty opener command"));
             }
             let program = words.remove(0);
-            crate::session_bus::as_given(&mut std::process::Command::new(program))
-                .args(words)
-                .arg(url)
-                .spawn()
-                .map(drop)
+            crate::host_env::as_given(&mut std::process::Command::new(program)).args(words).arg(url).spawn().map(drop)
         }
         None => open::that_detached(url),
     }

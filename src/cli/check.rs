@@ -123,7 +123,7 @@ fn ensure_display() -> Result<(Option<String>, Option<Xvfb>), String> {
         if Path::new(&format!("/tmp/.X{n}-lock")).exists() || Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
             continue;
         }
-        let child = crate::session_bus::as_given(&mut Command::new(xvfb))
+        let child = crate::host_env::as_given(&mut Command::new(xvfb))
             .args([
                 format!(":{n}"),
                 "-screen".into(),
@@ -274,7 +274,7 @@ fn run_one(
     let exe = std::env::current_exe()?;
     let mut cmd = Command::new(exe);
     // The host of each tool settles the bus for itself and its own servers.
-    crate::session_bus::as_given(&mut cmd);
+    crate::host_env::as_given(&mut cmd);
     cmd.arg("run").args(args.server.to_args()).args(["--tool", tool, "--args", &arguments.to_string()]);
     cmd.args([
         "--exit-after",
@@ -545,8 +545,7 @@ fn requirements(report: &Value, stderr: &str) -> Vec<Requirement> {
 }
 
 fn self_check(args: &mut CheckArgs) -> anyhow::Result<i32> {
-    let exe = std::env::current_exe()?;
-    args.server.stdio = vec![format!("{} __probe-server", shell_words::quote(&exe.to_string_lossy()))];
+    args.server.stdio = vec![super::builtin_server_command("probe")?];
     let (display, _xvfb) = match ensure_display() {
         Ok(d) => d,
         Err(e) => {

@@ -417,10 +417,10 @@ fn quiet_on_closed_stdout() {
 
 pub fn main() -> ExitCode {
     // Before any thread exists: it may set an environment variable.
-    crate::session_bus::settle();
+    crate::host_env::settle();
     let cli = Cli::parse();
     init_logging();
-    crate::session_bus::report();
+    crate::host_env::report();
     quiet_on_closed_stdout();
     let outcome = match cli.command {
         Command::Run(args) => run(args),
@@ -445,11 +445,12 @@ pub fn main() -> ExitCode {
                 run(args)
             }
         }
-        Command::DemoServer => {
-            let server = crate::demo::DemoServer::default();
-            crate::demo::serve_stdio(|m, p| server.handle(m, p)).map(|()| 0).map_err(Into::into)
-        }
+        Command::DemoServer => serve_demo(),
     };
+    exit_code(outcome)
+}
+
+fn exit_code(outcome: anyhow::Result<i32>) -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(e) => {
@@ -457,4 +458,41 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn serve_demo() -> anyhow::Result<i32> {
+    let server = crate::demo::DemoServer::default();
+    crate::demo::serve_stdio(|m, p| server.handle(m, p)).map(|()| 0).map_err(Into::into)
+}
+
+/// The file name (without `.exe`) of the small binary that serves the built-in MCP servers.
+pub(crate) const BUILTIN_SERVER_BIN: &str = "mcp-apps-host-server";
+
+/// `main` of the `mcp-apps-host-server` binary: a built-in MCP server on stdio, by name
+/// (`probe`: the server of `check --self`; `demo`: the embedded demo server). That binary links
+/// neither GTK nor WebKit, so it starts in about 1 ms of CPU where `mcp-apps-host __probe-server`
+/// pays the dynamic linker about 50 ms (measured with `perf stat`), on the same two cores as
+/// the host and its web processes that start beside it.
+#[doc(hidden)]
+pub fn builtin_server_main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let outcome = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["probe"] => probe_server::serve(),
+        ["demo"] => serve_demo(),
+        _ => {
+            eprintln!("usage: {BUILTIN_SERVER_BIN} probe|demo\n\nServes a built-in MCP server on stdio: `probe` (the server of `mcp-apps-host check --self`) or `demo` (the embedded demo server).");
+            return ExitCode::from(2);
+        }
+    };
+    exit_code(outcome)
+}
+
+/// The command line that starts the built-in server `name` (`probe`, `demo`): the small
+/// [`BUILTIN_SERVER_BIN`] beside this binary when it is there (they are built and installed
+/// together), else this binary's own `__<name>-server`.
+pub(crate) fn builtin_server_command(name: &str) -> std::io::Result<String> {
+    let exe = std::env::current_exe()?;
+    let small = exe.with_file_name(format!("{BUILTIN_SERVER_BIN}{}", std::env::consts::EXE_SUFFIX));
+    let quoted = |p: &std::path::Path| shell_words::quote(&p.to_string_lossy()).into_owned();
+    Ok(if small.is_file() { format!("{} {name}", quoted(&small)) } else { format!("{} __{name}-server", quoted(&exe)) })
 }

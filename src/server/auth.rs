@@ -136,7 +136,7 @@ impl Authorizer for SystemBrowser {
                 return Err("empty opener command".to_owned());
             }
             let program = words.remove(0);
-            crate::session_bus::as_given(&mut std::process::Command::new(&program))
+            crate::host_env::as_given(&mut std::process::Command::new(&program))
                 .args(words.iter())
                 .arg(url)
                 .stdin(std::process::Stdio::null())

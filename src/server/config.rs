@@ -174,11 +174,17 @@ fn display_name(program: &str, args: &[String]) -> String {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| p.to_owned())
     };
-    // A host's own built-in server (`mcp-apps-host __demo-server`) is named after what it serves.
+    // A host's own built-in server (`mcp-apps-host __demo-server`, `mcp-apps-host-server demo`)
+    // is named after what it serves.
     if let Some(builtin) = args.first().and_then(|a| a.strip_prefix("__")) {
         return builtin.to_owned();
     }
     let program_name = base(program);
+    if program_name == crate::cli::BUILTIN_SERVER_BIN {
+        if let [name] = args {
+            return format!("{name}-server");
+        }
+    }
     let runners = ["node", "nodejs", "deno", "bun", "python", "python3", "uv", "uvx", "npx", "pnpm", "yarn"];
     if runners.contains(&program_name.as_str()) {
         if let Some(first) = args.iter().find(|a| !a.starts_with('-') && *a != "run") {

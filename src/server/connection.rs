@@ -1033,7 +1033,7 @@ fn spawn_stdio(
 ) -> Result<(TokioChildProcess, Option<u32>)> {
     let command_line = shell_words::join(std::iter::once(program).chain(args.iter().map(String::as_str)));
     let mut cmd = tokio::process::Command::new(program);
-    crate::session_bus::as_given(cmd.as_std_mut());
+    crate::host_env::as_given(cmd.as_std_mut());
     cmd.args(args).envs(env.iter().cloned()).kill_on_drop(true);
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);

@@ -1,0 +1,120 @@
+//! What the host sets in its own environment before any thread exists, for itself and its web
+//! processes, and takes out again for every other child it starts ([`as_given`]), so a child
+//! sees the environment the host was given.
+//!
+//! **The D-Bus session bus, when there is none to be had.** GTK, tao and WebKit each ask for the
+//! session bus while the window and its web processes start (accessibility, `GApplication`, the
+//! desktop portal's colour scheme, WebKit's own services). Without `DBUS_SESSION_BUS_ADDRESS`,
+//! libdbus and GIO fall back to *autolaunch*: they fork the host and run `dbus-launch`,
+//! synchronously, on the main thread, once per caller. Where no bus can come of it (no address,
+//! no socket at `$XDG_RUNTIME_DIR/bus`, no `dbus-launch` on `PATH`: a CI runner, a container,
+//! `check` under Xvfb) every attempt is a wasted fork of a large process; a cold start paid seven
+//! of them (measured with `strace -f`, ~60 ms of a ~700 ms cold start). [`settle`] then names an
+//! address that fails at once (`disabled:`, a transport neither library knows). Where a bus
+//! exists, or could be started, nothing changes.
+//!
+//! **GDK's GL, which the host does not draw with.** When GDK opens an X display it loads the GL
+//! driver to choose GL-capable visuals (through libepoxy and GLX: Mesa and its LLVM where there
+//! is no GPU driver): 40-50 ms of CPU on the main thread before the window exists, measured with
+//! `perf` on this machine kind. The host's webviews paint without accelerated compositing (see
+//! `desktop::lean_rendering`) and nothing else of it draws with GL, so [`settle`] sets
+//! `GDK_GL=disable`, unless the person set `GDK_GL` or asked for compositing
+//! (`MCP_APPS_HOST_COMPOSITING=always`). WebKit still opens its own EGL display.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The variable libdbus and GIO read.
+const ADDRESS: &str = "DBUS_SESSION_BUS_ADDRESS";
+/// An address both libraries refuse immediately, without autolaunch.
+const NO_BUS: &str = "disabled:";
+
+/// GDK's switch for its GL support.
+const GDK_GL: &str = "GDK_GL";
+/// The host's own switch that gives the webviews accelerated compositing back (then GDK keeps
+/// its GL too).
+const COMPOSITING: &str = "MCP_APPS_HOST_COMPOSITING";
+
+static BUS_STAND_IN: AtomicBool = AtomicBool::new(false);
+static GL_OFF: AtomicBool = AtomicBool::new(false);
+
+/// Sets what the module docs say. Call it first thing in `main`, before any thread exists (it
+/// sets environment variables).
+pub(crate) fn settle() {
+    let unset = std::env::var_os(ADDRESS).is_none_or(|a| a.is_empty());
+    let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from);
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if unset && !bus_possible(runtime_dir.as_deref(), &path) {
+        std::env::set_var(ADDRESS, NO_BUS);
+        BUS_STAND_IN.store(true, Ordering::Relaxed);
+    }
+    if gdk_gl_unwanted(std::env::var_os(GDK_GL).as_deref(), std::env::var_os(COMPOSITING).as_deref()) {
+        std::env::set_var(GDK_GL, "disable");
+        GL_OFF.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Says at `debug` what [`settle`] set (once logging is up).
+pub(crate) fn report() {
+    if BUS_STAND_IN.load(Ordering::Relaxed) {
+        tracing::debug!("no D-Bus session bus can be had here: {ADDRESS}={NO_BUS} for the host and its web processes");
+    }
+    if GL_OFF.load(Ordering::Relaxed) {
+        tracing::debug!("{GDK_GL}=disable: GDK does not load a GL driver for visuals the host does not draw with");
+    }
+}
+
+/// `cmd` without what [`settle`] set (see the module docs), so the child gets the environment
+/// as it was given.
+pub(crate) fn as_given(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    if BUS_STAND_IN.load(Ordering::Relaxed) {
+        cmd.env_remove(ADDRESS);
+    }
+    if GL_OFF.load(Ordering::Relaxed) {
+        cmd.env_remove(GDK_GL);
+    }
+    cmd
+}
+
+/// Whether GDK's GL is turned off, given `GDK_GL` and the host's compositing switch: only when
+/// the person set neither (their `GDK_GL` stands, whatever it says).
+fn gdk_gl_unwanted(gdk_gl: Option<&std::ffi::OsStr>, compositing: Option<&std::ffi::OsStr>) -> bool {
+    gdk_gl.is_none() && compositing.is_none_or(|v| v != "always")
+}
+
+/// Whether a session bus exists at the default socket or could be autolaunched from `path`.
+fn bus_possible(runtime_dir: Option<&Path>, path: &std::ffi::OsStr) -> bool {
+    let socket = runtime_dir.is_some_and(|dir| dir.join("bus").exists());
+    socket || std::env::split_paths(path).any(|dir| dir.join("dbus-launch").is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gdk_gl_is_turned_off_only_when_nobody_asked_for_gl() {
+        let os = |s: &'static str| Some(std::ffi::OsStr::new(s));
+        assert!(gdk_gl_unwanted(None, None));
+        assert!(gdk_gl_unwanted(None, os("never")));
+        assert!(!gdk_gl_unwanted(None, os("always")), "compositing asked for");
+        assert!(!gdk_gl_unwanted(os("always"), None), "the person's GDK_GL stands");
+        assert!(!gdk_gl_unwanted(os(""), None));
+    }
+
+    #[test]
+    fn a_bus_is_possible_with_its_socket_or_with_dbus_launch_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (runtime, bin) = (dir.path().join("run"), dir.path().join("bin"));
+        std::fs::create_dir_all(&runtime).unwrap();
+        std::fs::create_dir_all(&bin).unwrap();
+        let path = std::env::join_paths([&bin]).unwrap();
+        assert!(!bus_possible(Some(&runtime), &path), "no socket, no dbus-launch");
+        assert!(!bus_possible(None, &path));
+        std::fs::write(bin.join("dbus-launch"), "").unwrap();
+        assert!(bus_possible(Some(&runtime), &path), "dbus-launch can start one");
+        std::fs::remove_file(bin.join("dbus-launch")).unwrap();
+        std::fs::write(runtime.join("bus"), "").unwrap();
+        assert!(bus_possible(Some(&runtime), &path), "the user's bus socket");
+    }
+}
