@@ -292,6 +292,9 @@ async function main() {
     process.once(sig, () => { console.error(`\n${sig}: stopping everything this benchmark started`); killAll(); process.exit(130); });
   }
   ensureBinary(opts);
+  // The reference's browser and packages (idempotent; quick once installed): without them every
+  // reference run would fail, after the native side had spent its time.
+  if (!opts.skip.has("reference")) execFileSync("bash", [path.join(REFERENCE, "setup.sh")], { stdio: ["ignore", 2, 2] });
   const started = new Date().toISOString();
   const loadStart = loadavg();
   const errors = [];
