@@ -31,9 +31,9 @@ const NO_BUS: &str = "disabled:";
 
 /// GDK's switch for its GL support.
 const GDK_GL: &str = "GDK_GL";
-/// The host's own switch that gives the webviews accelerated compositing back (then GDK keeps
-/// its GL too).
-const COMPOSITING: &str = "MCP_APPS_HOST_COMPOSITING";
+/// The host's own switch: `always` gives every webview WebKit's accelerated compositing back
+/// (see `desktop::lean_rendering`), and GDK keeps its GL.
+pub(crate) const COMPOSITING: &str = "MCP_APPS_HOST_COMPOSITING";
 
 static BUS_STAND_IN: AtomicBool = AtomicBool::new(false);
 static GL_OFF: AtomicBool = AtomicBool::new(false);

@@ -263,18 +263,15 @@ fn lean_cache(webview: &wry::WebView) {
 #[cfg(not(target_os = "linux"))]
 fn lean_cache(_webview: &wry::WebView) {}
 
-/// Set to `always` to give every webview WebKit's accelerated compositing back.
-const COMPOSITING_ENV: &str = "MCP_APPS_HOST_COMPOSITING";
-
-/// Every webview paints without accelerated compositing, unless [`COMPOSITING_ENV`] says
-/// `always`. Measured on this machine kind (software GL under Xvfb): a View's webview in
+/// Every webview paints without accelerated compositing, unless `MCP_APPS_HOST_COMPOSITING`
+/// says `always`. Measured on this machine kind (software GL under Xvfb): a View's webview in
 /// compositing mode costs about 25 MB of its web process (a compositor thread and GL context per
 /// page), without it about 3 MB; the shell and the first View together about 100 MB less.
 /// WebGL and WebGL 2 still work without it (measured); CSS 3D transforms lose their perspective.
 pub(super) fn lean_rendering(webview: &wry::WebView) {
     use webkit2gtk::{HardwareAccelerationPolicy, SettingsExt, WebViewExt};
     use wry::WebViewExtUnix;
-    let always = std::env::var(COMPOSITING_ENV).is_ok_and(|v| v == "always");
+    let always = std::env::var(crate::host_env::COMPOSITING).is_ok_and(|v| v == "always");
     if let Some(settings) = WebViewExt::settings(&webview.webview()) {
         let policy = if always { HardwareAccelerationPolicy::Always } else { HardwareAccelerationPolicy::Never };
         settings.set_hardware_acceleration_policy(policy);
