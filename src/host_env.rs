@@ -33,7 +33,7 @@ const NO_BUS: &str = "disabled:";
 const GDK_GL: &str = "GDK_GL";
 /// The host's own switch: `always` gives every webview WebKit's accelerated compositing back
 /// (see `desktop::lean_rendering`), and GDK keeps its GL.
-pub(crate) const COMPOSITING: &str = "MCP_APPS_HOST_COMPOSITING";
+const COMPOSITING: &str = "MCP_APPS_HOST_COMPOSITING";
 
 static BUS_STAND_IN: AtomicBool = AtomicBool::new(false);
 static GL_OFF: AtomicBool = AtomicBool::new(false);
@@ -48,7 +48,7 @@ pub(crate) fn settle() {
         std::env::set_var(ADDRESS, NO_BUS);
         BUS_STAND_IN.store(true, Ordering::Relaxed);
     }
-    if gdk_gl_unwanted(std::env::var_os(GDK_GL).as_deref(), std::env::var_os(COMPOSITING).as_deref()) {
+    if gdk_gl_unwanted(std::env::var_os(GDK_GL).as_deref(), compositing_asked()) {
         std::env::set_var(GDK_GL, "disable");
         GL_OFF.store(true, Ordering::Relaxed);
     }
@@ -76,10 +76,15 @@ pub(crate) fn as_given(cmd: &mut std::process::Command) -> &mut std::process::Co
     cmd
 }
 
-/// Whether GDK's GL is turned off, given `GDK_GL` and the host's compositing switch: only when
-/// the person set neither (their `GDK_GL` stands, whatever it says).
-fn gdk_gl_unwanted(gdk_gl: Option<&std::ffi::OsStr>, compositing: Option<&std::ffi::OsStr>) -> bool {
-    gdk_gl.is_none() && compositing.is_none_or(|v| v != "always")
+/// Whether the person asked for accelerated compositing ([`COMPOSITING`] is `always`).
+pub(crate) fn compositing_asked() -> bool {
+    std::env::var_os(COMPOSITING).is_some_and(|v| v == "always")
+}
+
+/// Whether GDK's GL is turned off, given `GDK_GL` and whether compositing was asked for: only
+/// when the person asked for neither (their `GDK_GL` stands, whatever it says).
+fn gdk_gl_unwanted(gdk_gl: Option<&std::ffi::OsStr>, compositing: bool) -> bool {
+    gdk_gl.is_none() && !compositing
 }
 
 /// Whether a session bus exists at the default socket or could be autolaunched from `path`.
@@ -95,11 +100,10 @@ mod tests {
     #[test]
     fn gdk_gl_is_turned_off_only_when_nobody_asked_for_gl() {
         let os = |s: &'static str| Some(std::ffi::OsStr::new(s));
-        assert!(gdk_gl_unwanted(None, None));
-        assert!(gdk_gl_unwanted(None, os("never")));
-        assert!(!gdk_gl_unwanted(None, os("always")), "compositing asked for");
-        assert!(!gdk_gl_unwanted(os("always"), None), "the person's GDK_GL stands");
-        assert!(!gdk_gl_unwanted(os(""), None));
+        assert!(gdk_gl_unwanted(None, false));
+        assert!(!gdk_gl_unwanted(None, true), "compositing asked for");
+        assert!(!gdk_gl_unwanted(os("always"), false), "the person's GDK_GL stands");
+        assert!(!gdk_gl_unwanted(os(""), false));
     }
 
     #[test]

@@ -45,11 +45,9 @@ impl Controller {
         if let Some(deferred) = deferred {
             // The model's call: made once its arguments are complete (and allowed).
             self.spawn_deferred(deferred, entry, view_id.clone(), session_rx);
-        } else if cached.is_some() {
-            // A reload: the View gets its last result again at its mount (see `mount`); the
-            // tool is not called again.
-        } else {
-            // The tool call: its outcome goes to the View once the session exists.
+        } else if cached.is_none() {
+            // The tool call: its outcome goes to the View once the session exists. (A reload
+            // gets its last result again at its mount, see `mount`: the tool is not called.)
             let (servers, server) = (self.servers.clone(), server.clone());
             let trace = trace.clone();
             let view_id = view_id.clone();

@@ -14,6 +14,8 @@ use anyhow::{bail, Context};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 
+use crate::server::config::BUILTIN_SERVER_BIN;
+
 /// A native host for MCP Apps: renders the interactive UIs of MCP servers in a sandboxed webview.
 #[derive(Debug, Parser)]
 #[command(name = "mcp-apps-host", version, about)]
@@ -465,10 +467,7 @@ fn serve_demo() -> anyhow::Result<i32> {
     crate::demo::serve_stdio(|m, p| server.handle(m, p)).map(|()| 0).map_err(Into::into)
 }
 
-/// The file name (without `.exe`) of the small binary that serves the built-in MCP servers.
-pub(crate) const BUILTIN_SERVER_BIN: &str = "mcp-apps-host-server";
-
-/// `main` of the `mcp-apps-host-server` binary: a built-in MCP server on stdio, by name
+/// `main` of the [`BUILTIN_SERVER_BIN`] binary: a built-in MCP server on stdio, by name
 /// (`probe`: the server of `check --self`; `demo`: the embedded demo server). That binary links
 /// neither GTK nor WebKit, so it starts in about 1 ms of CPU where `mcp-apps-host __probe-server`
 /// pays the dynamic linker about 50 ms (measured with `perf stat`), on the same two cores as

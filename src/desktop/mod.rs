@@ -271,7 +271,7 @@ fn lean_cache(_webview: &wry::WebView) {}
 pub(super) fn lean_rendering(webview: &wry::WebView) {
     use webkit2gtk::{HardwareAccelerationPolicy, SettingsExt, WebViewExt};
     use wry::WebViewExtUnix;
-    let always = std::env::var(crate::host_env::COMPOSITING).is_ok_and(|v| v == "always");
+    let always = crate::host_env::compositing_asked();
     if let Some(settings) = WebViewExt::settings(&webview.webview()) {
         let policy = if always { HardwareAccelerationPolicy::Always } else { HardwareAccelerationPolicy::Never };
         settings.set_hardware_acceleration_policy(policy);

@@ -164,6 +164,10 @@ impl ServerSpec {
     }
 }
 
+/// The file name (without `.exe`) of the small binary that serves the host's built-in MCP
+/// servers (`mcp-apps-host-server probe|demo`, see `cli::builtin_server_main`).
+pub(crate) const BUILTIN_SERVER_BIN: &str = "mcp-apps-host-server";
+
 /// A short name for a command: the script for interpreters (`node server.mjs` -> `server`),
 /// the package for runners (`npx -y @scope/pkg` -> `@scope/pkg`), else the program's file name.
 fn display_name(program: &str, args: &[String]) -> String {
@@ -180,7 +184,7 @@ fn display_name(program: &str, args: &[String]) -> String {
         return builtin.to_owned();
     }
     let program_name = base(program);
-    if program_name == crate::cli::BUILTIN_SERVER_BIN {
+    if program_name == BUILTIN_SERVER_BIN {
         if let [name] = args {
             return format!("{name}-server");
         }
