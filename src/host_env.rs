@@ -20,6 +20,18 @@
 //! `desktop::lean_rendering`) and nothing else of it draws with GL, so [`settle`] sets
 //! `GDK_GL=disable`, unless the person set `GDK_GL` or asked for compositing
 //! (`MCP_APPS_HOST_COMPOSITING=always`). WebKit still opens its own EGL display.
+//!
+//! **WebKit's EGL display in the host's own process.** Creating the first `WebKitWebContext`
+//! opens an EGL display in the UI process, which loads Mesa's software driver and its LLVM
+//! there too: 22 MB of PSS (9 MB of it relocations, private) and about 45 ms of the main thread
+//! at start, measured on this machine kind. Without accelerated compositing the UI process
+//! only draws the images its web processes paint (cairo), and never uses that display; the web
+//! processes need EGL themselves (WebKitGTK 2.50's web process aborts without it). So, under the
+//! same condition as for GDK and when the person set no EGL vendor of their own, [`settle`]
+//! points libglvnd at a folder with no vendor in it ([`NO_EGL_VENDORS`]), and
+//! [`webkit_display_made`] takes that out again once the display exists, before any web process
+//! is started: the web processes (and every other child) find their driver as usual. WebGL in a
+//! View still works, in its web process (checked by hand with WebGL 2 and `readPixels`).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,8 +47,16 @@ const GDK_GL: &str = "GDK_GL";
 /// (see `desktop::lean_rendering`), and GDK keeps its GL.
 const COMPOSITING: &str = "MCP_APPS_HOST_COMPOSITING";
 
+/// Where libglvnd looks for EGL vendors' descriptions, and the list that wins over it.
+const EGL_VENDOR_DIRS: &str = "__EGL_VENDOR_LIBRARY_DIRS";
+const EGL_VENDOR_FILES: &str = "__EGL_VENDOR_LIBRARY_FILENAMES";
+/// A folder that does not exist: EGL finds no vendor there and loads no driver.
+const NO_EGL_VENDORS: &str = "/nonexistent/mcp-apps-host/no-egl-vendors";
+
 static BUS_STAND_IN: AtomicBool = AtomicBool::new(false);
 static GL_OFF: AtomicBool = AtomicBool::new(false);
+/// [`NO_EGL_VENDORS`] is set, until [`webkit_display_made`].
+static EGL_OFF: AtomicBool = AtomicBool::new(false);
 
 /// Sets what the module docs say. Call it first thing in `main`, before any thread exists (it
 /// sets environment variables).
@@ -51,6 +71,25 @@ pub(crate) fn settle() {
     if gdk_gl_unwanted(std::env::var_os(GDK_GL).as_deref(), compositing_asked()) {
         std::env::set_var(GDK_GL, "disable");
         GL_OFF.store(true, Ordering::Relaxed);
+    }
+    let vendors_given = std::env::var_os(EGL_VENDOR_DIRS).is_some() || std::env::var_os(EGL_VENDOR_FILES).is_some();
+    if cfg!(feature = "desktop") && ui_egl_unwanted(vendors_given, compositing_asked()) {
+        std::env::set_var(EGL_VENDOR_DIRS, NO_EGL_VENDORS);
+        EGL_OFF.store(true, Ordering::SeqCst);
+    }
+}
+
+/// WebKit opened its display in this process (the first `WebKitWebContext` exists): EGL's
+/// vendors are given back, so the web processes WebKit starts from now on find their driver.
+/// Call it on the thread that made the context, before any webview is built (see the module
+/// docs). Once; later calls, and calls after a [`settle`] that set nothing, do nothing.
+#[cfg(feature = "desktop")]
+pub(crate) fn webkit_display_made() {
+    if EGL_OFF.swap(false, Ordering::SeqCst) {
+        std::env::remove_var(EGL_VENDOR_DIRS);
+        tracing::debug!(
+            "WebKit's display is open without EGL in the host's process; web processes get EGL's vendors back"
+        );
     }
 }
 
@@ -73,6 +112,9 @@ pub(crate) fn as_given(cmd: &mut std::process::Command) -> &mut std::process::Co
     if GL_OFF.load(Ordering::Relaxed) {
         cmd.env_remove(GDK_GL);
     }
+    if EGL_OFF.load(Ordering::SeqCst) {
+        cmd.env_remove(EGL_VENDOR_DIRS);
+    }
     cmd
 }
 
@@ -85,6 +127,12 @@ pub(crate) fn compositing_asked() -> bool {
 /// when the person asked for neither (their `GDK_GL` stands, whatever it says).
 fn gdk_gl_unwanted(gdk_gl: Option<&std::ffi::OsStr>, compositing: bool) -> bool {
     gdk_gl.is_none() && !compositing
+}
+
+/// Whether the host's own process goes without EGL: when compositing was not asked for and the
+/// person named no EGL vendor (their `__EGL_VENDOR_LIBRARY_*` stands).
+fn ui_egl_unwanted(vendors_given: bool, compositing: bool) -> bool {
+    !vendors_given && !compositing
 }
 
 /// Whether a session bus exists at the default socket or could be autolaunched from `path`.
@@ -104,6 +152,13 @@ mod tests {
         assert!(!gdk_gl_unwanted(None, true), "compositing asked for");
         assert!(!gdk_gl_unwanted(os("always"), false), "the person's GDK_GL stands");
         assert!(!gdk_gl_unwanted(os(""), false));
+    }
+
+    #[test]
+    fn the_hosts_egl_is_turned_off_only_when_nobody_asked_for_it() {
+        assert!(ui_egl_unwanted(false, false));
+        assert!(!ui_egl_unwanted(false, true), "compositing asked for");
+        assert!(!ui_egl_unwanted(true, false), "the person's EGL vendors stand");
     }
 
     #[test]

@@ -32,7 +32,10 @@ pub fn run(n: usize) -> anyhow::Result<i32> {
     let arrivals: Rc<RefCell<Vec<Instant>>> = Rc::default();
     let webview: Rc<RefCell<Option<crate::wry::WebView>>> = Rc::default();
     let (seen, answer, done) = (arrivals.clone(), webview.clone(), event_loop.create_proxy());
-    let builder = WebViewBuilder::new().with_html(PAGE).with_ipc_handler(move |_| {
+    // A web context of its own, made the way the host makes its one (see `host_env`).
+    let mut context = crate::wry::WebContext::new(None);
+    crate::host_env::webkit_display_made();
+    let builder = WebViewBuilder::new_with_web_context(&mut context).with_html(PAGE).with_ipc_handler(move |_| {
         let count = {
             let mut seen = seen.borrow_mut();
             seen.push(Instant::now());

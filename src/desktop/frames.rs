@@ -173,9 +173,12 @@ impl FrameLayer {
         layer.connect_map(move |l| pass_through(l));
         overlay.show();
         layer.show();
+        // The host's only web context, made before any webview: WebKit opens its display here.
+        let context = wry::WebContext::new(None);
+        crate::host_env::webkit_display_made();
         let frames = Rc::new(RefCell::new(Self {
             layer,
-            context: wry::WebContext::new(None),
+            context,
             views: HashMap::new(),
             groups: HashMap::new(),
             to_controller,
