@@ -29,9 +29,11 @@
 //! processes need EGL themselves (WebKitGTK 2.50's web process aborts without it). So, under the
 //! same condition as for GDK and when the person set no EGL vendor of their own, [`settle`]
 //! points libglvnd at a folder with no vendor in it ([`NO_EGL_VENDORS`]), and
-//! [`webkit_display_made`] takes that out again once the display exists, before any web process
+//! [`first_web_context`] takes that out again once the display exists, before any web process
 //! is started: the web processes (and every other child) find their driver as usual. WebGL in a
-//! View still works, in its web process (checked by hand with WebGL 2 and `readPixels`).
+//! View still works, in its web process (checked by hand with WebGL 2 and `readPixels`). This
+//! was measured on X11 only: under any other GDK backend (Wayland) EGL is given back before
+//! WebKit opens its display, and nothing changes there.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,7 +57,7 @@ const NO_EGL_VENDORS: &str = "/nonexistent/mcp-apps-host/no-egl-vendors";
 
 static BUS_STAND_IN: AtomicBool = AtomicBool::new(false);
 static GL_OFF: AtomicBool = AtomicBool::new(false);
-/// [`NO_EGL_VENDORS`] is set, until [`webkit_display_made`].
+/// [`NO_EGL_VENDORS`] is set, until [`first_web_context`] made the web context.
 static EGL_OFF: AtomicBool = AtomicBool::new(false);
 
 /// Sets what the module docs say. Call it first thing in `main`, before any thread exists (it
@@ -79,17 +81,29 @@ pub(crate) fn settle() {
     }
 }
 
-/// WebKit opened its display in this process (the first `WebKitWebContext` exists): EGL's
-/// vendors are given back, so the web processes WebKit starts from now on find their driver.
-/// Call it on the thread that made the context, before any webview is built (see the module
-/// docs). Once; later calls, and calls after a [`settle`] that set nothing, do nothing.
+/// The host's first web context, made by `make` (WebKit opens its display in this process
+/// then): without EGL when GDK's display is X11's and [`settle`] took EGL's vendors away, with
+/// it otherwise. Either way the vendors are given back before it returns, so the web processes
+/// WebKit starts from now on find their driver. Call it on the GTK thread, before any webview
+/// is built (see the module docs).
 #[cfg(feature = "desktop")]
-pub(crate) fn webkit_display_made() {
+pub(crate) fn first_web_context<T>(x11: bool, make: impl FnOnce() -> T) -> T {
+    if !x11 {
+        give_egl_back();
+    }
+    let made = make();
+    if EGL_OFF.load(Ordering::SeqCst) {
+        tracing::debug!("WebKit's display is open without EGL in the host's process");
+    }
+    give_egl_back();
+    made
+}
+
+/// Takes [`NO_EGL_VENDORS`] out of the host's environment, once.
+#[cfg(feature = "desktop")]
+fn give_egl_back() {
     if EGL_OFF.swap(false, Ordering::SeqCst) {
         std::env::remove_var(EGL_VENDOR_DIRS);
-        tracing::debug!(
-            "WebKit's display is open without EGL in the host's process; web processes get EGL's vendors back"
-        );
     }
 }
 

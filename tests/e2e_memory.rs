@@ -11,8 +11,8 @@ use common::hostile::read_trace;
 use common::*;
 use serde_json::Value;
 
-/// PSS in kB of `pid` and all its descendants (the WebKit processes), from /proc.
-fn pss_tree_kb(pid: u32) -> u64 {
+/// `pid` and every process under it.
+fn process_tree(pid: u32) -> Vec<u32> {
     let mut parents: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
@@ -33,9 +33,13 @@ fn pss_tree_kb(pid: u32) -> u64 {
             _ => return false,
         }
     };
-    parents
-        .keys()
-        .filter(|&&p| in_tree(p))
+    parents.keys().copied().filter(|&p| in_tree(p)).collect()
+}
+
+/// PSS in kB of `pid` and all its descendants (the WebKit processes), from /proc.
+fn pss_tree_kb(pid: u32) -> u64 {
+    process_tree(pid)
+        .iter()
         .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")).ok())
         .filter_map(|s| {
             s.lines()
@@ -44,6 +48,59 @@ fn pss_tree_kb(pid: u32) -> u64 {
                 .and_then(|v| v.parse::<u64>().ok())
         })
         .sum()
+}
+
+/// Mesa's EGL driver and its LLVM, as they show in a process's maps.
+const MESA_EGL: [&str; 2] = ["libEGL_mesa", "libLLVM"];
+
+/// Which of [`MESA_EGL`] process `pid` maps.
+fn mesa_egl_mapped(pid: u32) -> Vec<&'static str> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    MESA_EGL.into_iter().filter(|lib| maps.contains(lib)).collect()
+}
+
+/// The demo with `env`, once both its Views have their results: what of Mesa's EGL the host's
+/// own process maps, and what each of its web processes does.
+fn mesa_egl_of_the_demo(env: &[(&str, &str)]) -> (Vec<&'static str>, Vec<Vec<&'static str>>) {
+    let dir = tempfile::tempdir().unwrap();
+    let trace_path = dir.path().join("trace.jsonl");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["demo", "--trace", trace_path.to_str().unwrap()])
+        .envs(env.iter().copied())
+        .env("MCP_APPS_HOST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let results = |t: &[Value]| t.iter().filter(|r| r["msg"]["method"] == "ui/notifications/tool-result").count();
+    let start = std::time::Instant::now();
+    while results(&read_trace(&trace_path)) < 2 && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let pid = child.id();
+    let host = mesa_egl_mapped(pid);
+    let web: Vec<_> = process_tree(pid)
+        .into_iter()
+        .filter(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.starts_with("WebKitWebProces")))
+        .map(mesa_egl_mapped)
+        .collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(results(&read_trace(&trace_path)), 2, "both demo Views got their results");
+    (host, web)
+}
+
+#[test]
+fn the_hosts_own_process_goes_without_egl_and_its_web_processes_keep_it() {
+    let (host, web) = mesa_egl_of_the_demo(&[]);
+    assert_eq!(host, Vec::<&str>::new(), "the host's process maps Mesa's EGL");
+    assert!(web.len() >= 2, "the shell's and the Views' web processes: {web:?}");
+    for libs in &web {
+        assert_eq!(libs, &MESA_EGL.to_vec(), "every web process finds its EGL driver again");
+    }
+    // The person's own EGL vendors stand, for the host's process too.
+    let (host, _) = mesa_egl_of_the_demo(&[("__EGL_VENDOR_LIBRARY_DIRS", "/usr/share/glvnd/egl_vendor.d")]);
+    assert_eq!(host, MESA_EGL.to_vec(), "with the person's vendors, the host's process opens EGL as WebKit does");
 }
 
 #[test]

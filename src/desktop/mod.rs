@@ -278,6 +278,18 @@ pub(super) fn lean_rendering(webview: &wry::WebView) {
     }
 }
 
+/// Whether GTK opened an X11 display (not Wayland's or another backend's).
+#[cfg(target_os = "linux")]
+pub(crate) fn gdk_is_x11() -> bool {
+    use gtk::glib::prelude::ObjectExt;
+    gtk::gdk::Display::default().is_some_and(|display| display.type_().name() == "GdkX11Display")
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn gdk_is_x11() -> bool {
+    false
+}
+
 /// Ends the web process and loads the shell again, in a new one.
 #[cfg(target_os = "linux")]
 fn recycle(webview: &wry::WebView) {
