@@ -26,14 +26,14 @@
 //! there too: 22 MB of PSS (9 MB of it relocations, private) and about 45 ms of the main thread
 //! at start, measured on this machine kind. Without accelerated compositing the UI process
 //! only draws the images its web processes paint (cairo), and never uses that display; the web
-//! processes need EGL themselves (WebKitGTK 2.50's web process aborts without it). So, under the
-//! same condition as for GDK and when the person set no EGL vendor of their own, [`settle`]
-//! points libglvnd at a folder with no vendor in it ([`NO_EGL_VENDORS`]), and
-//! [`first_web_context`] takes that out again once the display exists, before any web process
-//! is started: the web processes (and every other child) find their driver as usual. WebGL in a
-//! View still works, in its web process (checked by hand with WebGL 2 and `readPixels`). This
-//! was measured on X11 only: under any other GDK backend (Wayland) EGL is given back before
-//! WebKit opens its display, and nothing changes there.
+//! processes need EGL themselves (WebKitGTK 2.50's web process aborts without it). So, unless the
+//! person asked for compositing or named EGL vendors of their own, [`settle`] points libglvnd
+//! at a folder with no vendor in it ([`NO_EGL_VENDORS`]), and [`first_web_context`] takes that
+//! out again once the display exists, before any web process is started: the web processes
+//! (and every other child) find their driver as usual. WebGL in a View still works, in its web
+//! process (checked by hand with WebGL 2 and `readPixels`). This was measured on X11 only:
+//! under any other GDK backend (Wayland) EGL is given back before WebKit opens its display, and
+//! nothing changes there.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
