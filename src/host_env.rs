@@ -81,22 +81,22 @@ pub(crate) fn settle() {
     }
 }
 
-/// The host's first web context, made by `make` (WebKit opens its display in this process
-/// then): without EGL when GDK's display is X11's and [`settle`] took EGL's vendors away, with
-/// it otherwise. Either way the vendors are given back before it returns, so the web processes
+/// The host's web context (WebKit opens its display in this process when the first is made):
+/// without EGL when GDK's display is X11's and [`settle`] took EGL's vendors away, with it
+/// otherwise. Either way the vendors are given back before it returns, so the web processes
 /// WebKit starts from now on find their driver. Call it on the GTK thread, before any webview
 /// is built (see the module docs).
 #[cfg(feature = "desktop")]
-pub(crate) fn first_web_context<T>(x11: bool, make: impl FnOnce() -> T) -> T {
-    if !x11 {
+pub(crate) fn first_web_context() -> wry::WebContext {
+    if !crate::desktop::gdk_is_x11() {
         give_egl_back();
     }
-    let made = make();
+    let context = wry::WebContext::new(None);
     if EGL_OFF.load(Ordering::SeqCst) {
         tracing::debug!("WebKit's display is open without EGL in the host's process");
     }
     give_egl_back();
-    made
+    context
 }
 
 /// Takes [`NO_EGL_VENDORS`] out of the host's environment, once.

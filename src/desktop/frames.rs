@@ -174,7 +174,7 @@ impl FrameLayer {
         overlay.show();
         layer.show();
         // The host's only web context, made before any webview: WebKit opens its display here.
-        let context = crate::host_env::first_web_context(super::gdk_is_x11(), || wry::WebContext::new(None));
+        let context = crate::host_env::first_web_context();
         let frames = Rc::new(RefCell::new(Self {
             layer,
             context,
