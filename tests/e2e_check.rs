@@ -113,6 +113,36 @@ fn a_server_gets_the_session_bus_address_as_it_was_given() {
     assert!(given.contains("bus=[unix:path=/nonexistent/bus]"), "{given}");
 }
 
+/// The host puts flite's voice first in the lookup scope of WebKit's processes with `LD_PRELOAD`
+/// (`host_env.rs`); a server gets the environment as it was given, with or without one.
+#[test]
+fn a_server_gets_ld_preload_as_it_was_given() {
+    let server = "/bin/sh -c 'echo \"preload=[${LD_PRELOAD-unset}]\" >&2; exit 3'";
+    let run = |preload: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"));
+        cmd.args(["inspect", "--stdio", server]).env("MCP_APPS_HOST_LOG", "mcp_apps_host=debug");
+        match preload {
+            Some(p) => cmd.env("LD_PRELOAD", p),
+            None => cmd.env_remove("LD_PRELOAD"),
+        };
+        let out = cmd.output().expect("the binary runs");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let unset = run(None);
+    // What the host binary loads, from the dynamic loader itself (it lists and does not run).
+    let loads = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host")).env("LD_TRACE_LOADED_OBJECTS", "1").output().unwrap();
+    let loads_the_voice = String::from_utf8_lossy(&loads.stdout).contains("libflite_cmu_time_awb.so");
+    assert_eq!(
+        unset.contains("first in the lookup scope of WebKit's processes"),
+        loads_the_voice,
+        "the host preloads the voice exactly where its WebKit loads it: {unset}"
+    );
+    assert!(unset.contains("preload=[unset]"), "the server must not inherit the host's LD_PRELOAD: {unset}");
+    let given = run(Some(""));
+    assert!(!given.contains("first in the lookup scope"), "the person's LD_PRELOAD stands: {given}");
+    assert!(given.contains("preload=[]"), "{given}");
+}
+
 #[test]
 fn check_passes_the_reference_app_and_starts_its_own_xvfb() {
     let dir = tempfile::tempdir().unwrap();

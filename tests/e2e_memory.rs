@@ -53,15 +53,37 @@ fn pss_tree_kb(pid: u32) -> u64 {
 /// Mesa's EGL driver and its LLVM, as they show in a process's maps.
 const MESA_EGL: [&str; 2] = ["libEGL_mesa", "libLLVM"];
 
-/// Which of [`MESA_EGL`] process `pid` maps.
-fn mesa_egl_mapped(pid: u32) -> Vec<&'static str> {
-    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+/// Which of [`MESA_EGL`] `maps` (a process's `/proc/<pid>/maps`) holds.
+fn mesa_egl_in(maps: &str) -> Vec<&'static str> {
     MESA_EGL.into_iter().filter(|lib| maps.contains(lib)).collect()
 }
 
-/// The demo with `env`, once both its Views have their results: what of Mesa's EGL the host's
-/// own process maps, and what each of its web processes does.
-fn mesa_egl_of_the_demo(env: &[(&str, &str)]) -> (Vec<&'static str>, Vec<Vec<&'static str>>) {
+/// The library the host puts first in the lookup scope of WebKit's processes (`host_env.rs`).
+const VOICE: &str = "libflite_cmu_time_awb.so";
+
+/// What a process maps (`/proc/<pid>/maps`) and its `LD_PRELOAD`, if it has one.
+struct Process {
+    maps: String,
+    preload: Option<String>,
+}
+
+fn process(pid: u32) -> Process {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let preload = environ
+        .split(|&b| b == 0)
+        .find_map(|v| v.strip_prefix(b"LD_PRELOAD="))
+        .map(|v| String::from_utf8_lossy(v).into_owned());
+    Process { maps: std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default(), preload }
+}
+
+/// The path of the [`VOICE`] file `maps` holds, if any.
+fn voice_in(maps: &str) -> Option<&str> {
+    maps.lines().filter_map(|l| l.find(" /").map(|at| &l[at + 1..])).find(|p| p.contains(VOICE))
+}
+
+/// The demo with `env`, once both its Views have their results: the host's own process and each
+/// of its web processes.
+fn processes_of_the_demo(env: &[(&str, &str)]) -> (Process, Vec<Process>) {
     let dir = tempfile::tempdir().unwrap();
     let trace_path = dir.path().join("trace.jsonl");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
@@ -78,11 +100,11 @@ fn mesa_egl_of_the_demo(env: &[(&str, &str)]) -> (Vec<&'static str>, Vec<Vec<&'s
         std::thread::sleep(Duration::from_millis(200));
     }
     let pid = child.id();
-    let host = mesa_egl_mapped(pid);
+    let host = process(pid);
     let web: Vec<_> = process_tree(pid)
         .into_iter()
         .filter(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.starts_with("WebKitWebProces")))
-        .map(mesa_egl_mapped)
+        .map(process)
         .collect();
     let _ = child.kill();
     let _ = child.wait();
@@ -92,15 +114,43 @@ fn mesa_egl_of_the_demo(env: &[(&str, &str)]) -> (Vec<&'static str>, Vec<Vec<&'s
 
 #[test]
 fn the_hosts_own_process_goes_without_egl_and_its_web_processes_keep_it() {
-    let (host, web) = mesa_egl_of_the_demo(&[]);
-    assert_eq!(host, Vec::<&str>::new(), "the host's process maps Mesa's EGL");
-    assert!(web.len() >= 2, "the shell's and the Views' web processes: {web:?}");
-    for libs in &web {
-        assert_eq!(libs, &MESA_EGL.to_vec(), "every web process finds its EGL driver again");
+    let (host, web) = processes_of_the_demo(&[]);
+    assert_eq!(mesa_egl_in(&host.maps), Vec::<&str>::new(), "the host's process maps Mesa's EGL");
+    assert!(web.len() >= 2, "the shell's and the Views' web processes: {}", web.len());
+    for p in &web {
+        assert_eq!(mesa_egl_in(&p.maps), MESA_EGL.to_vec(), "every web process finds its EGL driver again");
     }
     // The person's own EGL vendors stand, for the host's process too.
-    let (host, _) = mesa_egl_of_the_demo(&[("__EGL_VENDOR_LIBRARY_DIRS", "/usr/share/glvnd/egl_vendor.d")]);
-    assert_eq!(host, MESA_EGL.to_vec(), "with the person's vendors, the host's process opens EGL as WebKit does");
+    let (host, _) = processes_of_the_demo(&[("__EGL_VENDOR_LIBRARY_DIRS", "/usr/share/glvnd/egl_vendor.d")]);
+    assert_eq!(
+        mesa_egl_in(&host.maps),
+        MESA_EGL.to_vec(),
+        "with the person's vendors, the host's process opens EGL as WebKit does"
+    );
+}
+
+/// Where the host's WebKit loads flite's voice, every web process has that very file first in
+/// its lookup scope (`LD_PRELOAD`) and maps it once; a person's own `LD_PRELOAD` stands.
+#[test]
+fn web_processes_look_up_symbols_in_the_voice_first_and_a_persons_preload_stands() {
+    let (host, web) = processes_of_the_demo(&[]);
+    let Some(voice) = voice_in(&host.maps) else {
+        // A WebKit built without flite: nothing to put first.
+        assert!(web.iter().all(|p| p.preload.is_none()), "nothing to preload, yet a web process has LD_PRELOAD");
+        return;
+    };
+    assert_eq!(host.preload, None, "the host's own process was started without LD_PRELOAD");
+    assert!(web.len() >= 2, "the shell's and the Views' web processes: {}", web.len());
+    for p in &web {
+        assert_eq!(p.preload.as_deref(), Some(voice), "a web process's LD_PRELOAD");
+        let files: std::collections::BTreeSet<_> =
+            p.maps.lines().filter_map(|l| l.find(" /").map(|at| &l[at + 1..])).filter(|f| f.contains(VOICE)).collect();
+        assert_eq!(files.into_iter().collect::<Vec<_>>(), vec![voice], "the voice is mapped once, from the same file");
+    }
+    let (_, web) = processes_of_the_demo(&[("LD_PRELOAD", "")]);
+    for p in &web {
+        assert_eq!(p.preload.as_deref(), Some(""), "the person's LD_PRELOAD stands");
+    }
 }
 
 #[test]
