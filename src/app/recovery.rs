@@ -175,8 +175,9 @@ impl Controller {
                     Direction::Diagnostic,
                     &json!({"kind": "unresponsive", "apps": apps, "process": label}),
                 );
-                self.mark_hung(&label, true, &line);
+                // The status line first: whoever sees the card's bar sees the line already said.
                 self.status(&line, true);
+                self.mark_hung(&label, true, &line);
             }
             FrameSignal::Responsive { label, after } => {
                 if !self.processes.responsive(&label) {
