@@ -49,8 +49,11 @@ fn main() {
 fn front_of_scope() {
     let Ok(libdir) = pkg_config::get_variable("webkit2gtk-4.1", "libdir") else { return };
     let libdir = Path::new(&libdir);
+    let webkit = libdir.join("libwebkit2gtk-4.1.so");
+    // Decided again when the system's WebKit changes (a new one may need the voice or not).
+    println!("cargo::rerun-if-changed={}", webkit.display());
     let voice = libdir.join(FRONT_OF_SCOPE);
-    if voice.is_file() && needs(&libdir.join("libwebkit2gtk-4.1.so"), FRONT_OF_SCOPE).unwrap_or(false) {
+    if voice.is_file() && needs(&webkit, FRONT_OF_SCOPE).unwrap_or(false) {
         println!(
             "cargo::rustc-link-arg-bin=mcp-apps-host=-Wl,--push-state,--no-as-needed,{},--pop-state",
             voice.display()

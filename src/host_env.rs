@@ -190,7 +190,7 @@ fn ui_egl_unwanted(vendors_given: bool, compositing: bool) -> bool {
 }
 
 /// The path of the library mapped in a process (its `/proc/<pid>/maps`) whose file name starts
-/// with `name`, if there is one and `LD_PRELOAD` can carry it (no space, colon or newline).
+/// with `name`, if there is one and `LD_PRELOAD` can carry it (no space or colon in it).
 fn loaded_library<'a>(maps: &'a str, name: &str) -> Option<&'a str> {
     // A line: address, permissions, offset, device and inode, then the path from its first `/`.
     maps.lines()
