@@ -85,6 +85,19 @@ fn inspect_reports_broken_resources_as_errors() {
     }
 }
 
+/// The host's debug log and the stderr of `inspect --stdio server`, with `env` and with `var`
+/// set to `value` (or not set at all).
+fn inspect_stderr(server: &str, env: &[(&str, &std::path::Path)], var: &str, value: Option<&str>) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"));
+    cmd.args(["inspect", "--stdio", server]).envs(env.iter().copied()).env("MCP_APPS_HOST_LOG", "mcp_apps_host=debug");
+    match value {
+        Some(v) => cmd.env(var, v),
+        None => cmd.env_remove(var),
+    };
+    let out = cmd.output().expect("the binary runs");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// Where no session bus can be had (no address, no socket, no `dbus-launch`), the host names one
 /// that fails at once for itself and its web processes (`session_bus.rs`); a server still gets
 /// the environment it was given, with or without an address.
@@ -92,19 +105,8 @@ fn inspect_reports_broken_resources_as_errors() {
 fn a_server_gets_the_session_bus_address_as_it_was_given() {
     let empty = tempfile::tempdir().unwrap();
     let server = "/bin/sh -c 'echo \"bus=[$DBUS_SESSION_BUS_ADDRESS]\" >&2; exit 3'";
-    let run = |address: Option<&str>| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"));
-        cmd.args(["inspect", "--stdio", server])
-            .env("PATH", empty.path())
-            .env("XDG_RUNTIME_DIR", empty.path())
-            .env("MCP_APPS_HOST_LOG", "mcp_apps_host=debug");
-        match address {
-            Some(a) => cmd.env("DBUS_SESSION_BUS_ADDRESS", a),
-            None => cmd.env_remove("DBUS_SESSION_BUS_ADDRESS"),
-        };
-        let out = cmd.output().expect("the binary runs");
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
+    let env = [("PATH", empty.path()), ("XDG_RUNTIME_DIR", empty.path())];
+    let run = |address: Option<&str>| inspect_stderr(server, &env, "DBUS_SESSION_BUS_ADDRESS", address);
     let unset = run(None);
     assert!(unset.contains("DBUS_SESSION_BUS_ADDRESS=disabled: for the host"), "the host set its stand-in: {unset}");
     assert!(unset.contains("bus=[]"), "the server must not inherit the stand-in: {unset}");
@@ -118,16 +120,7 @@ fn a_server_gets_the_session_bus_address_as_it_was_given() {
 #[test]
 fn a_server_gets_ld_preload_as_it_was_given() {
     let server = "/bin/sh -c 'echo \"preload=[${LD_PRELOAD-unset}]\" >&2; exit 3'";
-    let run = |preload: Option<&str>| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"));
-        cmd.args(["inspect", "--stdio", server]).env("MCP_APPS_HOST_LOG", "mcp_apps_host=debug");
-        match preload {
-            Some(p) => cmd.env("LD_PRELOAD", p),
-            None => cmd.env_remove("LD_PRELOAD"),
-        };
-        let out = cmd.output().expect("the binary runs");
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
+    let run = |preload: Option<&str>| inspect_stderr(server, &[], "LD_PRELOAD", preload);
     let unset = run(None);
     // What the host binary loads, from the dynamic loader itself (it lists and does not run).
     let loads = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host")).env("LD_TRACE_LOADED_OBJECTS", "1").output().unwrap();

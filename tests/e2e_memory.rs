@@ -76,9 +76,14 @@ fn process(pid: u32) -> Process {
     Process { maps: std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default(), preload }
 }
 
+/// The paths of the files `maps` maps, one per mapping.
+fn mapped_files(maps: &str) -> impl Iterator<Item = &str> {
+    maps.lines().filter_map(|l| l.find(" /").map(|at| &l[at + 1..]))
+}
+
 /// The path of the [`VOICE`] file `maps` holds, if any.
 fn voice_in(maps: &str) -> Option<&str> {
-    maps.lines().filter_map(|l| l.find(" /").map(|at| &l[at + 1..])).find(|p| p.contains(VOICE))
+    mapped_files(maps).find(|p| p.contains(VOICE))
 }
 
 /// The demo with `env`, once both its Views have their results: the host's own process and each
@@ -143,8 +148,7 @@ fn web_processes_look_up_symbols_in_the_voice_first_and_a_persons_preload_stands
     assert!(web.len() >= 2, "the shell's and the Views' web processes: {}", web.len());
     for p in &web {
         assert_eq!(p.preload.as_deref(), Some(voice), "a web process's LD_PRELOAD");
-        let files: std::collections::BTreeSet<_> =
-            p.maps.lines().filter_map(|l| l.find(" /").map(|at| &l[at + 1..])).filter(|f| f.contains(VOICE)).collect();
+        let files: std::collections::BTreeSet<_> = mapped_files(&p.maps).filter(|f| f.contains(VOICE)).collect();
         assert_eq!(files.into_iter().collect::<Vec<_>>(), vec![voice], "the voice is mapped once, from the same file");
     }
     let (_, web) = processes_of_the_demo(&[("LD_PRELOAD", "")]);
