@@ -332,6 +332,8 @@
   var toolsByKey = new Map(); // server + "\u0000" + tool -> { server, tool }
   var selected = null;
 
+  // The approval modes (conversation::Approval), in the order the person reads them.
+  var APPROVALS = [["changes", "Ask before changes"], ["always", "Ask before every call"], ["never", "Never ask for its own data"]];
   function servers(cmd) {
     document.getElementById("picker").hidden = false;
     var several = cmd.servers.length > 1;
@@ -344,7 +346,7 @@
     list.textContent = "";
     toolsByKey.clear();
     cmd.servers.forEach(function (s) {
-      if (several || s.status !== "ready") {
+      if (several || s.status !== "ready" || s.approval) {
         var head = el("li", "server " + s.status.replace(/ /g, "-"));
         head.dataset.server = s.name;
         var line = el("div", "server-line");
@@ -369,6 +371,20 @@
           cancel.dataset.cancelSignIn = s.name;
           cancel.addEventListener("click", function () { send({ kind: "cancel-sign-in", server: s.name }); });
           head.append(cancel);
+        }
+        if (s.approval) {
+          // When the model's calls to this server ask first; kept across runs.
+          var approval = el("select", "approval");
+          approval.dataset.approval = s.name;
+          approval.setAttribute("aria-label", "When the model's calls to " + labelOf(s) + " ask first");
+          APPROVALS.forEach(function (a) {
+            var o = el("option", "", a[1]);
+            o.value = a[0];
+            o.selected = a[0] === s.approval;
+            approval.append(o);
+          });
+          approval.addEventListener("change", function () { send({ kind: "approval", server: s.name, mode: approval.value }); });
+          head.append(approval);
         }
         if (s.status === "failed") {
           var restart = el("button", "restart", "Restart now");
@@ -672,9 +688,24 @@
   document.getElementById("elicit-decline").addEventListener("click", function () { answerElicit("decline"); });
   document.getElementById("elicit-cancel").addEventListener("click", function () { answerElicit("cancel"); });
 
+  // Askers take turns: the next dialog is the oldest of the asker served longest ago, so one
+  // server's questions never wait in front of another's.
+  var served = new Map();
+  var turn = 0;
+  function askerOf(cmd) { return cmd.asker || cmd.server || ""; }
+  function nextDialog() {
+    var best = 0;
+    for (var i = 1; i < dialogs.length; i++) {
+      if ((served.get(askerOf(dialogs[i])) || 0) < (served.get(askerOf(dialogs[best])) || 0)) best = i;
+    }
+    var next = dialogs.splice(best, 1)[0];
+    served.set(askerOf(next), ++turn);
+    return next;
+  }
+
   function showNextDialog() {
     if (current || dialogs.length === 0) return;
-    current = dialogs.shift();
+    current = nextDialog();
     lastFocus = document.activeElement;
     if (current.op === "elicit") { showElicit(current); return; }
     document.getElementById("dialog-title").textContent = current.title;

@@ -187,7 +187,9 @@
 
   function sendFollowUpMessage(options) {
     var prompt = options && typeof options.prompt === "string" ? options.prompt : String(options && options.prompt);
-    return request("ui/message", { role: "user", content: [{ type: "text", text: prompt }] }).then(function () {});
+    return request("ui/message", { role: "user", content: [{ type: "text", text: prompt }] }).then(function (r) {
+      if (r && r.isError) throw new Error("the host did not send the message" + (r.message ? ": " + r.message : ""));
+    });
   }
 
   function setWidgetState(state) {
@@ -209,8 +211,12 @@
   openai.callTool = callTool;
   openai.sendFollowUpMessage = sendFollowUpMessage;
   openai.sendFollowupTurn = sendFollowUpMessage; // the name in earlier Apps SDK docs
+  // The host's refusal is the widget's error, as in ChatGPT: a link the host did not open is
+  // never reported as opened.
   openai.openExternal = function (options) {
-    return request("ui/open-link", { url: String(options && options.href) }).then(function () {});
+    return request("ui/open-link", { url: String(options && options.href) }).then(function (r) {
+      if (r && r.isError) throw new Error("the host did not open the link" + (r.message ? ": " + r.message : ""));
+    });
   };
   openai.requestDisplayMode = function (options) {
     return request("ui/request-display-mode", { mode: options && options.mode }).then(function (r) {

@@ -166,12 +166,38 @@ impl LinkSubject {
 
 /// The App asking, as a person sees it: `tool · server`, both escaped.
 pub fn app_label(tool: &str, server: &str) -> String {
-    format!("{} · {}", tool_label(tool), one_line_max(server, 80))
+    format!("{} · {}", tool_label(tool), server_label(server))
+}
+
+/// A server's label as one line for a person deciding: when it holds anything but plain ASCII
+/// (`fіles` with a Cyrillic `і` looks like `files`), every such character is shown escaped
+/// after it, so two servers that look alike read apart.
+pub fn server_label(label: &str) -> String {
+    let shown = one_line_max(label, 80);
+    if label.is_ascii() {
+        return shown;
+    }
+    let mut escaped = String::new();
+    for c in label.chars().take(80) {
+        if c.is_ascii() && !c.is_ascii_control() {
+            escaped.push(c);
+        } else {
+            escaped.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    format!("{shown} [not plain ASCII: {escaped}]")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn look_alike_server_labels_read_apart() {
+        assert_eq!(server_label("files"), "files");
+        assert_eq!(server_label("f\u{456}les"), "f\u{456}les [not plain ASCII: f\\u{456}les]");
+        assert_ne!(server_label("f\u{456}les"), server_label("files"));
+    }
 
     #[test]
     fn bidi_and_newlines_are_shown_not_obeyed() {

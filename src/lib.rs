@@ -39,6 +39,7 @@ pub mod error;
 mod host_env;
 pub mod inspect;
 pub mod model;
+mod private_file;
 pub mod protocol;
 pub mod sandbox;
 pub mod server;

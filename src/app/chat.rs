@@ -9,7 +9,8 @@ use super::*;
 use crate::conversation::store::Stored;
 
 mod stored;
-use crate::conversation::{self, tools::asks_first, CallId, ConversationHandle, Input, Output, ToolOutcome};
+use crate::conversation::trust::CallReason;
+use crate::conversation::{self, CallId, ConversationHandle, Input, Output, Question, ServerId, ToolOutcome};
 
 /// The most partial inputs a View gets per second while the model writes (each re-renders it).
 const PARTIAL_GAP: Duration = Duration::from_millis(50);
@@ -47,11 +48,9 @@ pub(super) struct Chat {
     replay: Option<Stored>,
     /// It is in the picker's list (a reopened one is from the start).
     listed: bool,
-    /// Tools the person allowed for the rest of the session: `(server, tool)`.
-    allowed: HashSet<(String, String)>,
-    /// Open "run this tool?" dialogs: the tool each asks about, and the dialog (shown again in
+    /// Open "run this tool?" dialogs: the question each asks, and the dialog (shown again in
     /// a restarted shell).
-    asking: HashMap<u64, (String, String)>,
+    asking: HashMap<u64, Question>,
     asking_cmds: HashMap<u64, ShellCommand>,
 }
 
@@ -122,7 +121,9 @@ impl Controller {
             tracing::warn!(view, "an App's message is not sent to the model: {} turns are already waiting", chat.turns);
             return false;
         }
-        if chat.handle.send(Input::AppMessage { view: view.to_owned(), app, text }) {
+        let server = self.views.get(view).map(|v| self.server_id(&v.server));
+        let Some(chat) = self.chat.as_mut() else { return true };
+        if chat.handle.send(Input::AppMessage { view: view.to_owned(), app, server, text }) {
             chat.turns += 1;
         }
         true
@@ -168,14 +169,48 @@ impl Controller {
     /// A View that is gone informs the model no more (a restored one gives its context again).
     pub(super) fn forget_context(&self, view: &str) {
         if let Some(chat) = &self.chat {
-            chat.handle.set_context(view, "", None);
+            chat.handle.set_context(view, "", None, None);
         }
     }
 
-    /// An App's latest model context, for the model's next request.
-    pub(super) fn chat_model_context(&mut self, view: &str, app: String, text: Option<String>) {
+    /// An App's latest model context, for the model's next request: what the model is told
+    /// (cut to its bound), none when it was cleared or there is no conversation.
+    pub(super) fn chat_model_context(
+        &mut self,
+        view: &str,
+        app: String,
+        text: Option<String>,
+    ) -> Option<conversation::AppContext> {
+        let server = self.views.get(view).map(|v| self.server_id(&v.server));
+        self.chat.as_ref().and_then(|chat| chat.handle.set_context(view, &app, server, text))
+    }
+
+    /// A server as a party to the conversation.
+    pub(super) fn server_id(&self, server: &str) -> ServerId {
+        ServerId { server: server.to_owned(), identity: self.servers.identity(server).unwrap_or_default() }
+    }
+
+    /// Where the servers' approval modes are kept.
+    pub(super) fn approvals(&self) -> Option<conversation::trust::Approvals> {
+        self.options.approvals.clone().or_else(conversation::trust::Approvals::user)
+    }
+
+    /// The person set a server's approval mode (the servers panel): kept across runs, and in
+    /// force for the conversation's next call.
+    pub(super) fn set_approval(&mut self, server: &str, mode: conversation::Approval) {
+        let Some(identity) = self.servers.identity(server) else { return };
+        let label = self.label(server);
+        tracing::info!(server, mode = mode.as_str(), "the person set the server's approval mode");
+        if let Some(approvals) = self.approvals() {
+            if let Err(e) = approvals.set(&identity, &label, mode) {
+                self.shell(ShellCommand::Status {
+                    text: format!("The setting is not kept for next time: {}", say(&e.to_string())),
+                    error: true,
+                });
+            }
+        }
         if let Some(chat) = &self.chat {
-            chat.handle.set_context(view, &app, text);
+            chat.handle.set_approval(&identity, mode);
         }
     }
 
@@ -218,7 +253,9 @@ impl Controller {
                     let _ = c.partial.send(Some(arguments));
                 }
             }
-            Output::ToolReady { call, entry, arguments, reply } => self.model_call_ready(call, entry, arguments, reply),
+            Output::ToolReady { call, entry, arguments, question, reply } => {
+                self.model_call_ready(call, entry, arguments, question, reply)
+            }
             Output::ToolRefused { call, name, reason } => {
                 // A View opened for it hears the call is not made.
                 if let Some(chat) = self.chat.as_mut() {
@@ -305,12 +342,13 @@ impl Controller {
         }
     }
 
-    /// The model's call is complete: ask first if the tool may write, then run it.
+    /// The model's call is complete: ask first if the conversation says so, then run it.
     fn model_call_ready(
         &mut self,
         call: CallId,
         entry: ToolEntry,
         arguments: Map<String, Value>,
+        question: Option<Question>,
         reply: oneshot::Sender<ToolOutcome>,
     ) {
         let with_view = self.chat.as_mut().and_then(|chat| chat.calls.remove(&call));
@@ -329,20 +367,15 @@ impl Controller {
             return;
         }
         let (decided_tx, decided) = oneshot::channel::<bool>();
-        let key = (entry.server.clone(), entry.name().to_owned());
-        let allowed = self.chat.as_ref().is_some_and(|c| c.allowed.contains(&key));
-        if asks_first(&entry.tool) {
-            let app = consent::app_label(entry.name(), &self.label(&entry.server));
+        if let Some(question) = question {
             self.trace.record(
                 with_view.as_ref().map(|c| c.view.as_str()),
                 Direction::Diagnostic,
                 &json!({"kind": "tool-consent", "tool": entry.name(), "server": entry.server, "arguments": arguments,
-                        "allowed_for_session": allowed}),
+                        "call": question.call.map(|r| format!("{r:?}")),
+                        "data_from": question.data_from.iter().map(|(s, _)| &s.server).collect::<Vec<_>>()}),
             );
             match self.options.consent {
-                _ if allowed => {
-                    let _ = decided_tx.send(true);
-                }
                 Consent::Allow => {
                     let _ = decided_tx.send(true);
                 }
@@ -357,34 +390,9 @@ impl Controller {
                     let owner = format!("chat-{call}");
                     tracing::info!(dialog, tool = entry.name(), "asking the person before the model's call");
                     self.dialogs.insert(dialog, (owner, decided_tx));
+                    let cmd = call_question(&entry, &arguments, &question, dialog);
                     if let Some(chat) = self.chat.as_mut() {
-                        chat.asking.insert(dialog, key);
-                    }
-                    let pretty = serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default();
-                    // Arguments longer than the dialog shows are said to be, before they are shown:
-                    // padding must not hide the part that matters below the cut.
-                    let hidden = pretty.chars().count().saturating_sub(consent::MAX_BLOCK_CHARS);
-                    let cut = if hidden > 0 {
-                        format!(" Only the start of the arguments is shown: {hidden} more characters are not.")
-                    } else {
-                        String::new()
-                    };
-                    let cmd = ShellCommand::Confirm {
-                        dialog,
-                        title: "Run this tool for the model?".into(),
-                        subject: vec![app],
-                        source: format!(
-                            "The model wants to call it with these arguments.{cut} {}",
-                            consent::one_line_max(&annotation_words(&entry.tool), 200)
-                        ),
-                        detail: consent::block(&pretty),
-                        accept: "Run".into(),
-                        remember: Some(format!(
-                            "Run {} without asking for the rest of this session",
-                            tool_label(entry.name())
-                        )),
-                    };
-                    if let Some(chat) = self.chat.as_mut() {
+                        chat.asking.insert(dialog, question);
                         chat.asking_cmds.insert(dialog, cmd.clone());
                     }
                     self.shell(cmd);
@@ -431,14 +439,16 @@ impl Controller {
         });
     }
 
-    /// A "run this tool?" dialog was answered; `remember`: yes for the rest of the session.
+    /// A "run this tool?" dialog was answered; `remember`: yes for the rest of the
+    /// conversation (the tool, and the data the question named reaching its server).
     pub(super) fn chat_consent_answered(&mut self, dialog: u64, remember: bool) {
         let Some(chat) = self.chat.as_mut() else { return };
         chat.asking_cmds.remove(&dialog);
-        if let Some(key) = chat.asking.remove(&dialog) {
+        if let Some(question) = chat.asking.remove(&dialog) {
             if remember {
-                tracing::info!(server = %key.0, tool = %key.1, "the person allowed the tool for the session");
-                chat.allowed.insert(key);
+                tracing::info!(server = %question.owner.server.server, tool = %question.owner.tool,
+                               "the person allowed the call for the rest of the conversation");
+                chat.handle.remember(&question);
             }
         }
     }
@@ -555,16 +565,67 @@ async fn call_for_model(
 ) -> (ToolOutcome, Result<Value, String>) {
     match call_tool_traced(servers, trace, view, &entry.server, entry.name(), arguments).await {
         Ok(result) => (ToolOutcome::from_result(&result), Ok(result)),
-        Err(e) => (ToolOutcome::error(format!("the tool call failed: {}", e.message)), Err(e.to_string())),
+        Err(e) => (ToolOutcome::failed(format!("the tool call failed: {}", e.message)), Err(e.to_string())),
     }
 }
 
-/// What the tool's annotations say, for the person deciding.
-fn annotation_words(tool: &Value) -> String {
-    let hint = |name: &str| tool.pointer(&format!("/annotations/{name}")).and_then(Value::as_bool);
-    match (hint("destructiveHint"), hint("readOnlyHint")) {
-        (Some(true), _) => "The server says it may destroy data.".into(),
-        (_, Some(false)) | (_, None) => "The server does not say it only reads.".into(),
-        _ => String::new(),
+/// The dialog before a model's call: the tool and the server that would receive it, then the
+/// servers whose data the arguments may carry, then the arguments.
+fn call_question(entry: &ToolEntry, arguments: &Map<String, Value>, question: &Question, dialog: u64) -> ShellCommand {
+    let receiver = consent::server_label(&question.receiver);
+    let mut subject = vec![consent::app_label(entry.name(), &question.receiver)];
+    subject
+        .extend(question.data_from.iter().map(|(_, from)| format!("with data from {}", consent::server_label(from))));
+    let pretty = serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default();
+    // Arguments longer than the dialog shows are said to be, before they are shown: padding
+    // must not hide the part that matters below the cut.
+    let hidden = pretty.chars().count().saturating_sub(consent::MAX_BLOCK_CHARS);
+    let cut = if hidden > 0 {
+        format!(" Only the start of the arguments is shown: {hidden} more characters are not.")
+    } else {
+        String::new()
+    };
+    let why = match question.call {
+        Some(CallReason::EveryCall) => "You asked to be asked before every call to this server.".to_owned(),
+        Some(CallReason::MayDestroy) => "The server says it may destroy data.".to_owned(),
+        Some(CallReason::MayChange) => "The server does not say it only reads.".to_owned(),
+        None => String::new(),
+    };
+    let flows = if question.data_from.is_empty() {
+        String::new()
+    } else {
+        let from: Vec<String> = question.data_from.iter().map(|(_, l)| consent::server_label(l)).collect();
+        format!(
+            " The conversation holds what {} returned or showed; these arguments may carry it to {receiver}.",
+            from.join(", ")
+        )
+    };
+    let remember = question.can_remember().then(|| {
+        let tool = tool_label(entry.name());
+        match (question.data_from.is_empty(), question.call.is_some()) {
+            (true, _) => format!("Run {tool} without asking for the rest of this conversation"),
+            (false, false) => format!("Let {receiver} receive this data for the rest of this conversation"),
+            (false, true) => {
+                format!("Run {tool} and let {receiver} receive this data for the rest of this conversation")
+            }
+        }
+    });
+    let title = if question.data_from.is_empty() {
+        "Run this tool for the model?"
+    } else {
+        "Send data to another server for the model?"
+    };
+    ShellCommand::Confirm {
+        dialog,
+        title: title.into(),
+        subject,
+        source: consent::one_line_max(
+            &format!("The model wants to call it with these arguments.{cut}{flows} {why}"),
+            600,
+        ),
+        detail: consent::block(&pretty),
+        accept: if question.data_from.is_empty() { "Run".into() } else { "Send".into() },
+        remember,
+        asker: Some("the conversation".into()),
     }
 }

@@ -28,7 +28,7 @@ pub enum Consent {
 #[derive(Debug)]
 pub(crate) enum Ask {
     /// A yes/no dialog.
-    Confirm { view: String, prompt: Prompt, reply: oneshot::Sender<bool> },
+    Confirm { view: String, prompt: Prompt, reply: oneshot::Sender<Answer> },
     /// Switch a View's display mode; reply with the mode in effect.
     DisplayMode { view: String, mode: DisplayMode, reply: oneshot::Sender<DisplayMode> },
     /// Show a message a View sent for the conversation; `taken` says whether the conversation
@@ -43,6 +43,34 @@ pub(crate) enum Ask {
     DismissElicit { dialog: u64 },
     /// A server asks to run its messages on the conversation's model: yes or no.
     Sample { server: String, text: String, reply: oneshot::Sender<bool> },
+}
+
+/// What came of a question to the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// The person said yes (or `--consent allow` did).
+    Yes,
+    /// The person said no.
+    No,
+    /// Nobody was asked, or the question went before an answer: why (the App is told this,
+    /// never that the person said no).
+    NotAsked(String),
+}
+
+/// Why a question under `--consent deny` gets no yes.
+const DENY_WITHOUT_ASKING: &str = "this host declines such requests without asking the person (--consent deny)";
+/// Why a question withdrawn before an answer gets no yes.
+const WITHDRAWN: &str = "the question went away before the person answered";
+
+impl Answer {
+    /// The refusal the App gets: the person's no (`no`), or why nobody said yes.
+    fn refusal(&self, no: &str, not_done: &str) -> Option<String> {
+        match self {
+            Self::Yes => None,
+            Self::No => Some(no.to_owned()),
+            Self::NotAsked(why) => Some(format!("{not_done}: {why}")),
+        }
+    }
 }
 
 /// A consent dialog's text, in the order a person reads it (see [`crate::consent`]): a title
@@ -63,6 +91,8 @@ pub(crate) struct DesktopRequests {
     pub asks: mpsc::UnboundedSender<Ask>,
     pub consent: Consent,
     pub model: Option<std::sync::Arc<dyn crate::model::Model>>,
+    /// Every server's sampling requests under way (each server's share is bounded).
+    pub sampling: crate::model::sampling::Load,
 }
 
 impl ServerRequests for DesktopRequests {
@@ -79,9 +109,16 @@ impl ServerRequests for DesktopRequests {
             Ok(r) => r,
             Err(e) => return refused(format!("invalid sampling request: {e}")),
         };
+        let admitted = match self.sampling.admit(server, std::time::Instant::now()) {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!(server, "sampling request refused: {e}");
+                return refused(format!("sampling request refused: {e}"));
+            }
+        };
         let decided = match self.consent {
             Consent::Allow => None,
-            Consent::Deny => return refused("the user declined the sampling request".into()),
+            Consent::Deny => return refused(format!("sampling request refused: {DENY_WITHOUT_ASKING}")),
             Consent::Ask => {
                 let (reply, rx) = oneshot::channel();
                 let _ = self.asks.send(Ask::Sample { server: server.to_owned(), text, reply });
@@ -90,9 +127,17 @@ impl ServerRequests for DesktopRequests {
         };
         let server = server.to_owned();
         Box::pin(async move {
+            let _admitted = admitted;
             if let Some(rx) = decided {
-                if !rx.await.unwrap_or(false) {
-                    return Err(RpcError::new(code::INVALID_REQUEST, "the user declined the sampling request"));
+                match rx.await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        return Err(RpcError::new(code::INVALID_REQUEST, "the user declined the sampling request"))
+                    }
+                    Err(_) => {
+                        let why = format!("sampling request not answered: {WITHDRAWN}");
+                        return Err(RpcError::new(code::INVALID_REQUEST, why));
+                    }
                 }
             }
             tracing::info!(server = %server, "sampling on {}", model.describe());
@@ -159,15 +204,15 @@ pub(crate) fn content_text(content: &[Value]) -> String {
 }
 
 impl DesktopPolicy {
-    fn confirm(&self, view: &ViewInfo, prompt: Prompt) -> BoxFuture<bool> {
+    fn confirm(&self, view: &ViewInfo, prompt: Prompt) -> BoxFuture<Answer> {
         match self.consent {
-            Consent::Allow => return Box::pin(async { true }),
-            Consent::Deny => return Box::pin(async { false }),
+            Consent::Allow => return Box::pin(async { Answer::Yes }),
+            Consent::Deny => return Box::pin(async { Answer::NotAsked(DENY_WITHOUT_ASKING.into()) }),
             Consent::Ask => {}
         }
         let (reply, rx) = oneshot::channel();
         let _ = self.asks.send(Ask::Confirm { view: view.view.clone(), prompt, reply });
-        Box::pin(async move { rx.await.unwrap_or(false) })
+        Box::pin(async move { rx.await.unwrap_or_else(|_| Answer::NotAsked(WITHDRAWN.into())) })
     }
 }
 
@@ -251,8 +296,8 @@ impl HostPolicy for DesktopPolicy {
         );
         let (url, opener) = (url.to_string(), self.opener.clone());
         Box::pin(async move {
-            if !asked.await {
-                return Decision::Denied("the user did not open the link".into());
+            if let Some(why) = asked.await.refusal("the user did not open the link", "the link was not opened") {
+                return Decision::Denied(why);
             }
             match open_url(opener.as_deref(), &url) {
                 Ok(()) => Decision::Allowed,
@@ -275,8 +320,10 @@ impl HostPolicy for DesktopPolicy {
         let asks = self.asks.clone();
         let (view, content) = (view.clone(), content.to_vec());
         Box::pin(async move {
-            if !asked.await {
-                return Decision::Denied("the user did not add the message".into());
+            if let Some(why) =
+                asked.await.refusal("the user did not add the message", "the message was not shown to the user")
+            {
+                return Decision::Denied(why);
             }
             let (taken, rx) = oneshot::channel();
             let _ = asks.send(Ask::Message { view, content, taken });
@@ -326,8 +373,8 @@ impl HostPolicy for DesktopPolicy {
             },
         );
         Box::pin(async move {
-            if !asked.await {
-                return Decision::Denied("the user did not save the files".into());
+            if let Some(why) = asked.await.refusal("the user did not save the files", "the files were not saved") {
+                return Decision::Denied(why);
             }
             let saved = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<PathBuf>> {
                 std::fs::create_dir_all(&dir)?;

@@ -30,7 +30,7 @@ use crate::server::registry::{Registry, ServerEvent, ServerEventKind, ServerStat
 use crate::server::requests::{ElicitAnswer, ElicitationKind, Root};
 use crate::server::ServerSpec;
 use crate::ui_resource::ui_resource_from_read;
-use dialogs::{content_text, open_url, Ask, Consent, DesktopPolicy, DesktopRequests};
+use dialogs::{content_text, open_url, Answer, Ask, Consent, DesktopPolicy, DesktopRequests};
 use proxies::{ProxyPolicy, ProxyRegistry};
 use shell::{ShellCommand, ShellMessage};
 use supervisor::{Supervisor, Tick, ViewProcesses};
@@ -269,6 +269,7 @@ impl Controller {
                 asks: asks.clone(),
                 consent: options.consent,
                 model: options.model.clone().map(|m| m.0),
+                sampling: Default::default(),
             }))
         });
         // Sign-in pages open in the system browser (or with --open-with, like links).

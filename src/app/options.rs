@@ -75,6 +75,8 @@ pub struct RunOptions {
     pub resume: Option<String>,
     /// Where conversations are kept (default: the user's data directory).
     pub conversations: Option<crate::conversation::store::Store>,
+    /// Where the servers' approval modes are kept (default: the user's data directory).
+    pub approvals: Option<crate::conversation::trust::Approvals>,
     /// Receives the conversation's turns.
     pub conversation_events: Option<mpsc::UnboundedSender<crate::conversation::Event>>,
     /// How many Views stay live when more are open (default 10):
@@ -141,6 +143,7 @@ impl RunOptions {
             prompt: None,
             resume: None,
             conversations: None,
+            approvals: None,
             conversation_events: None,
             live_views: None,
             embedded: false,

@@ -146,6 +146,13 @@ impl Controller {
                 });
             }
             ShellMessage::CancelSignIn { server } => self.servers.cancel_sign_in(&server),
+            ShellMessage::Approval { server, mode } => match crate::conversation::Approval::parse(&mode) {
+                Some(mode) => {
+                    self.set_approval(&server, mode);
+                    self.show_servers();
+                }
+                None => tracing::warn!("the shell sent an unknown approval mode {mode:?}"),
+            },
             ShellMessage::Restart { server } => {
                 let servers = self.servers.clone();
                 tokio::spawn(async move {
@@ -232,13 +239,27 @@ impl Controller {
                 // prompts (or prompts answered after the View closed) must not act for it.
                 let open = self.views.get(&view).is_some_and(|v| v.phase.is_open());
                 if !open || self.dialogs.values().any(|(v, _)| *v == view) {
-                    tracing::warn!(view = %view, "consent request refused: {}", if open { "one is already pending" } else { "the View is closed" });
-                    let _ = reply.send(false);
+                    let why =
+                        if open { "another question of this App waits for the person" } else { "the App is closed" };
+                    tracing::warn!(view = %view, "consent request not shown: {why}");
+                    let _ = reply.send(Answer::NotAsked(why.into()));
                     return;
                 }
                 let dialog = self.next_dialog;
                 self.next_dialog += 1;
-                self.dialogs.insert(dialog, (view, reply));
+                let asker = self.views.get(&view).map(|v| v.server.clone());
+                // The dialog answers yes or no; a dialog that goes unanswered (its View closed,
+                // the person stopped it) was not the person's no.
+                let (answered, rx) = oneshot::channel::<bool>();
+                tokio::spawn(async move {
+                    let answer = match rx.await {
+                        Ok(true) => Answer::Yes,
+                        Ok(false) => Answer::No,
+                        Err(_) => Answer::NotAsked("the question went away before the person answered".into()),
+                    };
+                    let _ = reply.send(answer);
+                });
+                self.dialogs.insert(dialog, (view, answered));
                 self.shell(ShellCommand::Confirm {
                     dialog,
                     title: prompt.title.to_owned(),
@@ -247,6 +268,7 @@ impl Controller {
                     detail: prompt.detail,
                     accept: prompt.accept.to_owned(),
                     remember: None,
+                    asker,
                 });
             }
             Ask::Sample { server, text, reply } => {
@@ -262,6 +284,7 @@ impl Controller {
                     detail: consent::block(&text),
                     accept: "Ask the model".into(),
                     remember: None,
+                    asker: Some(server.clone()),
                 });
             }
             Ask::DisplayMode { view, mode, reply } => {
@@ -290,8 +313,18 @@ impl Controller {
                         None => blocks,
                     }
                 });
-                self.chat_model_context(&view.view, consent::app_label(&view.tool, &view.server), text.clone());
-                let text = text.map(|t| consent::block(&t));
+                let told =
+                    self.chat_model_context(&view.view, consent::app_label(&view.tool, &view.server), text.clone());
+                // The person sees what the model is told: the context as cut, and how much was.
+                let text = match told {
+                    Some(told) if told.cut > 0 => Some(format!(
+                        "{}\n[The model gets only this much: {} more bytes were cut.]",
+                        consent::block(&told.text),
+                        told.cut
+                    )),
+                    Some(told) => Some(consent::block(&told.text)),
+                    None => text.map(|t| consent::block(&conversation_bound(&t))),
+                };
                 // Only a View's latest model context matters.
                 self.history.retain(|c| !matches!(c, ShellCommand::Context { view: v, .. } if *v == view.view));
                 let cmd = ShellCommand::Context {
@@ -379,4 +412,14 @@ impl Controller {
             }
         }
     }
+}
+
+/// An App's context as the model would get it (the conversation's bound), for the panel when
+/// no conversation runs.
+fn conversation_bound(text: &str) -> String {
+    let (text, cut) = crate::conversation::bound_context(text);
+    if cut == 0 {
+        return text;
+    }
+    format!("{text}\n[cut: {cut} more bytes]")
 }

@@ -145,8 +145,12 @@ impl Controller {
                 // `name` is the key the shell sends back; `label` is what it shows.
                 // The revision negotiated with it, for the person (and bug reports).
                 let protocol = self.servers.current(&info.name).and_then(|c| c.revision_label());
+                // When the model's calls to it ask first (only with a conversation).
+                let approval = self.chat.as_ref().map(|_| {
+                    self.approvals().and_then(|a| a.mode_of(&info.identity)).unwrap_or_default().as_str()
+                });
                 json!({"name": info.name, "label": info.label, "status": info.status.label(), "reason": reason,
-                    "retryIn": retry_in, "tools": tools, "protocol": protocol})
+                    "retryIn": retry_in, "tools": tools, "protocol": protocol, "approval": approval})
             })
             .collect();
         self.shell(ShellCommand::Servers { servers });

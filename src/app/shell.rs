@@ -108,6 +108,10 @@ pub(crate) enum ShellCommand {
         /// A checkbox's label: yes for the rest of the session too.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         remember: Option<String>,
+        /// Who asks (a server's name, or the conversation): the shell takes askers in turn, so
+        /// one asker's questions never wait in front of another's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        asker: Option<String>,
     },
     /// A server's question: a form, or a website to open.
     Elicit {
@@ -201,6 +205,14 @@ pub enum ShellMessage {
     Restart {
         /// The server.
         server: String,
+    },
+    /// The person set when the model's calls to a server ask first (`always`, `changes`,
+    /// `never`: see `conversation::Approval`).
+    Approval {
+        /// The server.
+        server: String,
+        /// The mode.
+        mode: String,
     },
     /// The developer panel sends a notification to a View as given.
     DevSend {
@@ -320,6 +332,7 @@ mod tests {
                 detail: s(),
                 accept: "Open".into(),
                 remember: Some(s()),
+                asker: None,
             },
             ShellCommand::Elicit {
                 dialog: 2,

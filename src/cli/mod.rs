@@ -41,6 +41,11 @@ enum Command {
     Logout(LogoutArgs),
     /// List the stored conversations (reopen one with `run --model ... --resume ID`).
     Conversations,
+    /// Set when the model's calls to the servers the flags name ask first, kept across runs:
+    /// `always` (before every call), `changes` (before a call the server does not mark
+    /// read-only; the default) or `never` (never for the server's own data). Data that came
+    /// from another server or App asks in every mode.
+    Approve(ApproveArgs),
     /// The built-in probe server of `check --self` (stdio MCP).
     #[command(name = "__probe-server", hide = true)]
     ProbeServer,
@@ -175,6 +180,29 @@ fn logout(args: LogoutArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+#[derive(Debug, clap::Args)]
+struct ApproveArgs {
+    /// The mode: always, changes or never.
+    #[arg(value_parser = ["always", "changes", "never"])]
+    mode: String,
+    #[command(flatten)]
+    server: server_args::ServerArgs,
+}
+
+/// `approve`: remembers the mode for every server the flags name.
+fn approve(args: ApproveArgs) -> anyhow::Result<i32> {
+    use crate::conversation::trust::{Approval, Approvals};
+    let mode = Approval::parse(&args.mode).context("the mode is always, changes or never")?;
+    let approvals = Approvals::user().context("no data directory for approval modes")?;
+    for spec in args.server.resolve_all()? {
+        approvals
+            .set(&spec.identity(), spec.name(), mode)
+            .with_context(|| format!("cannot write {}", approvals.path().display()))?;
+        println!("{}: {}", spec.name(), Approval::ALL.iter().find(|(a, _)| *a == mode).map_or("", |(_, w)| w));
+    }
+    Ok(0)
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ConsentArg {
     Ask,
@@ -224,14 +252,15 @@ fn conversations() -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// The model `--model` names, with `--model-url` and `--model-key-file`.
+/// The model `--model` names, with `--model-url` and `--model-key-file`, else the config
+/// file's `model` section, with the key rules of [`crate::model::key_policy`].
 fn model_of(args: &RunArgs) -> anyhow::Result<Option<std::sync::Arc<dyn crate::model::Model>>> {
     use crate::model::{ApiKey, ModelSpec, ScriptedModel};
     // The flags, else the config file's `model` section.
-    let (spec, url, key_file) = match &args.model {
-        Some(spec) => (spec.clone(), args.model_url.clone(), args.model_key_file.clone()),
+    let (spec, url, key_file, config) = match &args.model {
+        Some(spec) => (spec.clone(), args.model_url.clone(), args.model_key_file.clone(), None),
         None => match args.server.config_model()? {
-            Some(m) => (m.name, m.url, m.key_file),
+            Some((m, path)) => (m.name, m.url, m.key_file, Some(path)),
             None => return Ok(None),
         },
     };
@@ -242,10 +271,78 @@ fn model_of(args: &RunArgs) -> anyhow::Result<Option<std::sync::Arc<dyn crate::m
         return Ok(Some(std::sync::Arc::new(ScriptedModel)));
     }
     let mut spec = ModelSpec::parse(&spec, url.as_deref())?;
-    if let Some(path) = &key_file {
-        spec.api_key = Some(ApiKey::from_file(path)?);
+    match (&key_file, &config) {
+        (Some(path), Some(_)) => {
+            crate::model::key_policy::key_file_allowed(path, &own_dirs()).map_err(anyhow::Error::msg)?;
+            spec.api_key = Some(ApiKey::from_file(path)?);
+        }
+        (Some(path), None) => spec.api_key = Some(ApiKey::from_file(path)?),
+        (None, Some(config)) if spec.api_key.is_some() && url.is_some() => {
+            let named = ModelSpec::parse(&format!("{}:{}", provider_word(&spec), spec.name), None)?.base_url;
+            check_config_endpoint(&spec, &named, config)?;
+        }
+        _ => {}
     }
     Ok(Some(spec.build()?))
+}
+
+fn provider_word(spec: &crate::model::ModelSpec) -> &'static str {
+    match spec.provider {
+        crate::model::Provider::Anthropic => "anthropic",
+        crate::model::Provider::Ollama => "ollama",
+        _ => "openai",
+    }
+}
+
+/// The host's own directories: its config directory and its data directory.
+fn own_dirs() -> Vec<std::path::PathBuf> {
+    let Some(dirs) = directories::ProjectDirs::from("", "", "mcp-apps-host") else { return Vec::new() };
+    vec![dirs.config_dir().to_path_buf(), dirs.data_dir().to_path_buf()]
+}
+
+/// A config file points the key from the environment at its own URL: allowed when that is the
+/// origin the environment names anyway (`named`), or one the person said yes to, here or
+/// before; else the key is not sent and the host says why.
+fn check_config_endpoint(
+    spec: &crate::model::ModelSpec,
+    named: &url::Url,
+    config: &std::path::Path,
+) -> anyhow::Result<()> {
+    use crate::model::key_policy::{origin_of, EndpointApprovals};
+    let origin = origin_of(&spec.base_url);
+    let Some(variable) = spec.key_variable() else { return Ok(()) };
+    if origin == origin_of(named) {
+        return Ok(());
+    }
+    let approvals = EndpointApprovals::user();
+    if approvals.as_ref().is_some_and(|a| a.allows(variable, &origin)) {
+        return Ok(());
+    }
+    let question = format!(
+        "The config file {} sends your {variable} (from the environment) to {origin}, which neither the \
+         environment nor the command line named.",
+        config.display()
+    );
+    let terminal =
+        std::io::IsTerminal::is_terminal(&std::io::stdin()) && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    if terminal {
+        eprint!("{question}\nSend your key to {origin}? [y/N] ");
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if matches!(answer.trim(), "y" | "Y" | "yes") {
+            if let Some(a) = &approvals {
+                if let Err(e) = a.allow(variable, &origin) {
+                    eprintln!("warning: the answer is not kept for next time: {e}");
+                }
+            }
+            return Ok(());
+        }
+    }
+    bail!(
+        "{question} The key was not sent. To send it, pass --model-url {} on the command line, or answer yes \
+         when the host asks in a terminal.",
+        spec.base_url
+    )
 }
 
 fn init_logging() {
@@ -435,6 +532,7 @@ pub fn main() -> ExitCode {
         #[cfg(not(feature = "desktop"))]
         Command::IpcFloor { .. } => Err(anyhow::anyhow!("__ipc-floor needs the desktop feature")),
         Command::Logout(args) => logout(args),
+        Command::Approve(args) => approve(args),
         Command::Demo(args) => demo(args),
         Command::Preview(mut args) => {
             args.preview = true;

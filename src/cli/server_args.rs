@@ -87,7 +87,7 @@ impl ServerArgs {
 
     /// The `model` section of the config file these flags use (with `--config`, or the default
     /// file when no other server is named).
-    pub fn config_model(&self) -> anyhow::Result<Option<crate::server::config::ModelConfig>> {
+    pub fn config_model(&self) -> anyhow::Result<Option<(crate::server::config::ModelConfig, std::path::PathBuf)>> {
         if self.builtin.is_some() {
             return Ok(None);
         }
@@ -101,7 +101,8 @@ impl ServerArgs {
             }
             None => return Ok(None),
         };
-        Ok(load_config(&path, &LoadOptions::new()).with_context(|| format!("cannot use {}", path.display()))?.model)
+        let load = load_config(&path, &LoadOptions::new()).with_context(|| format!("cannot use {}", path.display()))?;
+        Ok(load.model.map(|m| (m, path)))
     }
 
     fn pick_from_config(&self, path: &std::path::Path) -> anyhow::Result<Vec<ServerSpec>> {

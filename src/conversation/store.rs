@@ -48,6 +48,21 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         result: Option<Value>,
     },
+    /// A tool name the model was given, and whose tool it is (for good: see
+    /// [`super::tools::Names`]).
+    Name {
+        /// The model-facing name.
+        name: String,
+        /// Whose tool it is.
+        owner: super::tools::Owner,
+    },
+    /// A server whose data reached the model (see [`super::trust`]).
+    Seen {
+        /// The server.
+        server: super::tools::ServerId,
+        /// How the person knows it.
+        label: String,
+    },
 }
 
 /// A stored conversation, for a list.

@@ -1,7 +1,14 @@
-//! Which tools the model sees, under which names, and which ask the person before they run.
+//! Which tools the model sees, and under which names.
+//!
+//! A model-facing name stands for one server's tool for the whole conversation ([`Names`]): it
+//! is given the first time the tool is offered and never handed to another owner, whatever
+//! servers come, go, restart or change their lists. Two servers of one label, labels that look
+//! alike or clean to the same ASCII, and names cut at 64 characters get a numbered name of
+//! their own; a change of owner is impossible, not detected.
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::model::ToolSpec;
@@ -10,6 +17,87 @@ use crate::server::registry::ToolEntry;
 /// A model's tool names: `^[a-zA-Z0-9_-]{1,64}$` in both APIs.
 const MAX_NAME: usize = 64;
 
+/// A server as a party to the conversation: its name in the registry and its stable identity
+/// (its command line or URL). Another program under the same name is another server.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ServerId {
+    /// Its name in the registry.
+    pub server: String,
+    /// Its identity (`ServerSpec::identity`).
+    pub identity: String,
+}
+
+impl ServerId {
+    /// The server of `entry`.
+    pub fn of(entry: &ToolEntry) -> Self {
+        Self { server: entry.server.clone(), identity: entry.identity.clone() }
+    }
+}
+
+/// What a model-facing name stands for: one tool of one server.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Owner {
+    /// The server.
+    #[serde(flatten)]
+    pub server: ServerId,
+    /// The tool's name on it.
+    pub tool: String,
+}
+
+impl Owner {
+    /// The owner of `entry`'s name.
+    pub fn of(entry: &ToolEntry) -> Self {
+        Self { server: ServerId::of(entry), tool: entry.name().to_owned() }
+    }
+}
+
+/// The model-facing names of one conversation: each stands for one owner, for good.
+#[derive(Debug, Default, Clone)]
+pub struct Names {
+    by_name: HashMap<String, Owner>,
+    by_owner: HashMap<Owner, String>,
+}
+
+impl Names {
+    /// `owner`'s name: the one it was given, or a new one from the server's `label` that no
+    /// other owner ever had (and whether it is new, to be kept with the conversation).
+    pub fn name_for(&mut self, owner: &Owner, label: &str) -> (String, bool) {
+        if let Some(name) = self.by_owner.get(owner) {
+            return (name.clone(), false);
+        }
+        let base = model_name(label, &owner.tool);
+        let name = if self.by_name.contains_key(&base) {
+            (2..)
+                .map(|n| {
+                    let suffix = format!("_{n}");
+                    format!("{}{suffix}", truncate(&base, MAX_NAME - suffix.len()))
+                })
+                .find(|name| !self.by_name.contains_key(name))
+                .expect("an unused name exists")
+        } else {
+            base
+        };
+        self.by_name.insert(name.clone(), owner.clone());
+        self.by_owner.insert(owner.clone(), name.clone());
+        (name, true)
+    }
+
+    /// A name given earlier (a reopened conversation's); false if it or its owner has another.
+    pub fn restore(&mut self, name: &str, owner: Owner) -> bool {
+        if self.by_name.contains_key(name) || self.by_owner.contains_key(&owner) {
+            return false;
+        }
+        self.by_name.insert(name.to_owned(), owner.clone());
+        self.by_owner.insert(owner, name.to_owned());
+        true
+    }
+
+    /// Who `name` stands for.
+    pub fn owner(&self, name: &str) -> Option<&Owner> {
+        self.by_name.get(name)
+    }
+}
+
 /// The tools offered to the model in one request, and what their names stand for.
 #[derive(Debug, Default, Clone)]
 pub struct ModelTools {
@@ -17,12 +105,15 @@ pub struct ModelTools {
     pub specs: Vec<ToolSpec>,
     /// Model name -> the server's tool.
     by_name: HashMap<String, ToolEntry>,
+    /// Names given for the first time in this offer, with their owners.
+    pub new_names: Vec<(String, Owner)>,
 }
 
 impl ModelTools {
     /// The tools of `entries` whose visibility includes the model (never app-only ones), each
-    /// named `server__tool` so two servers' tools of one name stay apart.
-    pub fn offer(entries: &[ToolEntry]) -> Self {
+    /// under its name in `names` (see [`Names`]). Each description starts with the server it
+    /// belongs to, quoted, so the model can tell servers apart.
+    pub fn offer(entries: &[ToolEntry], names: &mut Names) -> Self {
         let mut tools = Self::default();
         for entry in entries {
             let visible = match &entry.ui {
@@ -35,7 +126,15 @@ impl ModelTools {
             if !visible || entry.name().is_empty() {
                 continue;
             }
-            let name = tools.unique(&model_name(&entry.server, entry.name()));
+            let owner = Owner::of(entry);
+            let (name, new) = names.name_for(&owner, &entry.label);
+            if tools.by_name.contains_key(&name) {
+                // The same tool listed twice by its server: offered once.
+                continue;
+            }
+            if new {
+                tools.new_names.push((name.clone(), owner));
+            }
             let title = entry.tool.get("title").and_then(Value::as_str).unwrap_or_default();
             let description = entry.tool.get("description").and_then(Value::as_str).unwrap_or_default();
             let description = match (title.is_empty(), description.is_empty()) {
@@ -43,6 +142,8 @@ impl ModelTools {
                 (false, true) => title.to_owned(),
                 _ => description.to_owned(),
             };
+            let server = serde_json::to_string(&entry.label).unwrap_or_default();
+            let description = format!("[A tool of the server {server}] {description}");
             let input_schema = entry
                 .tool
                 .get("inputSchema")
@@ -58,19 +159,6 @@ impl ModelTools {
     /// The server's tool behind a model name.
     pub fn get(&self, name: &str) -> Option<&ToolEntry> {
         self.by_name.get(name)
-    }
-
-    fn unique(&self, base: &str) -> String {
-        if !self.by_name.contains_key(base) {
-            return base.to_owned();
-        }
-        (2..)
-            .map(|n| {
-                let suffix = format!("_{n}");
-                format!("{}{suffix}", truncate(base, MAX_NAME - suffix.len()))
-            })
-            .find(|name| !self.by_name.contains_key(name))
-            .expect("an unused name exists")
     }
 }
 
@@ -118,6 +206,17 @@ mod tests {
         ToolEntry::new(server, tool)
     }
 
+    fn labelled(server: &str, label: &str, identity: &str, tool: Value) -> ToolEntry {
+        let mut e = ToolEntry::new(server, tool);
+        e.label = label.to_owned();
+        e.identity = identity.to_owned();
+        e
+    }
+
+    fn offered(entries: &[ToolEntry], names: &mut Names) -> Vec<String> {
+        ModelTools::offer(entries, names).specs.into_iter().map(|s| s.name).collect()
+    }
+
     #[test]
     fn the_model_sees_model_visible_tools_only_under_names_kept_apart_per_server() {
         let entries = vec![
@@ -129,17 +228,75 @@ mod tests {
             entry("a", json!({"name": "refresh", "_meta": {"ui": {"visibility": ["app"]}}})),
             entry("a", json!({"name": "chart", "_meta": {"ui": {"resourceUri": "ui://a/c", "visibility": ["model"]}}})),
         ];
-        let tools = ModelTools::offer(&entries);
+        let tools = ModelTools::offer(&entries, &mut Names::default());
         let names: Vec<&str> = tools.specs.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a__search", "b_example__search", "a__chart"], "an app-only tool is never offered");
-        assert_eq!(tools.specs[0].description, "Search: Finds.");
+        assert_eq!(tools.specs[0].description, "[A tool of the server \"a\"] Search: Finds.");
         assert_eq!(tools.get("b_example__search").unwrap().server, "b.example");
         assert_eq!(tools.specs[2].input_schema, json!({"type": "object"}), "a missing schema is an empty object");
         // Names the APIs accept, unique even when cleaning makes two alike.
-        let twins = ModelTools::offer(&[entry("s", json!({"name": "a.b"})), entry("s", json!({"name": "a_b"}))]);
-        assert_eq!(twins.specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["s__a_b", "s__a_b_2"]);
+        let twins =
+            offered(&[entry("s", json!({"name": "a.b"})), entry("s", json!({"name": "a_b"}))], &mut Names::default());
+        assert_eq!(twins, ["s__a_b", "s__a_b_2"]);
         let long = model_name(&"x".repeat(50), &"y".repeat(50));
         assert_eq!(long.len(), 64);
+    }
+
+    #[test]
+    fn a_name_never_changes_owner_whatever_the_lists_do() {
+        let mut names = Names::default();
+        let a = labelled("index", "index", "stdio:node a/index.mjs", json!({"name": "lookup"}));
+        let b = labelled("index (2)", "index (2)", "stdio:node b/index.mjs", json!({"name": "lookup"}));
+        // Both servers first: each its own name.
+        assert_eq!(offered(&[a.clone(), b.clone()], &mut names), ["index__lookup", "index__2___lookup"]);
+        // A's list changes (its tool goes): B keeps its name, and A's name is never B's.
+        assert_eq!(offered(std::slice::from_ref(&b), &mut names), ["index__2___lookup"]);
+        let tools = ModelTools::offer(std::slice::from_ref(&b), &mut names);
+        assert!(tools.get("index__lookup").is_none(), "A's name stands for nothing while A is gone");
+        // B alone first, in a conversation where A comes later: A never takes B's name.
+        let mut names = Names::default();
+        let b_as_index = labelled("index", "index", "stdio:node b/index.mjs", json!({"name": "lookup"}));
+        assert_eq!(offered(std::slice::from_ref(&b_as_index), &mut names), ["index__lookup"]);
+        // The registry of a later run calls another program `index`: another owner, another name.
+        let a_as_index = labelled("index", "index", "stdio:node a/index.mjs", json!({"name": "lookup"}));
+        assert_eq!(
+            offered(&[a_as_index.clone(), b_as_index.clone()], &mut names),
+            ["index__lookup_2", "index__lookup"]
+        );
+        assert_eq!(names.owner("index__lookup").unwrap().server.identity, "stdio:node b/index.mjs");
+        // Order of the lists does not matter once names are given.
+        assert_eq!(offered(&[b_as_index, a_as_index], &mut names), ["index__lookup", "index__lookup_2"]);
+    }
+
+    #[test]
+    fn look_alike_and_long_names_get_names_of_their_own() {
+        let mut names = Names::default();
+        let files = labelled("files", "files", "stdio:files", json!({"name": "read"}));
+        let cyrillic = labelled("f\u{456}les", "f\u{456}les", "stdio:evil", json!({"name": "read"}));
+        let fxles = labelled("f_les", "f_les", "stdio:other", json!({"name": "read"}));
+        assert_eq!(offered(&[files, cyrillic, fxles], &mut names), ["files__read", "f_les__read", "f_les__read_2"]);
+        let long = "x".repeat(70);
+        let one = labelled(&format!("{long}1"), &format!("{long}1"), "stdio:1", json!({"name": "t"}));
+        let two = labelled(&format!("{long}2"), &format!("{long}2"), "stdio:2", json!({"name": "t"}));
+        let got = offered(&[one, two], &mut names);
+        assert_eq!(got[0], "x".repeat(64));
+        assert_eq!(got[1], format!("{}_2", "x".repeat(62)));
+        assert!(got.iter().all(|n| n.len() <= 64));
+        // A name given earlier is restored for its owner only.
+        let mut fresh = Names::default();
+        let owner = names.owner("f_les__read").unwrap().clone();
+        assert!(fresh.restore("f_les__read", owner.clone()));
+        assert!(!fresh.restore("f_les__read", Owner { tool: "other".into(), ..owner }));
+    }
+
+    #[test]
+    fn the_servers_own_name_names_its_tools_when_the_host_made_the_name_up() {
+        let mut names = Names::default();
+        let e = labelled("index", "Time Server", "stdio:node index.js", json!({"name": "get-time"}));
+        let tools = ModelTools::offer(&[e], &mut names);
+        assert_eq!(tools.specs[0].name, "Time_Server__get-time");
+        assert!(tools.specs[0].description.starts_with("[A tool of the server \"Time Server\"]"));
+        assert_eq!(tools.new_names.len(), 1);
     }
 
     #[test]

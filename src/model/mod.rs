@@ -12,6 +12,7 @@
 //! model of its own by implementing [`Model`].
 
 mod anthropic;
+pub mod key_policy;
 mod openai;
 pub mod partial_json;
 pub mod sampling;
@@ -101,14 +102,50 @@ impl ApiKey {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ModelError::Config(format!("cannot read the key file {}: {e}", path.display())))?;
         let key = text.trim();
-        if key.is_empty() || key.contains(['\n', '\r']) {
-            return Err(ModelError::Config(format!("the key file {} must hold one key", path.display())));
+        if !key_policy::key_shaped(key) {
+            return Err(ModelError::Config(format!(
+                "the key file {} must hold one key (one line of letters, digits and . _ ~ + / = -); it was not used",
+                path.display()
+            )));
         }
         Ok(Self(key.to_owned()))
     }
 
     pub(crate) fn expose(&self) -> &str {
         &self.0
+    }
+
+    /// `text` with the key, and every run of [`ECHO_RUN`] of its characters, replaced by
+    /// `[the key]`: an endpoint that echoes the key (whole or in part) in an error does not
+    /// carry it into a log, the trace, the shell or a server's sampling error.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.replace(self.0.as_str(), "[the key]");
+        let chars: Vec<char> = self.0.chars().collect();
+        if chars.len() >= ECHO_RUN {
+            for start in 0..=chars.len() - ECHO_RUN {
+                let run: String = chars[start..start + ECHO_RUN].iter().collect();
+                if out.contains(&run) {
+                    out = out.replace(&run, "[the key]");
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Runs of this many of a key's characters are taken for the key when an endpoint echoes them.
+const ECHO_RUN: usize = 10;
+
+impl ModelError {
+    /// This error with `key` redacted from every text it holds (see [`ApiKey::redact`]).
+    pub fn redacted(self, key: Option<&ApiKey>) -> Self {
+        let Some(key) = key else { return self };
+        match self {
+            Self::Config(t) => Self::Config(key.redact(&t)),
+            Self::Connect { url, reason } => Self::Connect { url: key.redact(&url), reason: key.redact(&reason) },
+            Self::Api { status, message } => Self::Api { status, message: key.redact(&message) },
+            Self::Protocol(t) => Self::Protocol(key.redact(&t)),
+        }
     }
 }
 
@@ -184,6 +221,15 @@ impl ModelSpec {
         }
         .map(ApiKey);
         Ok(Self { provider, name: name.to_owned(), base_url, api_key, max_tokens: 4096 })
+    }
+
+    /// The environment variable a key for this provider comes from, if it has one.
+    pub fn key_variable(&self) -> Option<&'static str> {
+        match self.provider {
+            Provider::OpenAi => Some("OPENAI_API_KEY"),
+            Provider::Anthropic => Some("ANTHROPIC_API_KEY"),
+            Provider::Ollama => None,
+        }
     }
 
     /// The model as the person sees it named: `openai:gpt-4.1-mini at https://…` (the URL

@@ -1,12 +1,76 @@
 //! A server's `sampling/createMessage` run on the conversation's model: the request's messages
 //! as a model request without tools, the whole answer back as a `CreateMessageResult`.
 
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use serde_json::{json, Value};
 
 use super::{ChatItem, Model, ModelError, ModelEvent, ModelRequest};
 
 /// A sampling request is refused beyond this many messages.
 const MAX_MESSAGES: usize = 200;
+
+/// One server may have at most this many sampling requests in flight (waiting for the person
+/// or the model); more are refused at once.
+pub const MAX_IN_FLIGHT: usize = 2;
+/// One server may start at most this many sampling requests a minute.
+pub const MAX_PER_MINUTE: usize = 10;
+
+/// The sampling requests of every server: in flight and started in the last minute, so one
+/// server cannot queue hundreds of questions in front of another's or make hundreds of model
+/// requests at once.
+#[derive(Debug, Default, Clone)]
+pub struct Load {
+    servers: Arc<Mutex<HashMap<String, ServerLoad>>>,
+}
+
+#[derive(Debug, Default)]
+struct ServerLoad {
+    in_flight: usize,
+    started: VecDeque<Instant>,
+}
+
+/// A sampling request admitted: it counts as in flight until dropped.
+#[derive(Debug)]
+pub struct Admitted {
+    load: Load,
+    server: String,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        let mut servers = self.load.servers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(l) = servers.get_mut(&self.server) {
+            l.in_flight = l.in_flight.saturating_sub(1);
+        }
+    }
+}
+
+impl Load {
+    /// Admits a request of `server` at `now`, or says why not.
+    pub fn admit(&self, server: &str, now: Instant) -> Result<Admitted, String> {
+        let mut servers = self.servers.lock().unwrap_or_else(|e| e.into_inner());
+        let l = servers.entry(server.to_owned()).or_default();
+        while l.started.front().is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(60)) {
+            l.started.pop_front();
+        }
+        if l.in_flight >= MAX_IN_FLIGHT {
+            return Err(format!(
+                "this server already has {MAX_IN_FLIGHT} sampling requests in flight; send the next when one is answered"
+            ));
+        }
+        if l.started.len() >= MAX_PER_MINUTE {
+            return Err(format!(
+                "this server made {MAX_PER_MINUTE} sampling requests in the last minute; try again later"
+            ));
+        }
+        l.in_flight += 1;
+        l.started.push_back(now);
+        Ok(Admitted { load: self.clone(), server: server.to_owned() })
+    }
+}
 
 /// The request in `params` (a `CreateMessageRequest`'s params), and its text for the person
 /// deciding whether to run it.
@@ -72,6 +136,25 @@ pub async fn run(model: &dyn Model, request: ModelRequest) -> Result<Value, Mode
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_gets_a_bounded_share_of_sampling_and_others_are_untouched() {
+        let load = Load::default();
+        let t0 = Instant::now();
+        let a1 = load.admit("a", t0).unwrap();
+        let _a2 = load.admit("a", t0).unwrap();
+        assert!(load.admit("a", t0).unwrap_err().contains("in flight"));
+        let _b = load.admit("b", t0).expect("another server is not held back");
+        drop(a1);
+        let mut kept = Vec::new();
+        for _ in 0..MAX_PER_MINUTE - 2 {
+            let a = load.admit("a", t0).unwrap();
+            kept.push(a);
+            kept.pop();
+        }
+        assert!(load.admit("a", t0).unwrap_err().contains("last minute"));
+        assert!(load.admit("a", t0 + Duration::from_secs(61)).is_ok(), "a minute later it may again");
+    }
 
     #[test]
     fn a_sampling_request_becomes_a_model_request_without_tools() {

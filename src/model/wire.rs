@@ -32,13 +32,15 @@ impl Model for HttpModel {
         } else {
             (openai::endpoint(spec), openai::headers(spec), openai::body(spec, &request))
         };
+        let key = spec.api_key.clone();
         tokio::spawn(async move {
+            let key = key.as_ref();
             if anthropic {
                 let mut blocks = anthropic::Blocks::default();
-                stream_post(&http, url, headers, body, &tx, |event, data| blocks.take(event, data)).await;
+                stream_post(&http, url, headers, body, &tx, key, |event, data| blocks.take(event, data)).await;
             } else {
                 let mut chunks = openai::Chunks::default();
-                stream_post(&http, url, headers, body, &tx, |_, data| chunks.take(data)).await;
+                stream_post(&http, url, headers, body, &tx, key, |_, data| chunks.take(data)).await;
             }
         });
         rx
@@ -75,13 +77,15 @@ pub(super) fn endpoint(base: &Url, path: &str) -> Url {
 
 /// POSTs `body` to `url` and hands each server-sent event's `(event, data)` to `on_event`,
 /// which turns it into model events (or says the stream ended). Errors go to `tx` as the last
-/// item; a dropped receiver ends the request.
+/// item, with `key` redacted from them; a dropped receiver ends the request.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn stream_post(
     http: &reqwest::Client,
     url: Url,
     headers: Vec<(&'static str, String)>,
     body: Value,
     tx: &super::AnswerSender,
+    key: Option<&super::ApiKey>,
     mut on_event: impl FnMut(Option<&str>, &str) -> Result<Step, ModelError>,
 ) {
     let outcome = async {
@@ -147,7 +151,7 @@ pub(super) async fn stream_post(
     }
     .await;
     if let Err(e) = outcome {
-        let _ = tx.send(Err(e)).await;
+        let _ = tx.send(Err(e.redacted(key))).await;
     }
 }
 

@@ -61,23 +61,7 @@ impl TokenFile {
     }
 
     fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
-        let dir = self.path.parent().expect("a token file has a directory");
-        std::fs::create_dir_all(dir)?;
-        let tmp = self.path.with_extension("json.tmp");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-            let mut file =
-                std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
-            // An existing file keeps its mode on open: set it again.
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-            std::io::Write::write_all(&mut file, bytes)?;
-            file.sync_all()?;
-        }
-        #[cfg(not(unix))]
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, &self.path)
+        crate::private_file::write(&self.path, bytes)
     }
 }
 

@@ -1034,6 +1034,11 @@ fn spawn_stdio(
     let command_line = shell_words::join(std::iter::once(program).chain(args.iter().map(String::as_str)));
     let mut cmd = tokio::process::Command::new(program);
     crate::host_env::as_given(cmd.as_std_mut());
+    // The host's own secrets stay the host's: a server gets a model key only when its config
+    // entry names the variable (`env` below puts it back).
+    for variable in crate::model::key_policy::KEY_VARIABLES {
+        cmd.env_remove(variable);
+    }
     cmd.args(args).envs(env.iter().cloned()).kill_on_drop(true);
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);

@@ -111,6 +111,10 @@ pub enum ServerEventKind {
 pub struct ToolEntry {
     /// The server's name in the registry.
     pub server: String,
+    /// The server as a person sees it named (see [`Registry::label`]).
+    pub label: String,
+    /// The server's stable identity (its command line or URL: see `ServerSpec::identity`).
+    pub identity: String,
     /// The tool's definition, as the server gave it.
     pub tool: Value,
     /// What it says about its UI, read once when the server listed it.
@@ -121,7 +125,8 @@ impl ToolEntry {
     /// An entry for `tool` of `server` (its UI link read now).
     pub fn new(server: impl Into<String>, tool: Value) -> Self {
         let ui = crate::ui_resource::tool_ui(&tool);
-        Self { server: server.into(), tool, ui }
+        let server = server.into();
+        Self { label: server.clone(), identity: server.clone(), server, tool, ui }
     }
 
     /// The tool's name.
@@ -573,9 +578,18 @@ impl Registry {
         entries
             .iter()
             .filter(|e| e.status != ServerStatus::Stopped)
-            .filter_map(|e| e.connection.as_ref().or(e.last.as_ref()).map(|c| (e.name.clone(), c.listed_tools())))
-            .flat_map(|(server, tools)| {
-                tools.into_iter().map(move |t| ToolEntry { server: server.clone(), tool: t.definition, ui: t.ui })
+            .filter_map(|e| {
+                let conn = e.connection.as_ref().or(e.last.as_ref())?;
+                Some((e.name.clone(), e.label.clone(), e.spec.identity(), conn.listed_tools()))
+            })
+            .flat_map(|(server, label, identity, tools)| {
+                tools.into_iter().map(move |t| ToolEntry {
+                    server: server.clone(),
+                    label: label.clone(),
+                    identity: identity.clone(),
+                    tool: t.definition,
+                    ui: t.ui,
+                })
             })
             .collect()
     }

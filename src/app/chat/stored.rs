@@ -16,21 +16,29 @@ impl Controller {
         let model = self.options.model.clone().ok_or("no model")?.0;
         // Kept on disk (one file each, owner-only); a reopened one goes on in its file.
         let store = self.store();
-        let (history, writer, replay) = match (resume, &store) {
+        let (start, replay) = match (resume, &store) {
             (Some(id), Some(store)) => {
                 let stored = store.load(id).map_err(|e| format!("cannot reopen the conversation {id}: {e}"))?;
-                (stored.items(), store.append(id).ok(), Some(stored))
+                (conversation::Start::reopened(&stored, store.append(id).ok()), Some(stored))
             }
             (Some(_), None) => return Err("cannot reopen a conversation: no data directory".into()),
-            (None, Some(store)) => (Vec::new(), store.create(&model.describe()).ok(), None),
-            (None, None) => (Vec::new(), None, None),
+            (None, Some(store)) => (conversation::Start::new(Vec::new(), store.create(&model.describe()).ok()), None),
+            (None, None) => (conversation::Start::default(), None),
         };
+        let writer = &start.store;
         match &writer {
             Some(w) => tracing::info!(conversation = w.id(), "conversation with {}", model.describe()),
             None => tracing::warn!("conversation with {} (not saved: no data directory)", model.describe()),
         }
-        let (handle, mut out) =
-            conversation::start(model, self.servers.clone(), conversation::Start::new(history, writer));
+        let (handle, mut out) = conversation::start(model, self.servers.clone(), start);
+        // The modes the person set for each server (kept across runs).
+        if let Some(approvals) = self.approvals() {
+            for server in self.servers.servers() {
+                if let Some(mode) = approvals.mode_of(&server.identity) {
+                    handle.set_approval(&server.identity, mode);
+                }
+            }
+        }
         let generation = self.chat.as_ref().map_or(1, |c| c.generation + 1);
         if let Some(tx) = self.chat_out.clone() {
             tokio::spawn(async move {
@@ -50,7 +58,6 @@ impl Controller {
             prompted,
             listed: replay.is_some(),
             replay,
-            allowed: HashSet::new(),
             asking: HashMap::new(),
             asking_cmds: HashMap::new(),
         });
