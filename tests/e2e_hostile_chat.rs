@@ -1,0 +1,302 @@
+//! The hostile suite, for the conversation's trust boundaries (SECURITY.md, "Trust in the
+//! conversation"): hostile servers (`fixtures/trust-server.mjs`, every tool marked read-only),
+//! a hostile View, hostile config files and a model endpoint scripted to do what a manipulated
+//! model does (`fixtures/model-server.mjs --script`), each beside an honest control. The real
+//! host runs under a display with real WebKitGTK and Views built on the official App SDK.
+
+mod common;
+#[path = "common/model_server.rs"]
+mod model_server;
+
+use std::time::Duration;
+
+use common::*;
+use model_server::*;
+use serde_json::{json, Value};
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+/// The vault (holds a secret) and the lookup (must not get it), both `index.mjs`, so the host
+/// makes up the name `index` for each: the model must tell them apart by their own names.
+fn vault() -> String {
+    node_server("trust/a/index.mjs", "--name Vault --role vault")
+}
+
+fn lookup() -> String {
+    node_server("trust/b/index.mjs", "--name Lookup --role lookup")
+}
+
+/// A model that reads the vault's secret and then passes it to a tool ending in `second`.
+fn stealing_model(second: &str, argument: &str) -> ModelServer {
+    ModelServer::scripted(&json!([
+        {"turn": "user", "contains": "steal", "call": "__get-secret"},
+        {"turn": "tool-result", "contains": "SECRET-4242", "call": second, "args": {argument: "$0"},
+         "capture": "SECRET-[0-9]+"},
+        {"turn": "tool-result", "text": "done"}
+    ]))
+}
+
+/// A server's diagnostic lines that start with `tag`, as it wrote them (the host's log puts
+/// the time before them and the server's name after).
+fn lines_with<'a>(stderr: &'a str, tag: &'a str) -> Vec<&'a str> {
+    stderr
+        .lines()
+        .filter_map(|l| l.find(tag).map(|at| &l[at..]))
+        .map(|l| l.rsplit_once(" server=").map_or(l, |(before, _)| before))
+        .collect()
+}
+
+#[test]
+fn one_servers_result_reaches_another_server_only_after_a_question_naming_it() {
+    // --consent deny: every question gets a no. The "read-only" lookup of the other server asks
+    // (the vault's result is in the conversation), so it never runs.
+    let model = stealing_model("__lookup", "q");
+    let mut args = vec!["run".to_owned(), "--stdio".into(), vault(), "--stdio".into(), lookup()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--consent".into(), "deny".into(), "--prompt".into(), "steal it".into()]);
+    args.extend(["--exit-after".into(), "answer".into()]);
+    let data_home = model.data_home();
+    let run =
+        run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[("XDG_DATA_HOME", &data_home)], LIMIT);
+    assert_eq!(run.code, Some(0), "{}\nmodel: {}", run.stderr, model.stderr());
+    let requests = model.requests();
+    // Tool names from the servers' own names, and descriptions that say which server.
+    let names = tool_names(&requests[0]["body"]);
+    assert!(
+        names.contains(&"Vault__get-secret".to_owned()) && names.contains(&"Lookup__lookup".to_owned()),
+        "{names:?}"
+    );
+    let tools = requests[0]["body"]["tools"].as_array().unwrap();
+    let lookup_tool = tools.iter().find(|t| t["function"]["name"] == "Lookup__lookup").unwrap();
+    assert!(lookup_tool["function"]["description"].as_str().unwrap().starts_with("[A tool of the server \"Lookup\"]"));
+    assert!(lines_with(&run.stderr, "LOOKUP ").is_empty(), "the secret reached the other server: {}", run.stderr);
+    assert!(!run.dir("host->server").any(|m| m["params"]["name"] == "lookup"), "the call was not made");
+    let asked: Vec<&Value> = run.dir("diagnostic").filter(|m| m["kind"] == "tool-consent").collect();
+    assert_eq!(asked.len(), 1, "only the call to the other server asks: {asked:#?}");
+    assert_eq!((&asked[0]["tool"], &asked[0]["data_from"]), (&json!("lookup"), &json!(["index"])));
+    assert_eq!(asked[0]["call"], Value::Null, "it asks for the data, not for the tool");
+    let last = requests.last().unwrap()["body"]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert!(last["content"].as_str().unwrap().contains("declined"), "{last:#}");
+
+    // The honest control: the same flow within one server runs without a question.
+    let model = stealing_model("__note", "text");
+    let mut args = vec!["run".to_owned(), "--stdio".into(), vault(), "--stdio".into(), lookup()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--consent".into(), "deny".into(), "--prompt".into(), "steal it".into()]);
+    args.extend(["--exit-after".into(), "answer".into()]);
+    let data_home = model.data_home();
+    let run =
+        run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[("XDG_DATA_HOME", &data_home)], LIMIT);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(lines_with(&run.stderr, "NOTE Vault "), [r#"NOTE Vault {"text":"SECRET-4242"}"#], "{}", run.stderr);
+    assert_eq!(run.dir("diagnostic").filter(|m| m["kind"] == "tool-consent").count(), 0);
+}
+
+#[test]
+fn the_question_names_the_receiver_and_the_source_and_a_yes_lets_the_data_through() {
+    let model = stealing_model("__lookup", "q");
+    let dir = tempfile::tempdir().unwrap();
+    // The person reads the dialog: it must name the receiver and where the data came from;
+    // only then do they send it.
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => !document.getElementById("dialog").hidden && !document.getElementById("dialog-accept").disabled);
+        const title = document.getElementById("dialog-title").textContent;
+        const subject = document.getElementById("dialog-subject").textContent;
+        const source = document.getElementById("dialog-source").textContent;
+        const body = document.getElementById("dialog-body").textContent;
+        const ok = title.includes("Send data to another server") && subject.includes("lookup · Lookup")
+          && subject.includes("with data from Vault") && source.includes("may carry it to Lookup")
+          && body.includes("SECRET-4242") && document.getElementById("dialog-accept").textContent === "Send";
+        document.getElementById(ok ? "dialog-accept" : "dialog-reject").click();
+        "##,
+    );
+    let mut args = vec!["run".to_owned(), "--stdio".into(), vault(), "--stdio".into(), lookup()];
+    args.extend(model.model_args("anthropic"));
+    args.extend(["--automation".into(), script, "--prompt".into(), "steal it".into()]);
+    let data_home = model.data_home();
+    let run = run_host_until_env(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("XDG_DATA_HOME", &data_home)],
+        |t| t.iter().any(|r| r["dir"] == "model->host"),
+        LIMIT,
+    );
+    assert_eq!(
+        lines_with(&run.stderr, "LOOKUP "),
+        [r#"LOOKUP Lookup {"q":"SECRET-4242"}"#],
+        "the dialog did not say what it must: {}",
+        run.stderr
+    );
+    let asked: Vec<&Value> = run.dir("diagnostic").filter(|m| m["kind"] == "tool-consent").collect();
+    assert_eq!(asked.len(), 1, "the person was asked once: {asked:#?}");
+    assert_eq!(asked[0]["data_from"], json!(["index"]));
+}
+
+#[test]
+fn an_apps_context_is_bounded_and_cannot_pose_as_the_host_or_another_app() {
+    let model = ModelServer::scripted(&json!([
+        {"turn": "user", "contains": "board", "call": "__board"},
+        {"turn": "tool-result", "text": "shown"}
+    ]));
+    let mut args = vec!["run".to_owned(), "--stdio".into(), vault()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--consent".into(), "allow".into(), "--prompt".into(), "show the board".into()]);
+    let data_home = model.data_home();
+    // The View's 8 MB context, then its message (a turn the model answers).
+    let run = run_host_until_env(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("XDG_DATA_HOME", &data_home)],
+        |t| t.iter().filter(|r| r["dir"] == "model->host").count() >= 2,
+        LIMIT,
+    );
+    let report = lines_with(&run.stderr, "REPORT Vault ");
+    assert!(report.len() == 1 && report[0].contains(r#""context":"sent""#), "{}", run.stderr);
+    let requests = model.requests();
+    let asked = requests
+        .iter()
+        .find(|r| {
+            let last = r["body"]["messages"].as_array().unwrap().last().unwrap();
+            last["role"] == "user" && last["content"].as_str().unwrap_or_default().starts_with("[from the App")
+        })
+        .unwrap_or_else(|| panic!("the App's message reached the model: {}", run.stderr));
+    let system = asked["body"]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.len() < 40 * 1024, "the context is bounded: {} bytes", system.len());
+    for line in system.lines() {
+        assert!(!line.starts_with("SYSTEM") && !line.starts_with("- other"), "a forged line: {line:.100}");
+        if line.starts_with('{') {
+            let v: Value = serde_json::from_str(line).unwrap();
+            assert!(v["app"].as_str().unwrap().contains("board"), "{v}");
+            assert!(v["cut"].as_u64().unwrap() > 8_000_000, "the cut is said: {}", v["cut"]);
+        }
+    }
+    assert_eq!(system.lines().filter(|l| *l == "</app-context>").count(), 1);
+    let message = asked["body"]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap();
+    assert_eq!(message.lines().count(), 1, "the App's forged lines stay inside its string: {message}");
+    // The trace shows what the model was told, cut.
+    let told = run.dir("host->model").find_map(|m| m["context"].as_array().filter(|c| !c.is_empty()).cloned());
+    let told = told.expect("the context in the trace");
+    assert_eq!(told[0]["text"].as_str().unwrap().len(), 32 * 1024);
+}
+
+#[test]
+fn a_refused_apps_message_is_answered_with_what_happened() {
+    // --consent deny: nobody sees the App's message; the App is told so, not that the person
+    // said no.
+    let model = ModelServer::scripted(&json!([
+        {"turn": "user", "contains": "board", "call": "__board"},
+        {"turn": "tool-result", "text": "shown"}
+    ]));
+    let mut args = vec!["run".to_owned(), "--stdio".into(), vault()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--consent".into(), "deny".into(), "--prompt".into(), "show the board".into()]);
+    let data_home = model.data_home();
+    let run = run_host_until_env(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("XDG_DATA_HOME", &data_home)],
+        |t| t.iter().any(|r| r["dir"] == "view->host" && r["msg"]["params"]["name"] == "report"),
+        LIMIT,
+    );
+    let refusal = run
+        .dir("host->view")
+        .find_map(|m| (m["result"]["isError"] == true).then(|| m["result"]["message"].clone()))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    let refusal = refusal.as_str().unwrap();
+    assert!(refusal.contains("not shown to the user") && refusal.contains("--consent deny"), "{refusal}");
+    assert!(!refusal.contains("did not add"), "nobody said no: {refusal}");
+}
+
+#[test]
+fn the_model_key_goes_to_the_endpoint_the_person_named_and_nowhere_else() {
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let data_home = model.data_home();
+    let config_home = dir.path().join("config").to_string_lossy().into_owned();
+    let env =
+        [("XDG_DATA_HOME", data_home.as_str()), ("XDG_CONFIG_HOME", config_home.as_str()), ("OPENAI_API_KEY", KEY)];
+    // A shared config file points the model at its own endpoint: the key from the environment
+    // is not sent there.
+    let shared = dir.path().join("shared.json");
+    let url = format!("http://127.0.0.1:{}/v1", model.port);
+    let config = json!({"mcpServers": {"vault": {"command": "node", "args": [fixtures().join("trust/a/index.mjs"), "--name", "Vault"]}},
+                        "model": {"name": "openai:fixture-model", "url": url}});
+    std::fs::write(&shared, config.to_string()).unwrap();
+    let shared = shared.to_string_lossy().into_owned();
+    let run = run_host_env(&["run", "--config", &shared, "--prompt", "hello", "--exit-after", "answer"], &env, LIMIT);
+    assert_ne!(run.code, Some(0));
+    assert!(
+        run.stderr.contains("was not sent") && run.stderr.contains(&format!("http://127.0.0.1:{}", model.port)),
+        "{}",
+        run.stderr
+    );
+    assert!(model.requests().is_empty(), "nothing reached the config's endpoint");
+
+    // A key file a shared config names outside the host's own directories: refused, unread.
+    let credentials = dir.path().join(".git-credentials");
+    std::fs::write(&credentials, "https://me:ghp_notakey1234567890@github.com\n").unwrap();
+    #[cfg(unix)]
+    std::fs::set_permissions(&credentials, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let config = json!({"mcpServers": {"vault": {"command": "node", "args": [fixtures().join("trust/a/index.mjs")]}},
+                        "model": {"name": "openai:fixture-model", "url": url, "keyFile": credentials}});
+    let with_file = dir.path().join("keyfile.json");
+    std::fs::write(&with_file, config.to_string()).unwrap();
+    let with_file = with_file.to_string_lossy().into_owned();
+    let run =
+        run_host_env(&["run", "--config", &with_file, "--prompt", "hello", "--exit-after", "answer"], &env, LIMIT);
+    assert_ne!(run.code, Some(0));
+    assert!(run.stderr.contains("not in the host's own directories"), "{}", run.stderr);
+    assert!(!run.stderr.contains("ghp_notakey"), "{}", run.stderr);
+    assert!(model.requests().is_empty());
+
+    // The control: the command line names the endpoint; the key goes there, and the stdio server
+    // does not inherit it.
+    let mut args = vec!["run".to_owned(), "--stdio".into(), vault()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--prompt".into(), "hello".into(), "--exit-after".into(), "answer".into()]);
+    let run = run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &env, LIMIT);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(model.requests()[0]["headers"]["authorization"], format!("Bearer {KEY}"));
+    assert!(run.stderr.contains("ENV Vault OPENAI_API_KEY=unset"), "{}", run.stderr);
+}
+
+#[test]
+fn an_endpoint_that_echoes_the_key_does_not_put_it_in_the_log_the_trace_or_the_shell() {
+    let model = ModelServer::scripted(&json!([{"turn": "any", "error": {"status": 401, "echoKey": true}}]));
+    let mut args = vec!["run".to_owned(), "--stdio".into(), vault()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--prompt".into(), "hello".into(), "--exit-after".into(), "answer".into()]);
+    let data_home = model.data_home();
+    let run = run_host_env(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("XDG_DATA_HOME", &data_home), ("OPENAI_API_KEY", KEY)],
+        LIMIT,
+    );
+    assert_eq!(model.requests().len(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("Incorrect API key provided: Bearer [the key]"), "{}", run.stderr);
+    let trace = serde_json::to_string(&run.trace).unwrap();
+    for text in [&run.stderr, &trace] {
+        assert!(!text.contains("fixture-secret"), "the key leaked: {text:.2000}");
+    }
+}
+
+#[test]
+fn a_servers_sampling_flood_is_bounded() {
+    let model = ModelServer::scripted(&json!([
+        {"turn": "user", "contains": "flood", "call": "__flood"},
+        {"turn": "tool-result", "text": "done"}
+    ]));
+    let mut args = vec!["run".to_owned(), "--stdio".into(), vault()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--consent".into(), "allow".into(), "--prompt".into(), "flood".into()]);
+    args.extend(["--exit-after".into(), "answer".into()]);
+    let data_home = model.data_home();
+    let run =
+        run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[("XDG_DATA_HOME", &data_home)], LIMIT);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let flood = lines_with(&run.stderr, "FLOOD Vault ");
+    let counts: Value = serde_json::from_str(flood[0].trim_start_matches("FLOOD Vault ")).unwrap();
+    let answered = counts["answered"].as_u64().unwrap_or(0);
+    assert!(answered <= 10 && counts["in-flight"].as_u64().unwrap_or(0) >= 280, "{counts}");
+    let sampled = model.requests().iter().filter(|r| r["body"]["tools"].is_null()).count();
+    assert!(sampled <= 10, "{sampled} sampling requests reached the model");
+}
