@@ -300,3 +300,80 @@ fn a_servers_sampling_flood_is_bounded() {
     let sampled = model.requests().iter().filter(|r| r["body"]["tools"].is_null()).count();
     assert!(sampled <= 10, "{sampled} sampling requests reached the model");
 }
+
+#[test]
+fn one_servers_questions_do_not_stand_in_front_of_anothers() {
+    // The vault asks for the model twice (its bound); the lookup then asks for a token. Once the
+    // person answers the vault's first question, the next dialog is the lookup's, not the
+    // vault's second.
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await call("flood", {}, "index");
+        await until(() => !document.getElementById("dialog").hidden);
+        await wait(300);
+        await call("ask", {}, "index (2)");
+        await wait(1000);
+        await until(() => !document.getElementById("dialog-reject").disabled);
+        document.getElementById("dialog-reject").click();
+        await until(() => !document.getElementById("dialog").hidden || !document.getElementById("elicit").hidden);
+        if (document.getElementById("elicit").hidden) return; // the vault's second question came first
+        await until(() => !document.getElementById("elicit-accept").disabled);
+        document.getElementById("elicit-token").value = "typed-token";
+        document.getElementById("elicit-accept").click();
+        "##,
+    );
+    let mut args = vec!["run".to_owned(), "--stdio".into(), vault(), "--stdio".into(), lookup()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--automation".into(), script]);
+    let data_home = model.data_home();
+    let run = run_host_until_env(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("XDG_DATA_HOME", &data_home)],
+        |t| t.iter().any(|r| r["dir"] == "server->host" && r["msg"]["result"]["content"][0]["text"] == "asked"),
+        Duration::from_secs(40),
+    );
+    let asked = lines_with(&run.stderr, "ASKED Lookup ");
+    let shown: Vec<&str> = run.stderr.lines().filter(|l| l.contains("dialog") || l.contains("elicitation")).collect();
+    assert_eq!(asked.len(), 1, "{shown:#?}");
+    assert!(asked[0].contains(r#""action":"accept""#) && asked[0].contains("typed-token"), "{}", asked[0]);
+}
+
+#[test]
+fn a_servers_approval_mode_is_the_persons_and_is_kept_across_runs() {
+    let model = ModelServer::scripted(&json!([
+        {"turn": "user", "contains": "note", "call": "__note", "args": {"text": "hello"}},
+        {"turn": "tool-result", "text": "done"}
+    ]));
+    let data_home = model.data_home();
+    let env = [("XDG_DATA_HOME", data_home.as_str())];
+    let run_once = |mode: Option<&str>| {
+        if let Some(mode) = mode {
+            let set = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+                .args(["approve", mode, "--stdio", &vault()])
+                .envs(env)
+                .output()
+                .unwrap();
+            assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+        }
+        let mut args = vec!["run".to_owned(), "--stdio".into(), vault()];
+        args.extend(model.model_args("openai"));
+        args.extend(["--consent".into(), "deny".into(), "--prompt".into(), "note it".into()]);
+        args.extend(["--exit-after".into(), "answer".into()]);
+        run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &env, LIMIT)
+    };
+    // The default: a read-only tool on the server's own data runs.
+    let run = run_once(None);
+    assert_eq!(lines_with(&run.stderr, "NOTE Vault ").len(), 1, "{}", run.stderr);
+    // "Ask before every call", set once: this run and the next ask (and --consent deny says no).
+    for mode in [Some("always"), None] {
+        let run = run_once(mode);
+        assert!(lines_with(&run.stderr, "NOTE Vault ").is_empty(), "{}", run.stderr);
+        let asked = run.dir("diagnostic").find(|m| m["kind"] == "tool-consent").cloned();
+        assert_eq!(asked.map(|a| a["call"].clone()), Some(json!("EveryCall")));
+    }
+    let run = run_once(Some("changes"));
+    assert_eq!(lines_with(&run.stderr, "NOTE Vault ").len(), 1, "back to the default: {}", run.stderr);
+}

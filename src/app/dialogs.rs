@@ -112,7 +112,7 @@ impl ServerRequests for DesktopRequests {
         let admitted = match self.sampling.admit(server, std::time::Instant::now()) {
             Ok(a) => a,
             Err(e) => {
-                tracing::warn!(server, "sampling request refused: {e}");
+                tracing::debug!(server, "sampling request refused: {e}");
                 return refused(format!("sampling request refused: {e}"));
             }
         };

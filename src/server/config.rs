@@ -137,6 +137,21 @@ impl ServerSpec {
         }
     }
 
+    /// The same server under another name (a registry's unique name for it: what its
+    /// requests to the host, sampling and elicitation, are known by).
+    pub fn named(&self, new: &str) -> Self {
+        let mut spec = self.clone();
+        match &mut spec {
+            Self::Stdio { name, .. }
+            | Self::StreamableHttp { name, .. }
+            | Self::Sse { name, .. }
+            | Self::Builtin { name } => {
+                *name = new.to_owned();
+            }
+        }
+        spec
+    }
+
     /// Whether the name is only what the host made up from the command line or URL (as
     /// [`ServerSpec::from_command_line`] and [`ServerSpec::from_url`] name servers), not one a
     /// person gave (a config file's key, an embedder's name, a built-in server's). A made-up

@@ -332,6 +332,10 @@ impl Registry {
                 (e.spec.clone(), e.status.clone(), e.failures, legacy)
             })
             .ok_or_else(|| self.unknown(name))?;
+        // The connection (and every request it brings to the host: sampling, elicitation) goes
+        // by this registry's unique name: two servers a config calls `index` must not share
+        // one name in a dialog or one sampling budget.
+        let spec = spec.named(name);
         match status {
             ServerStatus::Stopped => {
                 return Err(Error::Request {
