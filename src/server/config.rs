@@ -138,16 +138,16 @@ impl ServerSpec {
     }
 
     /// The same server under another name (a registry's unique name for it: what its
-    /// requests to the host, sampling and elicitation, are known by).
+    /// requests to the host, sampling and elicitation, are known by). A built-in server keeps
+    /// its name.
     pub fn named(&self, new: &str) -> Self {
         let mut spec = self.clone();
         match &mut spec {
-            Self::Stdio { name, .. }
-            | Self::StreamableHttp { name, .. }
-            | Self::Sse { name, .. }
-            | Self::Builtin { name } => {
+            Self::Stdio { name, .. } | Self::StreamableHttp { name, .. } | Self::Sse { name, .. } => {
                 *name = new.to_owned();
             }
+            // A built-in server's name says which built-in it is.
+            Self::Builtin { .. } => {}
         }
         spec
     }
