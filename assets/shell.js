@@ -346,7 +346,7 @@
     list.textContent = "";
     toolsByKey.clear();
     cmd.servers.forEach(function (s) {
-      if (several || s.status !== "ready" || s.approval) {
+      if (several || s.status !== "ready" || s.approval || s.instructions) {
         var head = el("li", "server " + s.status.replace(/ /g, "-"));
         head.dataset.server = s.name;
         var line = el("div", "server-line");
@@ -371,6 +371,12 @@
           cancel.dataset.cancelSignIn = s.name;
           cancel.addEventListener("click", function () { send({ kind: "cancel-sign-in", server: s.name }); });
           head.append(cancel);
+        }
+        if (s.instructions) {
+          // The server's own words for the model, as text.
+          var said = el("details", "server-instructions");
+          said.append(el("summary", "", "Its instructions for the model"), el("p", "", s.instructions));
+          head.append(said);
         }
         if (s.approval) {
           // When the model's calls to this server ask first; kept across runs.

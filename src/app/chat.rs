@@ -8,9 +8,11 @@ use tokio::sync::watch;
 use super::*;
 use crate::conversation::store::Stored;
 
+mod app_tools;
 mod stored;
 use crate::conversation::trust::CallReason;
 use crate::conversation::{self, CallId, ConversationHandle, Input, Output, Question, ServerId, ToolOutcome};
+pub(super) use app_tools::AppTools;
 
 /// The most partial inputs a View gets per second while the model writes (each re-renders it).
 const PARTIAL_GAP: Duration = Duration::from_millis(50);
@@ -239,11 +241,12 @@ impl Controller {
             Output::UserTurn { text, from_app } => {
                 self.chat_card(ShellCommand::Chat { role: "user".into(), from: from_app, text: consent::block(&text) });
             }
-            Output::Request { step, items, tools, context } => {
+            Output::Request { step, items, tools, context, bytes, tokens, known_tools } => {
                 self.trace.record(
                     None,
                     Direction::HostToModel,
-                    &json!({"step": step, "items": items, "tools": tools, "context": context}),
+                    &json!({"step": step, "items": items, "tools": tools, "context": context, "bytes": bytes,
+                            "tokens": tokens, "known_tools": known_tools}),
                 );
             }
             Output::Text(text) => self.chat_card(ShellCommand::ChatText { text: consent::block(&text) }),
@@ -322,7 +325,8 @@ impl Controller {
 
     /// The model named a tool: a UI tool's View opens now, to show the arguments as they come.
     fn model_call_started(&mut self, call: CallId, entry: &ToolEntry) {
-        let has_ui = entry.ui.as_ref().is_ok_and(|u| u.resource_uri.is_some());
+        // An App's own tool runs in its View: it opens none.
+        let has_ui = entry.app_view.is_none() && entry.ui.as_ref().is_ok_and(|u| u.resource_uri.is_some());
         if !has_ui || self.chat.is_none() {
             return;
         }
@@ -403,6 +407,8 @@ impl Controller {
         }
         let (servers, trace, ui) = (self.servers.clone(), self.trace.clone(), self.ui.clone());
         let events = self.options.conversation_events.clone();
+        // An App's own tool is called on its View.
+        let app_view = entry.app_view.as_ref().map(|v| self.views.get(v).map(|v| v.handle.clone()));
         tokio::spawn(async move {
             let run = decided.await.unwrap_or(false);
             if let (true, Some(events)) = (run, &events) {
@@ -427,7 +433,14 @@ impl Controller {
                     let _ = reply.send(ToolOutcome::error(reason));
                 }
                 Go::Run { arguments, reply } => {
-                    let (outcome, _) = call_for_model(&servers, &trace, None, &entry, arguments).await;
+                    let outcome = match app_view {
+                        Some(Some(handle)) => match handle.call_view_tool(entry.name(), arguments).await {
+                            Ok(result) => ToolOutcome::from_result(&result),
+                            Err(e) => ToolOutcome::failed(format!("the App's tool failed: {}", e.message)),
+                        },
+                        Some(None) => ToolOutcome::error("the App's card is closed: its tools are gone"),
+                        None => call_for_model(&servers, &trace, None, &entry, arguments).await.0,
+                    };
                     let (text, error) = match &outcome.result {
                         Some(result) => result_for_person(result),
                         None => (dialogs::content_text(&outcome.content), true),

@@ -233,6 +233,8 @@ pub(super) struct Controller {
     model_views: HashSet<ViewId>,
     /// Where every conversation of this run sends its outputs (with its generation).
     chat_out: Option<mpsc::UnboundedSender<(u64, conversation::Output)>>,
+    /// Each live View's own tools, offered to the model.
+    app_tools: chat::AppTools,
     /// Views far out of sight that sleep, and which are near sight.
     hibernation: Hibernation,
 }
@@ -326,6 +328,7 @@ impl Controller {
             deferred: HashMap::new(),
             model_views: HashSet::new(),
             chat_out: None,
+            app_tools: Default::default(),
             hibernation,
         };
         (

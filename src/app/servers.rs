@@ -145,12 +145,22 @@ impl Controller {
                 // `name` is the key the shell sends back; `label` is what it shows.
                 // The revision negotiated with it, for the person (and bug reports).
                 let protocol = self.servers.current(&info.name).and_then(|c| c.revision_label());
+                // The server's own words about using it (what the model is told, as the model
+                // gets them: cut to the conversation's bound).
+                let instructions = self.servers.current(&info.name).and_then(|c| c.instructions()).map(|i| {
+                    let mut shown: String = i.chars().take(conversation::MAX_INSTRUCTIONS_BYTES).collect();
+                    if shown.len() < i.len() {
+                        shown.push_str(" […]");
+                    }
+                    consent::block(&shown)
+                });
                 // When the model's calls to it ask first (only with a conversation).
                 let approval = self.chat.as_ref().map(|_| {
                     self.approvals().and_then(|a| a.mode_of(&info.identity)).unwrap_or_default().as_str()
                 });
                 json!({"name": info.name, "label": info.label, "status": info.status.label(), "reason": reason,
-                    "retryIn": retry_in, "tools": tools, "protocol": protocol, "approval": approval})
+                    "retryIn": retry_in, "tools": tools, "protocol": protocol, "approval": approval,
+                    "instructions": instructions})
             })
             .collect();
         self.shell(ShellCommand::Servers { servers });

@@ -454,8 +454,11 @@ impl Controller {
     pub(super) fn on_view_event(&mut self, view: &str, event: ViewEvent) -> Option<i32> {
         let exit_after = self.options.exit_after;
         match event {
-            ViewEvent::Initialized { protocol_version, app_info, .. } => {
+            ViewEvent::Initialized { protocol_version, app_info, app_capabilities } => {
                 tracing::info!(view, app = %app_info.name, version = %app_info.version, %protocol_version, "View initialized");
+                if app_capabilities.get("tools").is_some_and(Value::is_object) {
+                    self.list_app_tools(view);
+                }
                 let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Initialized { view: view.to_owned() }));
                 if let Some(v) = self.views.get_mut(view) {
                     v.phase = v.phase.advanced(Phase::Initialized);
@@ -513,6 +516,7 @@ impl Controller {
                 self.spawn_teardown(handle);
             }
             ViewEvent::Closed => self.close_view(view),
+            ViewEvent::ViewToolsChanged => self.list_app_tools(view),
             _ => {}
         }
         None
@@ -524,6 +528,7 @@ impl Controller {
             self.advance_probation();
         }
         self.refuse_dialogs_of(view);
+        self.forget_app_tools(view);
         if self.fell_asleep(view) {
             return;
         }

@@ -34,7 +34,8 @@ impl ServerId {
     }
 }
 
-/// What a model-facing name stands for: one tool of one server.
+/// What a model-facing name stands for: one tool of one server, or of one View (an App's own
+/// tool).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Owner {
     /// The server.
@@ -42,12 +43,24 @@ pub struct Owner {
     pub server: ServerId,
     /// The tool's name on it.
     pub tool: String,
+    /// The View that offers it, for an App's own tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<String>,
 }
 
 impl Owner {
     /// The owner of `entry`'s name.
     pub fn of(entry: &ToolEntry) -> Self {
-        Self { server: ServerId::of(entry), tool: entry.name().to_owned() }
+        Self { server: ServerId::of(entry), tool: entry.name().to_owned(), view: entry.app_view.clone() }
+    }
+}
+
+/// What a model-facing name is made from: the server's label, or for an App's own tool
+/// `app_<view>` (the description says which App).
+fn name_base(entry: &ToolEntry) -> String {
+    match &entry.app_view {
+        Some(view) => format!("app_{view}"),
+        None => entry.label.clone(),
     }
 }
 
@@ -127,7 +140,7 @@ impl ModelTools {
                 continue;
             }
             let owner = Owner::of(entry);
-            let (name, new) = names.name_for(&owner, &entry.label);
+            let (name, new) = names.name_for(&owner, &name_base(entry));
             if tools.by_name.contains_key(&name) {
                 // The same tool listed twice by its server: offered once.
                 continue;
@@ -142,8 +155,13 @@ impl ModelTools {
                 (false, true) => title.to_owned(),
                 _ => description.to_owned(),
             };
-            let server = serde_json::to_string(&entry.label).unwrap_or_default();
-            let description = format!("[A tool of the server {server}] {description}");
+            let label = serde_json::to_string(&entry.label).unwrap_or_default();
+            let description = match &entry.app_view {
+                Some(view) => format!(
+                    "[A tool of the App {label}, on its card {view}: offered while the card is open] {description}"
+                ),
+                None => format!("[A tool of the server {label}] {description}"),
+            };
             let input_schema = entry
                 .tool
                 .get("inputSchema")
@@ -160,6 +178,42 @@ impl ModelTools {
     pub fn get(&self, name: &str) -> Option<&ToolEntry> {
         self.by_name.get(name)
     }
+
+    /// Keeps in the offer only the tools `keep` says (every tool still answers to its name: the
+    /// model may call one it found), then adds `extra` (the host's own tools).
+    pub fn narrow(&mut self, keep: impl Fn(&str, &ToolEntry) -> bool, extra: Vec<ToolSpec>) {
+        let by_name = &self.by_name;
+        self.specs.retain(|s| by_name.get(&s.name).is_some_and(|e| keep(&s.name, e)));
+        self.specs.extend(extra);
+    }
+
+    /// Every model-visible tool: its name and its entry.
+    pub fn all(&self) -> impl Iterator<Item = (&String, &ToolEntry)> {
+        self.by_name.iter()
+    }
+}
+
+/// The tools that best match `query`, best first: each query word found in a tool's name,
+/// title or description counts (in its name twice). At most `limit`.
+pub fn search<'a>(tools: impl Iterator<Item = (&'a String, &'a ToolEntry)>, query: &str, limit: usize) -> Vec<String> {
+    let words: Vec<String> =
+        query.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 1).map(str::to_owned).collect();
+    let mut scored: Vec<(usize, &String)> = tools
+        .filter_map(|(name, entry)| {
+            let text = |k: &str| entry.tool.get(k).and_then(Value::as_str).unwrap_or_default().to_lowercase();
+            let (lower_name, about) = (
+                name.to_lowercase(),
+                format!("{} {} {}", text("title"), text("description"), entry.label.to_lowercase()),
+            );
+            let score: usize = words
+                .iter()
+                .map(|w| 2 * usize::from(lower_name.contains(w.as_str())) + usize::from(about.contains(w.as_str())))
+                .sum();
+            (score > 0).then_some((score, name))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.into_iter().take(limit).map(|(_, n)| n.clone()).collect()
 }
 
 /// `server__tool`, with every character the APIs refuse replaced by `_`, at most 64 long.
@@ -173,14 +227,6 @@ pub fn model_name(server: &str, tool: &str) -> String {
 fn truncate(s: &str, n: usize) -> &str {
     // ASCII only (see `model_name`): any byte is a boundary.
     &s[..s.len().min(n)]
-}
-
-/// Whether the person is asked before the model runs `tool`: unless its annotations say it only
-/// reads (`readOnlyHint: true`) and do not say it destroys (`destructiveHint: true`). MCP's
-/// defaults (a tool may write, and destructively) ask.
-pub fn asks_first(tool: &Value) -> bool {
-    let hint = |name: &str| tool.pointer(&format!("/annotations/{name}")).and_then(Value::as_bool);
-    hint("readOnlyHint") != Some(true) || hint("destructiveHint") == Some(true)
 }
 
 /// Why `structured` does not match the tool's `outputSchema`, if it has one and it does not.
@@ -297,14 +343,6 @@ mod tests {
         assert_eq!(tools.specs[0].name, "Time_Server__get-time");
         assert!(tools.specs[0].description.starts_with("[A tool of the server \"Time Server\"]"));
         assert_eq!(tools.new_names.len(), 1);
-    }
-
-    #[test]
-    fn only_read_only_tools_run_without_asking() {
-        assert!(asks_first(&json!({"name": "t"})), "MCP's defaults: it may write");
-        assert!(!asks_first(&json!({"annotations": {"readOnlyHint": true}})));
-        assert!(asks_first(&json!({"annotations": {"readOnlyHint": true, "destructiveHint": true}})));
-        assert!(asks_first(&json!({"annotations": {"readOnlyHint": false, "destructiveHint": false}})));
     }
 
     #[test]

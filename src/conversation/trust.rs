@@ -278,6 +278,14 @@ mod tests {
     }
 
     #[test]
+    fn only_read_only_tools_say_they_only_read() {
+        assert!(!says_read_only(&json!({"name": "t"})), "MCP's defaults: it may write");
+        assert!(says_read_only(&json!({"annotations": {READ_ONLY: true}})));
+        assert!(!says_read_only(&json!({"annotations": {READ_ONLY: true, "destructiveHint": true}})));
+        assert!(!says_read_only(&json!({"annotations": {READ_ONLY: false, "destructiveHint": false}})));
+    }
+
+    #[test]
     fn the_servers_mode_decides_about_its_own_data_and_never_about_anothers() {
         let mut trust = Trust::default();
         let write = entry("b", json!({"name": "write"}));

@@ -748,6 +748,12 @@ impl Connection {
         title
     }
 
+    /// What the server tells its clients about using it (`instructions` of its initialize or
+    /// discover answer). Untrusted text: the server's own words.
+    pub fn instructions(&self) -> Option<String> {
+        self.peer.peer_info()?.instructions.clone().filter(|i| !i.trim().is_empty())
+    }
+
     /// The server's stable identity (command line or URL).
     pub fn identity(&self) -> &str {
         &self.identity

@@ -105,6 +105,20 @@ pub enum ServerEventKind {
     Change(ServerChange),
 }
 
+/// A server's `instructions`, as the registry has them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerInstructions {
+    /// The server's name in the registry.
+    pub server: String,
+    /// Its identity.
+    pub identity: String,
+    /// How a person knows it.
+    pub label: String,
+    /// The instructions, as the server wrote them.
+    pub text: String,
+}
+
 /// One tool of one server, as the index holds it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -119,6 +133,9 @@ pub struct ToolEntry {
     pub tool: Value,
     /// What it says about its UI, read once when the server listed it.
     pub ui: Result<ToolUi, UiLinkError>,
+    /// The View that offers it, for an App's own tool (the spec's View-registered tools, called
+    /// on the View, not the server); none for a server's tool.
+    pub app_view: Option<String>,
 }
 
 impl ToolEntry {
@@ -126,7 +143,7 @@ impl ToolEntry {
     pub fn new(server: impl Into<String>, tool: Value) -> Self {
         let ui = crate::ui_resource::tool_ui(&tool);
         let server = server.into();
-        Self { label: server.clone(), identity: server.clone(), server, tool, ui }
+        Self { label: server.clone(), identity: server.clone(), server, tool, ui, app_view: None }
     }
 
     /// The tool's name.
@@ -593,6 +610,26 @@ impl Registry {
                     identity: identity.clone(),
                     tool: t.definition,
                     ui: t.ui,
+                    app_view: None,
+                })
+            })
+            .collect()
+    }
+
+    /// Every connected server's `instructions` (its own words about using it), in server
+    /// order.
+    pub fn instructions(&self) -> Vec<ServerInstructions> {
+        let entries = self.lock();
+        entries
+            .iter()
+            .filter(|e| e.status != ServerStatus::Stopped)
+            .filter_map(|e| {
+                let text = e.connection.as_ref().or(e.last.as_ref())?.instructions()?;
+                Some(ServerInstructions {
+                    server: e.name.clone(),
+                    identity: e.spec.identity(),
+                    label: e.label.clone(),
+                    text,
                 })
             })
             .collect()

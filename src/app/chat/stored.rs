@@ -16,7 +16,7 @@ impl Controller {
         let model = self.options.model.clone().ok_or("no model")?.0;
         // Kept on disk (one file each, owner-only); a reopened one goes on in its file.
         let store = self.store();
-        let (start, replay) = match (resume, &store) {
+        let (start, replay): (conversation::Start, _) = match (resume, &store) {
             (Some(id), Some(store)) => {
                 let stored = store.load(id).map_err(|e| format!("cannot reopen the conversation {id}: {e}"))?;
                 (conversation::Start::reopened(&stored, store.append(id).ok()), Some(stored))
@@ -30,7 +30,10 @@ impl Controller {
             Some(w) => tracing::info!(conversation = w.id(), "conversation with {}", model.describe()),
             None => tracing::warn!("conversation with {} (not saved: no data directory)", model.describe()),
         }
-        let (handle, mut out) = conversation::start(model, self.servers.clone(), start);
+        let mut start = start;
+        let registry = self.servers.clone();
+        start.instructions = Some(conversation::InstructionsSource(Arc::new(move || registry.instructions())));
+        let (handle, mut out) = conversation::start_with(model, self.conversation_tools(), start);
         // The modes the person set for each server (kept across runs).
         if let Some(approvals) = self.approvals() {
             for server in self.servers.servers() {
