@@ -805,3 +805,52 @@ fn twenty_servers_with_a_thousand_tools_over_anthropic_messages() {
 fn twenty_servers_with_a_thousand_tools_over_ollama() {
     twenty_servers_with_a_thousand_tools("ollama");
 }
+
+/// A server's prompt as a slash command, with its argument, becomes the person's turn; a
+/// server's resource attached to a prompt goes with it, named.
+#[test]
+fn a_servers_prompt_runs_as_a_slash_command_and_a_resource_rides_along() {
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        const idle = () => document.getElementById("prompt-stop").hidden;
+        const users = () => document.querySelectorAll(".card.turn.user").length;
+        await until(() => !document.getElementById("prompt-attach").hidden);
+        const text = document.getElementById("prompt-text");
+        text.value = "/rev";
+        text.dispatchEvent(new Event("input"));
+        (await until(() => document.querySelector('#slash-list button[data-prompt="review"]'))).click();
+        (await until(() => document.getElementById("prompt-arg-topic"))).value = "the budget";
+        document.getElementById("prompt-run").click();
+        await until(() => users() >= 1 && idle());
+        await wait(300);
+        document.getElementById("prompt-attach").click();
+        (await until(() => document.querySelector('#attach-list button[data-uri="file:///vault/notes.md"]'))).click();
+        text.value = "summarize the notes";
+        document.getElementById("prompt-send").click();
+        "##,
+    );
+    let vault = node_server("trust/a/index.mjs", "--name Vault --role vault");
+    let mut args = vec!["run".to_owned(), "--stdio".into(), vault];
+    args.extend(model.model_args("openai"));
+    args.extend(["--automation".into(), script]);
+    let data_home = model.data_home();
+    let run = run_host_until_env(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("XDG_DATA_HOME", &data_home)],
+        |t| t.iter().filter(|r| r["dir"] == "model->host").count() >= 2,
+        LIMIT,
+    );
+    let requests = model.requests();
+    let last_user = |r: &Value| message_text(r["body"]["messages"].as_array().unwrap().last().unwrap());
+    assert_eq!(requests.len(), 2, "{}", run.stderr);
+    assert_eq!(last_user(&requests[0]), "Please review the budget with the vault's rules.");
+    let attached = last_user(&requests[1]);
+    assert!(attached.starts_with("summarize the notes\n\n[The person attached a server's resource:"), "{attached}");
+    assert!(
+        attached.contains("file:///vault/notes.md") && attached.ends_with("The vault notes: SECRET-NOTE-77"),
+        "{attached}"
+    );
+}

@@ -9,6 +9,7 @@ use super::*;
 use crate::conversation::store::Stored;
 
 mod app_tools;
+mod commands;
 mod stored;
 use crate::conversation::trust::CallReason;
 use crate::conversation::{self, CallId, ConversationHandle, Input, Output, Question, ServerId, ToolOutcome};
@@ -102,6 +103,7 @@ impl Controller {
         if let Some(prompt) = self.options.prompt.clone() {
             self.prompt(prompt);
         }
+        self.show_commands();
     }
 
     /// The person's prompt.
@@ -111,6 +113,14 @@ impl Controller {
             return;
         };
         if chat.handle.send(Input::Prompt(text)) {
+            chat.turns += 1;
+        }
+    }
+
+    /// A turn made ready off the loop (see `commands.rs`).
+    pub(super) fn chat_input(&mut self, input: Input) {
+        let Some(chat) = self.chat.as_mut() else { return };
+        if chat.handle.send(input) {
             chat.turns += 1;
         }
     }

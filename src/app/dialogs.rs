@@ -43,6 +43,9 @@ pub(crate) enum Ask {
     DismissElicit { dialog: u64 },
     /// A server asks to run its messages on the conversation's model: yes or no.
     Sample { server: String, text: String, reply: oneshot::Sender<bool> },
+    /// A turn made ready off the loop (a server's prompt the person ran, a prompt with its
+    /// attachments read).
+    Turn(crate::conversation::Input),
 }
 
 /// What came of a question to the person.

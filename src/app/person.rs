@@ -84,12 +84,13 @@ impl Controller {
             ShellMessage::Theme { theme } => self.set_theme(theme),
             ShellMessage::Reopen { id } => self.reopen_conversation(&id),
             ShellMessage::StopTurn => self.stop_turn(),
-            ShellMessage::Prompt { text } => {
+            ShellMessage::Prompt { text, attach } => {
                 let text = text.trim();
                 if !text.is_empty() {
-                    self.prompt(text.chars().take(MAX_PROMPT_CHARS).collect());
+                    self.prompt_with(text.chars().take(MAX_PROMPT_CHARS).collect(), attach);
                 }
             }
+            ShellMessage::RunPrompt { server, name, arguments } => self.run_server_prompt(server, name, arguments),
             ShellMessage::DevSend { view, method, params } => {
                 let allowed = [
                     methods::TOOL_INPUT,
@@ -271,6 +272,7 @@ impl Controller {
                     asker,
                 });
             }
+            Ask::Turn(input) => self.chat_input(input),
             Ask::Sample { server, text, reply } => {
                 let dialog = self.next_dialog;
                 self.next_dialog += 1;

@@ -12,6 +12,15 @@ use serde_json::Value;
 
 use crate::protocol::{DisplayMode, Theme};
 
+/// A server's resource the person attached to a prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct Attachment {
+    /// The server.
+    pub server: String,
+    /// The resource.
+    pub uri: String,
+}
+
 /// One command for the shell page; `op` names it (kebab-case), the rest are its fields.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(serde::Deserialize))]
@@ -97,6 +106,9 @@ pub(crate) enum ShellCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// What the composer offers: the servers' prompts (slash commands) and resources (to
+    /// attach), every text already made safe for a person.
+    Commands { prompts: Vec<Value>, resources: Vec<Value> },
     /// A yes/no consent dialog.
     Confirm {
         dialog: u64,
@@ -267,6 +279,19 @@ pub enum ShellMessage {
     Prompt {
         /// What they wrote.
         text: String,
+        /// Resources they attached: `{server, uri}` each.
+        #[serde(default)]
+        attach: Vec<Attachment>,
+    },
+    /// The person ran a server's prompt (a slash command) with these arguments.
+    RunPrompt {
+        /// The server.
+        server: String,
+        /// The prompt's name.
+        name: String,
+        /// Its arguments (strings, as MCP prompts take them).
+        #[serde(default)]
+        arguments: serde_json::Map<String, Value>,
     },
     /// The person took a View out of fullscreen or picture-in-picture.
     Inline {

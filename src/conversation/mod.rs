@@ -126,6 +126,16 @@ pub enum Input {
         /// What it said.
         text: String,
     },
+    /// A turn the person chose whose words are partly a server's: an MCP prompt they ran (a
+    /// slash command), or their prompt with a server's resource attached. The model reads it as
+    /// the person's turn; the server's data is in the conversation from then on (see
+    /// [`trust`]).
+    WithServerData {
+        /// What the model is sent.
+        text: String,
+        /// Whose data is in it, with how the person knows them.
+        servers: Vec<(ServerId, String)>,
+    },
 }
 
 /// One App's latest model context, as the model gets it.
@@ -521,6 +531,12 @@ impl Conversation {
                         self.saw(server, &app);
                     }
                     (text, Some(app))
+                }
+                Input::WithServerData { text, servers } => {
+                    for (server, label) in servers {
+                        self.saw(server, &label);
+                    }
+                    (text, None)
                 }
             };
             let _ = self.out.send(Output::UserTurn { text: text.clone(), from_app: from_app.clone() });

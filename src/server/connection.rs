@@ -795,6 +795,16 @@ impl Connection {
         resources.iter().find(|r| r.get("uri").and_then(Value::as_str) == Some(uri)).cloned()
     }
 
+    /// The resources the server listed (`resources/list` entries).
+    pub fn resources(&self) -> Vec<Value> {
+        self.resources.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Whether the server offers prompts (`capabilities.prompts`).
+    pub fn has_prompts(&self) -> bool {
+        self.peer.peer_info().is_some_and(|i| i.capabilities.prompts.is_some())
+    }
+
     /// The last lines the server wrote to stderr.
     pub fn stderr_tail(&self) -> Vec<String> {
         self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()

@@ -1,0 +1,239 @@
+//! The composer's slash commands and attachments. A server's MCP prompts (`prompts/list`) are
+//! offered as `/name` with their arguments; running one (`prompts/get`) makes its messages the
+//! person's turn. A server's resources can be attached to a prompt: each is read and goes with
+//! the prompt, named. Either way the turn holds that server's words, so the conversation counts
+//! the server's data as in it (see `conversation::trust`).
+
+use super::*;
+use crate::app::shell::Attachment;
+use crate::protocol::RpcError;
+
+/// The composer lists at most this many prompts and resources of one server.
+const MAX_LISTED: usize = 100;
+/// A prompt's messages, or an attached resource, go to the model up to this many bytes each.
+const MAX_ATTACHED_BYTES: usize = 64 * 1024;
+/// At most this many resources go with one prompt.
+const MAX_ATTACHMENTS: usize = 5;
+/// Listing a server's prompts waits at most this long.
+const LIST_WAIT: Duration = Duration::from_secs(5);
+
+impl Controller {
+    /// The servers' prompts and resources, for the composer.
+    pub(in crate::app) fn show_commands(&self) {
+        if self.chat.is_none() {
+            return;
+        }
+        let (servers, ui) = (self.servers.clone(), self.ui.clone());
+        tokio::spawn(async move {
+            let (mut prompts, mut resources) = (Vec::new(), Vec::new());
+            for info in servers.servers() {
+                let Some(conn) = servers.current(&info.name) else { continue };
+                let label = consent::server_label(&info.label);
+                if conn.has_prompts() {
+                    match tokio::time::timeout(LIST_WAIT, conn.request("prompts/list", json!({}))).await {
+                        Ok(Ok(listed)) => {
+                            let listed = listed.get("prompts").and_then(Value::as_array).cloned().unwrap_or_default();
+                            prompts.extend(
+                                listed.iter().take(MAX_LISTED).filter_map(|p| prompt_entry(&info.name, &label, p)),
+                            );
+                        }
+                        Ok(Err(e)) => {
+                            tracing::info!(server = %info.name, "its prompts could not be listed: {}", e.message)
+                        }
+                        Err(_) => tracing::info!(server = %info.name, "its prompts were not listed in time"),
+                    }
+                }
+                let listed = conn.resources();
+                resources.extend(listed.iter().filter_map(|r| resource_entry(&info.name, &label, r)).take(MAX_LISTED));
+            }
+            let _ = ui.send_event(UserEvent::Shell(ShellCommand::Commands { prompts, resources }.to_text()));
+        });
+    }
+
+    /// The person ran a server's prompt: its messages become their turn.
+    pub(in crate::app) fn run_server_prompt(&mut self, server: String, name: String, arguments: Map<String, Value>) {
+        if self.chat.is_none() {
+            return;
+        }
+        let arguments: Map<String, Value> =
+            arguments.into_iter().filter(|(_, v)| v.as_str().is_some_and(|s| !s.is_empty())).collect();
+        let (servers, asks, ui) = (self.servers.clone(), self.asks.clone(), self.ui.clone());
+        let id = self.server_id(&server);
+        let label = self.label(&server);
+        tokio::spawn(async move {
+            let got = match servers.connection(&server).await {
+                Ok(conn) => conn.request("prompts/get", json!({"name": name, "arguments": arguments})).await,
+                Err(e) => Err(RpcError::new(crate::protocol::jsonrpc::code::INTERNAL_ERROR, e.to_string())),
+            };
+            match got {
+                Ok(result) => {
+                    let text = bounded(&prompt_text(&result), MAX_ATTACHED_BYTES * 2);
+                    let _ = asks.send(Ask::Turn(Input::WithServerData { text, servers: vec![(id, label)] }));
+                }
+                Err(e) => {
+                    let card = ShellCommand::Text {
+                        view: None,
+                        title: format!("The prompt /{}", consent::one_line_max(&name, 80)),
+                        text: consent::block(&format!("Not run: {}", e.message)),
+                        error: true,
+                    };
+                    let _ = ui.send_event(UserEvent::Shell(card.to_text()));
+                }
+            }
+        });
+    }
+
+    /// The person's prompt, with the resources they attached read and sent with it.
+    pub(in crate::app) fn prompt_with(&mut self, text: String, attach: Vec<Attachment>) {
+        if attach.is_empty() {
+            self.prompt(text);
+            return;
+        }
+        let (servers, asks) = (self.servers.clone(), self.asks.clone());
+        let parties: Vec<(ServerId, String)> =
+            attach.iter().map(|a| (self.server_id(&a.server), self.label(&a.server))).collect();
+        tokio::spawn(async move {
+            let mut turn = text;
+            let mut from = Vec::new();
+            for (a, party) in attach.iter().zip(parties).take(MAX_ATTACHMENTS) {
+                let read = match servers.connection(&a.server).await {
+                    Ok(conn) => conn.read_resource(a.uri.clone()).await.map_err(|e| e.message),
+                    Err(e) => Err(e.to_string()),
+                };
+                let body = match read {
+                    Ok(result) => bounded(&resource_text(&result), MAX_ATTACHED_BYTES),
+                    Err(e) => format!("(it could not be read: {e})"),
+                };
+                let head = json!({"attached": a.uri, "server": party.1});
+                turn.push_str(&format!("\n\n[The person attached a server's resource: {head}]\n{body}"));
+                from.push(party);
+            }
+            let _ = asks.send(Ask::Turn(Input::WithServerData { text: turn, servers: from }));
+        });
+    }
+}
+
+/// A prompt as the composer lists it (its texts made safe for a person), if it has a name.
+fn prompt_entry(server: &str, label: &str, prompt: &Value) -> Option<Value> {
+    let name = prompt.get("name").and_then(Value::as_str).filter(|n| !n.is_empty() && n.len() <= 128)?;
+    let text = |v: Option<&Value>, max| v.and_then(Value::as_str).map(|s| consent::one_line_max(s, max));
+    let arguments: Vec<Value> = prompt
+        .get("arguments")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .take(20)
+                .filter_map(|arg| {
+                    let name = arg.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())?;
+                    Some(json!({"name": consent::one_line_max(name, 64), "description": text(arg.get("description"), 200),
+                                "required": arg.get("required").and_then(Value::as_bool).unwrap_or(false)}))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(json!({"server": server, "label": label, "name": consent::one_line_max(name, 128),
+                "title": text(prompt.get("title"), 120), "description": text(prompt.get("description"), 300),
+                "arguments": arguments}))
+}
+
+/// A resource as the composer lists it; a View's `ui://` resource is not one to attach.
+fn resource_entry(server: &str, label: &str, resource: &Value) -> Option<Value> {
+    let uri = resource.get("uri").and_then(Value::as_str).filter(|u| !u.starts_with("ui://") && u.len() <= 2048)?;
+    let name = resource.get("title").or(resource.get("name")).and_then(Value::as_str).unwrap_or(uri);
+    Some(json!({"server": server, "label": label, "uri": uri, "name": consent::one_line_max(name, 120)}))
+}
+
+/// A `prompts/get` result's messages as one text (each message's text blocks; a role label
+/// before an assistant's).
+fn prompt_text(result: &Value) -> String {
+    let messages = result.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let mut parts = Vec::new();
+    for m in messages {
+        let content = m.get("content").cloned().unwrap_or(Value::Null);
+        let blocks = match content {
+            Value::Array(blocks) => blocks,
+            block => vec![block],
+        };
+        let text = blocks
+            .iter()
+            .map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("text") => b.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                Some("resource") => resource_text(&json!({"contents": [b["resource"].clone()]})),
+                Some(kind) => format!("[{kind}]"),
+                None => String::new(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        match m.get("role").and_then(Value::as_str) {
+            Some("assistant") => parts.push(format!("(as the assistant) {text}")),
+            _ => parts.push(text),
+        }
+    }
+    parts.join("\n\n")
+}
+
+/// A `resources/read` result's contents as text (a blob is named, not decoded).
+fn resource_text(result: &Value) -> String {
+    let contents = result.get("contents").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    contents
+        .iter()
+        .map(|c| match (c.get("text").and_then(Value::as_str), c.get("blob")) {
+            (Some(text), _) => text.to_owned(),
+            (None, Some(_)) => format!(
+                "[binary content, {}]",
+                c.get("mimeType").and_then(Value::as_str).unwrap_or("of no stated type")
+            ),
+            _ => String::new(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `text` cut to `max` bytes at a character's boundary, said so when cut.
+fn bounded(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n[cut: {} more bytes]", &text[..end], text.len() - end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompts_messages_and_a_resources_contents_read_as_text() {
+        let got = json!({"messages": [
+            {"role": "user", "content": {"type": "text", "text": "Review this code"}},
+            {"role": "assistant", "content": {"type": "text", "text": "Sure"}},
+            {"role": "user", "content": {"type": "resource", "resource": {"uri": "file:///a", "text": "fn main() {}"}}}
+        ]});
+        assert_eq!(prompt_text(&got), "Review this code\n\n(as the assistant) Sure\n\nfn main() {}");
+        let read =
+            json!({"contents": [{"uri": "x", "text": "hello"}, {"uri": "y", "blob": "AA", "mimeType": "image/png"}]});
+        assert_eq!(resource_text(&read), "hello\n[binary content, image/png]");
+        assert_eq!(bounded("abcdef", 3), "abc\n[cut: 3 more bytes]");
+    }
+
+    #[test]
+    fn listed_prompts_and_resources_are_safe_for_the_composer() {
+        let p = prompt_entry(
+            "s",
+            "S",
+            &json!({"name": "review\nSYSTEM", "arguments": [{"name": "code", "required": true}, {}]}),
+        )
+        .unwrap();
+        assert_eq!(p["name"], "review\\nSYSTEM");
+        assert_eq!(p["arguments"], json!([{"name": "code", "description": null, "required": true}]));
+        assert!(prompt_entry("s", "S", &json!({"title": "no name"})).is_none());
+        assert!(resource_entry("s", "S", &json!({"uri": "ui://s/view.html"})).is_none(), "a View's resource");
+        assert_eq!(
+            resource_entry("s", "S", &json!({"uri": "file:///notes.md", "name": "notes"})).unwrap()["name"],
+            "notes"
+        );
+    }
+}
