@@ -333,6 +333,7 @@ mod tests {
         let s = || "x".to_owned();
         vec![
             ShellCommand::Status { text: s(), error: true },
+            ShellCommand::Commands { prompts: vec![serde_json::json!({"name": "p"})], resources: Vec::new() },
             ShellCommand::Theme { theme: Theme::Dark },
             ShellCommand::Dev,
             ShellCommand::Text { view: Some(s()), title: s(), text: s(), error: false },
@@ -423,5 +424,7 @@ mod tests {
         assert!(serde_json::from_str::<ShellMessage>(r#"{"kind":"diagnostic","view":"v1","data":{}}"#).is_err());
         let m: ShellMessage = serde_json::from_str(r#"{"kind":"inspector"}"#).unwrap();
         assert_eq!(m, ShellMessage::Inspector);
+        let m: ShellMessage = serde_json::from_str(r#"{"kind":"prompt","text":"hi"}"#).unwrap();
+        assert_eq!(m, ShellMessage::Prompt { text: "hi".into(), attach: Vec::new() });
     }
 }
