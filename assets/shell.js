@@ -57,11 +57,30 @@
   var stopButton = document.getElementById("prompt-stop");
   var turnsRunning = 0;
   stopButton.addEventListener("click", function () { send({ kind: "stop-turn" }); });
+  // Retry and Edit act on the last turn, once the model is done with it.
+  var retryButton = document.getElementById("prompt-retry");
+  var editButton = document.getElementById("prompt-edit");
+  var lastPrompt = null;
+  var editing = false;
+  function turnButtons() {
+    var idle = turnsRunning === 0;
+    retryButton.hidden = !idle || lastPrompt === null;
+    editButton.hidden = !idle || lastPrompt === null;
+  }
+  retryButton.addEventListener("click", function () { send({ kind: "retry" }); });
+  editButton.addEventListener("click", function () {
+    editing = true;
+    promptText.value = lastPrompt || "";
+    promptText.placeholder = "Your last prompt, edited: Send replaces it";
+    promptText.focus();
+  });
   function chat(cmd) {
     turnsRunning++;
     stopButton.hidden = false;
     answerCard = null;
+    if (cmd.role === "user" && !cmd.from) lastPrompt = cmd.text;
     turnCard(cmd.role, cmd.from ? "From " + cmd.from : "You", cmd.text);
+    turnButtons();
   }
   // The model's Markdown, drawn with elements and text nodes only (never as HTML): paragraphs,
   // headings, lists, fenced code, inline code, bold and italics. Redrawn at most once a frame.
@@ -130,6 +149,7 @@
   function chatEnd(cmd) {
     turnsRunning = Math.max(0, turnsRunning - 1);
     stopButton.hidden = turnsRunning === 0;
+    turnButtons();
     if (cmd.error) {
       if (!answerCard) answerCard = turnCard("assistant", "Model", "");
       answerCard.append(el("div", "turn-error", cmd.error));
@@ -146,8 +166,35 @@
       b.title = "Reopen this conversation (" + c.id + ")";
       b.dataset.conversation = c.id;
       b.addEventListener("click", function () { send({ kind: "reopen", id: c.id }); });
-      var li = el("li");
-      li.append(b);
+      var rename = el("button", "ghost", "✎");
+      rename.type = "button";
+      rename.dataset.rename = c.id;
+      rename.setAttribute("aria-label", "Rename " + c.title);
+      var remove = el("button", "ghost", "✕");
+      remove.type = "button";
+      remove.dataset.delete = c.id;
+      remove.setAttribute("aria-label", "Delete " + c.title);
+      var li = el("li", "conversation");
+      rename.addEventListener("click", function () {
+        var input = el("input");
+        input.value = c.title;
+        input.setAttribute("aria-label", "New title for " + c.title);
+        input.dataset.renaming = c.id;
+        input.addEventListener("keydown", function (e) {
+          if (e.key === "Enter") { e.preventDefault(); send({ kind: "rename-conversation", id: c.id, title: input.value }); }
+          if (e.key === "Escape") conversations(cmd);
+        });
+        li.textContent = "";
+        li.append(input);
+        input.focus();
+      });
+      // A second click deletes: the first asks.
+      remove.addEventListener("click", function () {
+        if (remove.dataset.armed) { send({ kind: "delete-conversation", id: c.id }); return; }
+        remove.dataset.armed = "1";
+        remove.textContent = "Delete?";
+      });
+      li.append(b, rename, remove);
       list.append(li);
     });
     section.hidden = !list.children.length;
@@ -287,7 +334,8 @@
       var named = commands.prompts.filter(function (p) { return "/" + p.name === text; })[0];
       if (named) { choosePrompt(named); return; }
     }
-    send({ kind: "prompt", text: text, attach: attached.map(function (a) { return { server: a.server, uri: a.uri }; }) });
+    send({ kind: "prompt", text: text, edit: editing, attach: attached.map(function (a) { return { server: a.server, uri: a.uri }; }) });
+    editing = false;
     promptText.value = "";
     attached = [];
     renderAttached();

@@ -854,3 +854,64 @@ fn a_servers_prompt_runs_as_a_slash_command_and_a_resource_rides_along() {
         "{attached}"
     );
 }
+
+/// Retry an answer, edit and resend the last prompt, rename the conversation in the window,
+/// then list and delete it from the command line.
+#[test]
+fn the_person_retries_edits_renames_and_deletes() {
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        const idle = () => document.getElementById("prompt-stop").hidden;
+        const users = () => document.querySelectorAll(".card.turn.user").length;
+        await until(() => users() >= 1 && idle() && !document.getElementById("prompt-retry").hidden);
+        document.getElementById("prompt-retry").click();
+        await until(() => users() >= 2 && idle());
+        document.getElementById("prompt-edit").click();
+        const text = document.getElementById("prompt-text");
+        if (text.value !== "first question") return;
+        text.value = "edited question";
+        document.getElementById("prompt-send").click();
+        await until(() => users() >= 3 && idle());
+        (await until(() => document.querySelector("#conversation-list [data-rename]"))).click();
+        const input = await until(() => document.querySelector("#conversation-list input"));
+        input.value = "My title";
+        input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+        "##,
+    );
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--automation".into(), script, "--prompt".into(), "first question".into()]);
+    let data_home = model.data_home();
+    let env = [("XDG_DATA_HOME", data_home.as_str())];
+    let conversations = std::path::Path::new(&data_home).join("mcp-apps-host/conversations");
+    let titled = || {
+        std::fs::read_dir(&conversations)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "title"))
+    };
+    let run = run_host_until_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &env, |_| titled(), LIMIT);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "{}", run.stderr);
+    let texts = |r: &Value| -> Vec<String> {
+        r["body"]["messages"].as_array().unwrap()[1..].iter().map(message_text).collect()
+    };
+    assert_eq!(texts(&requests[1]), ["first question"], "a retry sends the turn without the old answer");
+    assert_eq!(texts(&requests[2]), ["edited question"], "an edit replaces the last prompt");
+    let cli = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host")).args(args).envs(env).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let listed = cli(&["conversations"]);
+    let line = listed.lines().find(|l| l.ends_with("My title")).unwrap_or_else(|| panic!("{listed}"));
+    let id = line.split_whitespace().next().unwrap().to_owned();
+    cli(&["conversations", "rename", &id, "Budget"]);
+    assert!(cli(&["conversations", "list"]).contains("Budget"));
+    cli(&["conversations", "delete", &id]);
+    assert!(!cli(&["conversations"]).contains(&id));
+}

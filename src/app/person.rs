@@ -84,12 +84,18 @@ impl Controller {
             ShellMessage::Theme { theme } => self.set_theme(theme),
             ShellMessage::Reopen { id } => self.reopen_conversation(&id),
             ShellMessage::StopTurn => self.stop_turn(),
-            ShellMessage::Prompt { text, attach } => {
-                let text = text.trim();
-                if !text.is_empty() {
-                    self.prompt_with(text.chars().take(MAX_PROMPT_CHARS).collect(), attach);
+            ShellMessage::Prompt { text, attach, edit } => {
+                let text: String = text.trim().chars().take(MAX_PROMPT_CHARS).collect();
+                if text.is_empty() {
+                } else if edit {
+                    self.chat_input(crate::conversation::Input::Edit(text));
+                } else {
+                    self.prompt_with(text, attach);
                 }
             }
+            ShellMessage::Retry => self.chat_input(crate::conversation::Input::Retry),
+            ShellMessage::RenameConversation { id, title } => self.rename_conversation(&id, &title),
+            ShellMessage::DeleteConversation { id } => self.delete_conversation(&id),
             ShellMessage::RunPrompt { server, name, arguments } => self.run_server_prompt(server, name, arguments),
             ShellMessage::DevSend { view, method, params } => {
                 let allowed = [

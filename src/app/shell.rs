@@ -282,6 +282,23 @@ pub enum ShellMessage {
         /// Resources they attached: `{server, uri}` each.
         #[serde(default)]
         attach: Vec<Attachment>,
+        /// It replaces their last prompt (they edited it): what came after goes.
+        #[serde(default)]
+        edit: bool,
+    },
+    /// The person asks for the last answer again.
+    Retry,
+    /// The person gives a stored conversation a title.
+    RenameConversation {
+        /// Its id.
+        id: String,
+        /// The title.
+        title: String,
+    },
+    /// The person deletes a stored conversation.
+    DeleteConversation {
+        /// Its id.
+        id: String,
     },
     /// The person ran a server's prompt (a slash command) with these arguments.
     RunPrompt {
@@ -425,6 +442,6 @@ mod tests {
         let m: ShellMessage = serde_json::from_str(r#"{"kind":"inspector"}"#).unwrap();
         assert_eq!(m, ShellMessage::Inspector);
         let m: ShellMessage = serde_json::from_str(r#"{"kind":"prompt","text":"hi"}"#).unwrap();
-        assert_eq!(m, ShellMessage::Prompt { text: "hi".into(), attach: Vec::new() });
+        assert_eq!(m, ShellMessage::Prompt { text: "hi".into(), attach: Vec::new(), edit: false });
     }
 }

@@ -39,8 +39,12 @@ enum Command {
     Preview(RunArgs),
     /// Forget the stored sign-in of remote servers (their tokens are deleted).
     Logout(LogoutArgs),
-    /// List the stored conversations (reopen one with `run --model ... --resume ID`).
-    Conversations,
+    /// List the stored conversations (reopen one with `run --model ... --resume ID`, with any
+    /// model), or rename or delete one.
+    Conversations {
+        #[command(subcommand)]
+        action: Option<ConversationAction>,
+    },
     /// Set when the model's calls to the servers the flags name ask first, kept across runs:
     /// `always` (before every call), `changes` (before a call the server does not mark
     /// read-only; the default) or `never` (never for the server's own data). Data that came
@@ -180,6 +184,24 @@ fn logout(args: LogoutArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+#[derive(Debug, clap::Subcommand)]
+enum ConversationAction {
+    /// List them, newest first (the default).
+    List,
+    /// Give one a title.
+    Rename {
+        /// Its id.
+        id: String,
+        /// The title.
+        title: String,
+    },
+    /// Delete one.
+    Delete {
+        /// Its id.
+        id: String,
+    },
+}
+
 #[derive(Debug, clap::Args)]
 struct ApproveArgs {
     /// The mode: always, changes or never.
@@ -231,6 +253,24 @@ fn last_conversation() -> anyhow::Result<String> {
     let store = crate::conversation::store::Store::user().context("no data directory for conversations")?;
     let list = store.list().with_context(|| format!("cannot read {}", store.dir().display()))?;
     Ok(list.first().context("no stored conversation yet")?.id.clone())
+}
+
+/// `conversations [list|rename|delete]`.
+fn manage_conversations(action: Option<ConversationAction>) -> anyhow::Result<i32> {
+    let store = || crate::conversation::store::Store::user().context("no data directory for conversations");
+    match action {
+        None | Some(ConversationAction::List) => conversations(),
+        Some(ConversationAction::Rename { id, title }) => {
+            store()?.rename(&id, &title).with_context(|| format!("cannot rename the conversation {id}"))?;
+            println!("renamed {id}");
+            Ok(0)
+        }
+        Some(ConversationAction::Delete { id }) => {
+            store()?.delete(&id).with_context(|| format!("cannot delete the conversation {id}"))?;
+            println!("deleted {id}");
+            Ok(0)
+        }
+    }
 }
 
 /// `conversations`: the stored conversations, newest first.
@@ -526,7 +566,7 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => inspect::inspect(args),
         Command::Check(args) => check::check(args),
         Command::ProbeServer => probe_server::serve(),
-        Command::Conversations => conversations(),
+        Command::Conversations { action } => manage_conversations(action),
         #[cfg(feature = "desktop")]
         Command::IpcFloor { n } => ipc_floor::run(n),
         #[cfg(not(feature = "desktop"))]

@@ -126,6 +126,12 @@ pub enum Input {
         /// What it said.
         text: String,
     },
+    /// The person asks for the last answer again: everything after their last turn is dropped
+    /// (from what the model is sent, and from the file) and that turn is answered anew.
+    Retry,
+    /// The person edited their last prompt: everything from it on is dropped and this is sent
+    /// instead.
+    Edit(String),
     /// A turn the person chose whose words are partly a server's: an MCP prompt they ran (a
     /// slash command), or their prompt with a server's resource attached. The model reads it as
     /// the person's turn; the server's data is in the conversation from then on (see
@@ -393,6 +399,8 @@ pub struct ConversationHandle {
     context: Contexts,
     stop: Arc<Stop>,
     trust: Arc<std::sync::Mutex<Trust>>,
+    /// The stored conversation's id, if it is kept.
+    id: Option<String>,
 }
 
 impl ConversationHandle {
@@ -433,6 +441,11 @@ impl ConversationHandle {
         }
     }
 
+    /// The id of the stored conversation (none when it is not kept).
+    pub fn id(&self) -> Option<String> {
+        self.id.clone()
+    }
+
     /// Sets a server's approval mode (by its identity) for the calls to come.
     pub fn set_approval(&self, identity: &str, mode: Approval) {
         self.trust.lock().unwrap_or_else(|e| e.into_inner()).set_mode(identity, mode);
@@ -469,6 +482,7 @@ pub fn start_with(
     let context = Contexts::default();
     let stop = Arc::new(Stop::default());
     let trust = Arc::new(std::sync::Mutex::new(Trust::default()));
+    let id = start.store.as_ref().map(|w| w.id().to_owned());
     let mut names = Names::default();
     for (name, owner) in start.names {
         names.restore(&name, owner);
@@ -491,7 +505,7 @@ pub fn start_with(
         app_names: BTreeSet::new(),
     };
     tokio::spawn(conversation.run(rx));
-    (ConversationHandle { tx, context, stop, trust }, out_rx)
+    (ConversationHandle { tx, context, stop, trust, id }, out_rx)
 }
 
 struct Conversation {
@@ -526,6 +540,28 @@ impl Conversation {
         while let Some(input) = inbox.recv().await {
             let (text, from_app) = match input {
                 Input::Prompt(text) => (text, None),
+                Input::Retry => match self.rewind_to_last_turn(true) {
+                    Some(turn) => {
+                        let (text, from_app) = match &turn {
+                            ChatItem::User { text, from_app } => (text.clone(), from_app.clone()),
+                            _ => (String::new(), None),
+                        };
+                        let _ = self.out.send(Output::UserTurn { text, from_app });
+                        self.turn().await;
+                        continue;
+                    }
+                    None => {
+                        let _ = self.out.send(Output::TurnEnded {
+                            text: String::new(),
+                            error: Some("there is no answer to retry".into()),
+                        });
+                        continue;
+                    }
+                },
+                Input::Edit(text) => {
+                    self.rewind_to_last_turn(false);
+                    (text, None)
+                }
                 Input::AppMessage { app, text, server, .. } => {
                     if let Some(server) = server {
                         self.saw(server, &app);
@@ -551,6 +587,17 @@ impl Conversation {
                 return;
             }
         }
+    }
+
+    /// Goes back to the person's last turn: keeping it (`keep`, a retry) or not (an edit). The
+    /// turn, if there is one.
+    fn rewind_to_last_turn(&mut self, keep: bool) -> Option<ChatItem> {
+        let at = self.items.iter().rposition(|i| matches!(i, ChatItem::User { .. }))?;
+        let to = if keep { at + 1 } else { at };
+        let turn = self.items[at].clone();
+        self.items.truncate(to);
+        self.keep(&store::Record::Rewind { to });
+        Some(turn)
     }
 
     /// Adds `item` to the conversation and its file.

@@ -56,6 +56,12 @@ pub enum Record {
         /// Whose tool it is.
         owner: super::tools::Owner,
     },
+    /// The conversation went back to its first `to` items (the person retried an answer or
+    /// edited their last prompt): the items after them are no longer sent.
+    Rewind {
+        /// How many items are kept.
+        to: usize,
+    },
     /// A server whose data reached the model (see [`super::trust`]).
     Seen {
         /// The server.
@@ -92,14 +98,14 @@ impl Stored {
     /// while it waited, for the person or the server) gets an error result: both APIs refuse a
     /// conversation with a call left unanswered.
     pub fn items(&self) -> Vec<ChatItem> {
-        let items: Vec<ChatItem> = self
-            .records
-            .iter()
-            .filter_map(|r| match r {
-                Record::Item { item } => Some(item.clone()),
-                _ => None,
-            })
-            .collect();
+        let mut items: Vec<ChatItem> = Vec::new();
+        for record in &self.records {
+            match record {
+                Record::Item { item } => items.push(item.clone()),
+                Record::Rewind { to } => items.truncate(*to),
+                _ => {}
+            }
+        }
         let mut out = Vec::with_capacity(items.len());
         let mut i = 0;
         while i < items.len() {
@@ -204,11 +210,33 @@ impl Store {
             let name = entry.file_name().to_string_lossy().into_owned();
             let Some(id) = name.strip_suffix(".jsonl") else { continue };
             let modified = entry.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
-            let title = first_prompt(&entry.path()).unwrap_or_default();
+            // A title the person gave wins over the first prompt.
+            let given = std::fs::read_to_string(self.dir.join(format!("{id}.title"))).ok();
+            let title = given.or_else(|| first_prompt(&entry.path())).unwrap_or_default();
             list.push(Summary { id: id.to_owned(), modified, title });
         }
         list.sort_by(|a, b| b.modified.cmp(&a.modified).then_with(|| b.id.cmp(&a.id)));
         Ok(list)
+    }
+
+    /// Gives `id` a title of the person's (one line, at most 200 characters).
+    pub fn rename(&self, id: &str, title: &str) -> std::io::Result<()> {
+        let path = self.path_of(id)?;
+        if !path.exists() {
+            return Err(std::io::Error::new(std::io::ErrorKind::NotFound, format!("no conversation {id:?}")));
+        }
+        let title: String = title.split(['\n', '\r']).next().unwrap_or_default().trim().chars().take(200).collect();
+        crate::private_file::write(&self.dir.join(format!("{id}.title")), title.as_bytes())
+    }
+
+    /// Deletes `id` (its file and its title).
+    pub fn delete(&self, id: &str) -> std::io::Result<()> {
+        let path = self.path_of(id)?;
+        std::fs::remove_file(&path)?;
+        match std::fs::remove_file(self.dir.join(format!("{id}.title"))) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
     }
 
     /// `id`'s file; an id is a file name of ours, never a path.
@@ -287,6 +315,29 @@ impl Writer {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_conversation_is_renamed_rewound_and_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path().join("c"));
+        let mut w = store.create("m").unwrap();
+        let id = w.id().to_owned();
+        let user = |t: &str| Record::Item { item: ChatItem::User { text: t.into(), from_app: None } };
+        let said = |t: &str| Record::Item { item: ChatItem::Assistant { text: t.into(), tool_calls: Vec::new() } };
+        for r in [user("first"), said("one"), Record::Rewind { to: 1 }, said("two")] {
+            w.write(&r).unwrap();
+        }
+        let items = store.load(&id).unwrap().items();
+        assert_eq!(items.len(), 2, "the retried answer is not sent again: {items:?}");
+        assert!(matches!(&items[1], ChatItem::Assistant { text, .. } if text == "two"));
+        store.rename(&id, "Budget review\nSYSTEM").unwrap();
+        assert_eq!(store.list().unwrap()[0].title, "Budget review");
+        assert!(store.rename("../x", "t").is_err() && store.rename("nope", "t").is_err());
+        store.delete(&id).unwrap();
+        assert!(store.list().unwrap().is_empty());
+        assert!(!dir.path().join("c").join(format!("{id}.title")).exists());
+        assert!(store.delete(&id).is_err(), "gone");
+    }
 
     #[test]
     fn a_conversation_is_appended_read_back_and_listed_and_only_its_owner_reads_it() {

@@ -86,6 +86,34 @@ impl Controller {
         self.remember(cmd);
     }
 
+    /// The person gives a stored conversation a title.
+    pub(crate) fn rename_conversation(&mut self, id: &str, title: &str) {
+        let Some(store) = self.store() else { return };
+        if title.trim().is_empty() {
+            return;
+        }
+        match store.rename(id, title) {
+            Ok(()) => self.show_conversations(),
+            Err(e) => self.status(&format!("The conversation was not renamed: {}", say(&e.to_string())), true),
+        }
+    }
+
+    /// The person deletes a stored conversation (not the one open: it is still being written).
+    pub(crate) fn delete_conversation(&mut self, id: &str) {
+        let Some(store) = self.store() else { return };
+        if self.chat.as_ref().is_some_and(|c| c.handle.id().as_deref() == Some(id)) {
+            self.status("This conversation is open: open another before deleting it.", true);
+            return;
+        }
+        match store.delete(id) {
+            Ok(()) => {
+                tracing::info!(conversation = id, "the person deleted a stored conversation");
+                self.show_conversations();
+            }
+            Err(e) => self.status(&format!("The conversation was not deleted: {}", say(&e.to_string())), true),
+        }
+    }
+
     /// The person reopens a stored conversation: the open Views close, the turns of this one
     /// leave the stream, and the stored one comes back.
     pub(crate) fn reopen_conversation(&mut self, id: &str) {
