@@ -1052,6 +1052,35 @@
     try { document.getElementById("send-error").textContent = ""; return JSON.parse(sendParams.value); }
     catch (e) { document.getElementById("send-error").textContent = "params are not valid JSON"; return null; }
   }
+  // The View's own tools: listed and called through the host, as a model's call would be.
+  document.getElementById("vt-list").addEventListener("click", function () {
+    send({ kind: "dev-view-tools", view: currentView() });
+  });
+  document.getElementById("vt-call").addEventListener("click", function () {
+    var args;
+    try { args = JSON.parse(document.getElementById("vt-args").value || "{}"); } catch (e) {
+      document.getElementById("vt-result").textContent = "The arguments are not JSON: " + e.message;
+      return;
+    }
+    send({ kind: "dev-call-view-tool", view: currentView(), name: document.getElementById("vt-name").value, arguments: args });
+  });
+  function viewTools(cmd) {
+    if (cmd.view !== currentView()) return;
+    var list = document.getElementById("vt-tools");
+    list.textContent = "";
+    (cmd.tools || []).forEach(function (t) {
+      var b = el("button", "", t.name);
+      b.type = "button";
+      b.dataset.viewTool = t.name;
+      if (t.description) b.title = t.description;
+      b.addEventListener("click", function () { document.getElementById("vt-name").value = t.name; });
+      var li = el("li");
+      li.append(b);
+      list.append(li);
+    });
+    if (cmd.text) document.getElementById("vt-result").textContent = cmd.text;
+  }
+
   document.getElementById("send-go").addEventListener("click", function () {
     var params = parsed();
     if (params) send({ kind: "dev-send", view: currentView(), method: sendMethod.value, params: params });
@@ -1089,6 +1118,7 @@
       }
     },
     csp: function (cmd) { cspByView[cmd.view] = cmd; renderCsp(); },
+    "view-tools": viewTools,
     diagnostic: function (cmd) {
       if (cmd.kind !== "csp") return;
       var list = (violationsByView[cmd.view] = violationsByView[cmd.view] || []);

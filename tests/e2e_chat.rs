@@ -915,3 +915,29 @@ fn the_person_retries_edits_renames_and_deletes() {
     cli(&["conversations", "delete", &id]);
     assert!(!cli(&["conversations"]).contains(&id));
 }
+
+/// The preview's Tools tab lists a View's own tools and calls one, as a model's call would.
+#[test]
+fn the_preview_lists_a_views_own_tools_and_calls_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => document.getElementById("dev-view").value);
+        document.querySelector('[role=tab][data-tab="view-tools"]').click();
+        await wait(1500);
+        document.getElementById("vt-list").click();
+        (await until(() => document.querySelector('#vt-tools button[data-view-tool="zoom_to"]'))).click();
+        document.getElementById("vt-args").value = '{"place": "Porto"}';
+        document.getElementById("vt-call").click();
+        "##,
+    );
+    let vault = node_server("trust/a/index.mjs", "--name Vault --role vault");
+    let run = run_host_until(
+        &["preview", "--stdio", &vault, "--tool", "map", "--automation", &script],
+        |t| t.iter().any(|r| r["dir"] == "view->host" && r["msg"]["params"]["name"] == "report"),
+        LIMIT,
+    );
+    assert!(run.stderr.contains(r#"REPORT Vault {"zoomed":"Porto"}"#), "{}", run.stderr);
+    assert!(run.dir("host->view").any(|m| m["method"] == "tools/call" && m["params"]["name"] == "zoom_to"));
+}

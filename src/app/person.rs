@@ -110,6 +110,10 @@ impl Controller {
                     _ => tracing::warn!(view = %view, "developer panel: cannot send {method}"),
                 }
             }
+            ShellMessage::DevViewTools { view } => self.dev_view_tools(&view, None),
+            ShellMessage::DevCallViewTool { view, name, arguments } => {
+                self.dev_view_tools(&view, Some((name, arguments)))
+            }
             ShellMessage::DevContext { view, context } => {
                 match (self.views.get(&view), serde_json::from_value::<HostContext>(context)) {
                     (Some(v), Ok(ctx)) => v.handle.update_host_context(ctx),

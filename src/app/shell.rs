@@ -106,6 +106,14 @@ pub(crate) enum ShellCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// The developer panel: a View's own tools (`tools`: name and description each, made safe
+    /// for a person), or what a call of one came to (`text`).
+    ViewTools {
+        view: String,
+        tools: Vec<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
     /// What the composer offers: the servers' prompts (slash commands) and resources (to
     /// attach), every text already made safe for a person.
     Commands { prompts: Vec<Value>, resources: Vec<Value> },
@@ -236,6 +244,21 @@ pub enum ShellMessage {
         #[serde(default)]
         params: serde_json::Value,
     },
+    /// The developer panel lists a View's own tools.
+    DevViewTools {
+        /// The View.
+        view: String,
+    },
+    /// The developer panel calls one of a View's own tools.
+    DevCallViewTool {
+        /// The View.
+        view: String,
+        /// The tool.
+        name: String,
+        /// Its arguments.
+        #[serde(default)]
+        arguments: serde_json::Map<String, Value>,
+    },
     /// The developer panel changes a View's host context.
     DevContext {
         /// The View.
@@ -351,6 +374,7 @@ mod tests {
         vec![
             ShellCommand::Status { text: s(), error: true },
             ShellCommand::Commands { prompts: vec![serde_json::json!({"name": "p"})], resources: Vec::new() },
+            ShellCommand::ViewTools { view: s(), tools: Vec::new(), text: Some(s()) },
             ShellCommand::Theme { theme: Theme::Dark },
             ShellCommand::Dev,
             ShellCommand::Text { view: Some(s()), title: s(), text: s(), error: false },

@@ -47,6 +47,35 @@ impl Controller {
         });
     }
 
+    /// The developer panel: `view`'s own tools, or a call of one (`call`), shown in its Tools tab.
+    pub(in crate::app) fn dev_view_tools(&self, view: &str, call: Option<(String, Map<String, Value>)>) {
+        let Some(handle) = self.views.get(view).map(|v| v.handle.clone()) else { return };
+        let (ui, view) = (self.ui.clone(), view.to_owned());
+        tokio::spawn(async move {
+            let listed = handle.list_view_tools().await;
+            let tools: Vec<Value> = match &listed {
+                Ok(result) => app_entries(result, "", "", "", &view)
+                    .iter()
+                    .map(|e| {
+                        let description = e.tool.get("description").and_then(Value::as_str).unwrap_or_default();
+                        json!({"name": e.name(), "description": consent::one_line_max(description, 300)})
+                    })
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+            let text = match (call, listed) {
+                (Some((name, arguments)), _) => Some(match handle.call_view_tool(&name, arguments).await {
+                    Ok(result) => consent::block(&serde_json::to_string_pretty(&result).unwrap_or_default()),
+                    Err(e) => consent::block(&format!("The call failed: {}", e.message)),
+                }),
+                (None, Err(e)) => Some(consent::block(&format!("The View lists no tools: {}", e.message))),
+                (None, Ok(_)) if tools.is_empty() => Some("The View lists no tools.".to_owned()),
+                (None, Ok(_)) => None,
+            };
+            let _ = ui.send_event(UserEvent::Shell(ShellCommand::ViewTools { view, tools, text }.to_text()));
+        });
+    }
+
     /// A View that is gone offers nothing more.
     pub(in crate::app) fn forget_app_tools(&self, view: &str) {
         self.app_tools.lock().unwrap_or_else(|e| e.into_inner()).remove(view);
