@@ -359,3 +359,26 @@ fn check_self_fails_when_the_engine_keeps_its_preconnects() {
     let q = requirement(&r, NO_CONNECTION_AROUND_CSP);
     assert!(q["detail"]["tcpConnections"].as_u64().is_some_and(|n| n > 0), "{q:#}");
 }
+
+/// A View that never starts is told apart from a slow one: `check` names what it sent instead of
+/// `ui/initialize` (an MCP client's `initialize`, MCP-UI's ready message) and what the spec
+/// expects.
+#[test]
+fn check_says_why_a_view_never_started() {
+    let cases = [
+        ("mcp-initialize", "The View sent the request `initialize` instead of starting its handshake: that is an MCP client's handshake"),
+        ("mcp-ui-ready", "The View sent a {\"type\": \"ui-lifecycle-iframe-ready\"} message instead of starting its handshake"),
+    ];
+    for (mode, needle) in cases {
+        let (out, r) = check_fault(mode, &[]);
+        assert_eq!(out.code, Some(1), "{mode}: {}\n{}", out.stdout, out.stderr);
+        let t = tool(&r, "fault");
+        let reasons = t["reasons"].as_array().unwrap();
+        assert!(reasons[0].as_str().unwrap().starts_with(needle), "{mode}: {reasons:#?}");
+        assert!(reasons[0].as_str().unwrap().ends_with("starts by sending the ui/initialize request."), "{reasons:#?}");
+    }
+    // A View that says nothing at all gets no such sentence: only the missing handshake.
+    let (_, r) = check_fault("no-init", &[]);
+    let reasons = tool(&r, "fault")["reasons"].as_array().unwrap().clone();
+    assert!(reasons.iter().all(|r| !r.as_str().unwrap().contains("instead of starting")), "{reasons:#?}");
+}

@@ -517,6 +517,10 @@ impl Controller {
             }
             ViewEvent::Closed => self.close_view(view),
             ViewEvent::ViewToolsChanged => self.list_app_tools(view),
+            ViewEvent::NotStarted { message } => {
+                let title = self.views.get(view).map(|v| tool_label(&v.tool)).unwrap_or_default();
+                self.status(&format!("The App {title} does not start. {message}"), true);
+            }
             _ => {}
         }
         None

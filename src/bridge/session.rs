@@ -168,6 +168,12 @@ pub enum ViewEvent {
     },
     /// The View's own tool list changed (`notifications/tools/list_changed` from the View).
     ViewToolsChanged,
+    /// The View sent something else where its handshake should start, and will not start:
+    /// what it sent and what the spec expects, for the person.
+    NotStarted {
+        /// One sentence.
+        message: String,
+    },
     /// The View asked to be closed.
     TeardownRequested,
     /// A message was dropped; the reason is for the log.
@@ -415,6 +421,8 @@ pub struct ViewSession {
     mode_applied: u64,
     waiting: HashMap<RequestId, Waiting>,
     pub(super) app: Option<(String, Implementation, Value)>,
+    /// What a View that has not started sent instead of `ui/initialize` (said once each).
+    pub(super) not_started: Vec<String>,
     finished: bool,
 }
 
@@ -442,6 +450,7 @@ impl ViewSession {
             tool_input_queued: false,
             held_outcome: None,
             in_flight: HashMap::new(),
+            not_started: Vec::new(),
             next_host_id: 1,
             mode_asked: 0,
             mode_applied: 0,

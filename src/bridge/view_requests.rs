@@ -60,6 +60,9 @@ fn unadvertised(method: &str, capability: &str, accepted: &[&str], content: &[Va
 pub(super) const INITIALIZE_PARAMS_CLAUSE: &str =
     "MCP Apps 2026-01-26, ui/initialize (McpUiInitializeRequest): params appInfo, appCapabilities and protocolVersion are required";
 
+/// Where the spec says how a View starts.
+const HANDSHAKE_CLAUSE: &str = "MCP Apps 2026-01-26, Lifecycle: the View sends the ui/initialize request first; the host answers, then the View sends ui/notifications/initialized";
+
 /// The part of a View's request `_meta` that is forwarded to its server: everything but the
 /// progress token (the connection puts its own, unique on that connection, and maps progress
 /// back to the View's) and keys under a reserved MCP prefix (`io.modelcontextprotocol/...`:
@@ -92,6 +95,16 @@ impl ViewSession {
         let msg = match Message::parse(&text) {
             Ok(msg) => msg,
             Err(e) => {
+                // An older handshake's message (MCP-UI's `{type: "ui-lifecycle-iframe-ready"}`).
+                let kind = serde_json::from_str::<Value>(&text)
+                    .ok()
+                    .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned));
+                if let Some(kind) = kind {
+                    self.not_started(
+                        &format!("a {{\"type\": {kind:?}}} message"),
+                        "that is an older UI protocol's message (MCP-UI), whose host speaks first",
+                    );
+                }
                 self.reject(format!("not JSON-RPC 2.0: {e}"), Value::String(shown(&text)));
                 return;
             }
@@ -156,6 +169,12 @@ impl ViewSession {
         }
         let caps = self.config.policy.capabilities();
         let p = params.as_ref();
+        if method == "initialize" {
+            self.not_started(
+                "the request `initialize`",
+                "that is an MCP client's handshake with a server, not an App's with its host",
+            );
+        }
         let outcome = match method.as_str() {
             methods::INITIALIZE => self.on_initialize(p),
             methods::PING => Ok(json!({})),
@@ -580,6 +599,10 @@ impl ViewSession {
                     self.reject("repeated ui/notifications/initialized".into(), Value::Null)
                 }
                 State::Loading | State::ResourceSent => {
+                    self.not_started(
+                        "`ui/notifications/initialized`",
+                        "it comes after the host's answer to ui/initialize, which the View never asked for",
+                    );
                     self.reject("ui/notifications/initialized before ui/initialize".into(), Value::Null)
                 }
             },
@@ -628,7 +651,38 @@ impl ViewSession {
             }
             methods::TOOLS_LIST_CHANGED => self.emit(ViewEvent::ViewToolsChanged),
             methods::PROGRESS => tracing::debug!(view = %self.id(), "progress from View"),
-            other => tracing::debug!(view = %self.id(), "ignoring unknown notification {other}"),
+            other => {
+                self.not_started(
+                    &format!("the notification `{other}`"),
+                    "that is not an MCP Apps message: the View seems to wait for the host to begin",
+                );
+                tracing::debug!(view = %self.id(), "ignoring unknown notification {other}")
+            }
         }
+    }
+
+    /// A View that has not started (its resource is in, no `ui/initialize` came) sent `sent`
+    /// instead: said once for each kind, in the log, the trace (a `handshake` diagnostic that
+    /// `check` and preview show) and to the host, with what the spec expects.
+    fn not_started(&mut self, sent: &str, why: &str) {
+        if self.state != State::ResourceSent
+            || self.not_started.len() >= 8
+            || self.not_started.iter().any(|s| s == sent)
+        {
+            return;
+        }
+        self.not_started.push(sent.to_owned());
+        // `sent` quotes a method name the View chose: shown escaped, one line.
+        let sent = crate::consent::one_line_max(sent, 120);
+        let message = format!(
+            "The View sent {sent} instead of starting its handshake: {why}. An MCP Apps View starts by sending the ui/initialize request."
+        );
+        tracing::warn!(view = %self.id(), "the View does not start: {message:?}");
+        self.trace.record(
+            Some(self.id()),
+            Direction::Diagnostic,
+            &json!({"kind": "handshake", "detail": {"message": message, "clause": HANDSHAKE_CLAUSE}}),
+        );
+        self.emit(ViewEvent::NotStarted { message });
     }
 }

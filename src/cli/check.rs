@@ -167,6 +167,8 @@ fn default_arguments(tool: &Value) -> Result<Value, String> {
 
 /// Reads the verdict of one `run` from its trace and stderr.
 fn judge(check: &mut ToolCheck, trace: &[Value], stderr: &str, code: Option<i32>) {
+    // What a View that never started sent instead (the bridge's `handshake` diagnostics).
+    let mut not_started = Vec::new();
     for rec in trace {
         let msg = &rec["msg"];
         match rec["dir"].as_str() {
@@ -213,6 +215,7 @@ fn judge(check: &mut ToolCheck, trace: &[Value], stderr: &str, code: Option<i32>
                     Some("spec") => check
                         .warnings
                         .push(format!("{text} [{}]", detail["clause"].as_str().unwrap_or("spec clause not given"))),
+                    Some("handshake") => not_started.push(text),
                     _ => {}
                 }
             }
@@ -224,6 +227,7 @@ fn judge(check: &mut ToolCheck, trace: &[Value], stderr: &str, code: Option<i32>
         check.reasons.push("the UI resource never reached the sandbox".into());
     }
     if check.resource_fetched && !check.handshake_completed {
+        check.reasons.extend(not_started);
         check.reasons.push("the View never completed the handshake (no ui/notifications/initialized)".into());
     }
     if check.handshake_completed && !check.tool_input_delivered {
