@@ -486,6 +486,10 @@ async fn initialized_before_initialize_is_refused() {
     h.next_post().await;
     h.send(json!({"jsonrpc": "2.0", "method": methods::INITIALIZED}));
     assert!(matches!(h.next_event().await, ViewEvent::ResourceSent));
+    // The host is told why the View will not start, then the message is refused.
+    assert!(
+        matches!(h.next_event().await, ViewEvent::NotStarted { message } if message.contains("ui/notifications/initialized"))
+    );
     assert!(matches!(h.next_event().await, ViewEvent::Rejected { .. }));
 }
 
