@@ -284,6 +284,9 @@ impl FrameLayer {
         let spare = if mount.document.is_some() { group.spare.take() } else { None };
         let (webview, loaded) = match spare {
             Some(spare) => {
+                // Before the View's document is asked for (it is, once the ready message below
+                // reached the session and the bridge sent the resource).
+                super::web_extension::allow_origins(&spare.webview, &mount.origins);
                 *spare.binding.borrow_mut() = Some(bound);
                 if let Some(ready) = spare.ready.borrow_mut().take() {
                     mount.session.from_view(ready);
@@ -297,6 +300,7 @@ impl FrameLayer {
                     None => mount.src.clone(),
                 };
                 let (webview, loaded) = self.view_webview(&src, related, &binding, &Rc::default())?;
+                super::web_extension::allow_origins(&webview, &mount.origins);
                 watch(&webview, Some(binding), ended, self.to_controller.clone());
                 (webview, loaded)
             }
@@ -412,13 +416,20 @@ impl FrameLayer {
         use gtk::prelude::*;
         use wry::{WebViewBuilderExtUnix, WebViewExtUnix};
         let secret = IpcSecret::generate();
+        let on_top = proxy_on_top();
+        // The host's top document around the proxy (the test topology loads the proxy itself).
+        let top_src = match on_top {
+            true => src.to_owned(),
+            false => super::schemes::frame_src(src)
+                .ok_or_else(|| crate::Error::Desktop(format!("no top document for the proxy page {src}")))?,
+        };
         let (tx, ipc_binding, ipc_secret, ready) =
             (self.to_controller.clone(), binding.clone(), secret.clone(), early_ready.clone());
-        let (own_src, nav_binding) = (src.to_owned(), binding.clone());
+        let (own_src, own_top, nav_binding) = (src.to_owned(), top_src.clone(), binding.clone());
         let builder = WebViewBuilder::new_with_web_context(&mut self.context)
             .with_devtools(self.devtools)
             .with_background_color(background(self.theme))
-            .with_initialization_script(secret.proxy_init_script(src))
+            .with_initialization_script_for_main_only(secret.proxy_init_script(src, on_top), false)
             .with_initialization_script_for_main_only(super::ipc::FRAME_HOOK_SCRIPT, false)
             .with_ipc_handler(move |request| match &*ipc_binding.borrow() {
                 Some(b) => proxy_message(
@@ -438,11 +449,15 @@ impl FrameLayer {
                     }
                 }
             })
-            // Its own proxy page, its View's document and the frames the View writes; nothing else.
+            // Its top document, its proxy page, its View's document and the frames the View
+            // writes; nothing else.
             .with_navigation_handler(move |url| {
                 let document = nav_binding.borrow().as_ref().and_then(|b| b.document.clone());
-                let ok =
-                    url == own_src || url == "about:srcdoc" || url == "about:blank" || Some(&url) == document.as_ref();
+                let ok = url == own_top
+                    || url == own_src
+                    || url == "about:srcdoc"
+                    || url == "about:blank"
+                    || Some(&url) == document.as_ref();
                 if !ok {
                     tracing::warn!("blocked navigation of a View to {url}");
                 }
@@ -473,7 +488,7 @@ impl FrameLayer {
                 reveal_soon(me.clone(), view);
             }
         });
-        webview.load_url(src).map_err(|e| crate::Error::Desktop(format!("cannot load the View's proxy: {e}")))?;
+        webview.load_url(&top_src).map_err(|e| crate::Error::Desktop(format!("cannot load the View's proxy: {e}")))?;
         Ok((webview, loaded))
     }
 
@@ -536,10 +551,18 @@ impl FrameLayer {
         // JSON text goes in as a string literal and is parsed by the proxy: an object literal
         // would give a `"__proto__"` key its special meaning. Several go as one JSON array
         // (each text is JSON the bridge serialized, so the array is too).
-        let script = match msgs {
-            [one] => format!("window.__mcpProxy&&window.__mcpProxy.deliver({})", string_literal(one)),
-            _ => format!(
+        let script = match (proxy_on_top(), msgs) {
+            (true, [one]) => format!("window.__mcpProxy&&window.__mcpProxy.deliver({})", string_literal(one)),
+            (true, _) => format!(
                 "window.__mcpProxy&&window.__mcpProxy.deliverAll({})",
+                string_literal(&format!("[{}]", msgs.join(",")))
+            ),
+            // Scripts run in the top document only: it posts the text to its proxy frame, which
+            // takes it only from its parent on the host's frame origin (the View cannot post as
+            // that window, nor read or script it).
+            (false, _) => format!(
+                "(function(t){{var f=document.querySelector(\"iframe\");f&&f.contentWindow&&f.contentWindow.postMessage(t,{})}})({})",
+                string_literal(&crate::sandbox::origin::sandbox_origin(&frame.label)),
                 string_literal(&format!("[{}]", msgs.join(",")))
             ),
         };
@@ -867,6 +890,20 @@ fn wheel_px(event: &gtk::gdk::EventScroll) -> (f64, f64) {
             (dx * NOTCH, dy * NOTCH)
         }
     }
+}
+
+/// Test-only: `MCP_APPS_HOST_TEST_PROXY_ON_TOP` serves the old topology, the proxy page as the
+/// top document of a View's webview (so `window.parent === window.top` inside the View), which
+/// proves `check --self` notices a host without the spec's frame tree.
+pub(crate) fn proxy_on_top() -> bool {
+    static ON_TOP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON_TOP.get_or_init(|| {
+        let on = std::env::var_os("MCP_APPS_HOST_TEST_PROXY_ON_TOP").is_some();
+        if on {
+            tracing::error!("MCP_APPS_HOST_TEST_PROXY_ON_TOP is set: each View's proxy is the top page of its webview");
+        }
+        on
+    })
 }
 
 /// `text` as a JavaScript string literal (JSON's string syntax is one).
