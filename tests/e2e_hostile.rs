@@ -676,6 +676,70 @@ fn preconnects_reach_the_canary_when_the_engine_keeps_its_defaults() {
     run.assert_honest_kept_working(&restored_as(&run.trace, "v2"), run.report_time("preconnect"));
 }
 
+/// Requests an engine path sends without asking the CSP: the static `import` of blob:
+/// AudioWorklet (and PaintWorklet, where WebKit has it) modules, module workers (static,
+/// dynamic, nested), classic workers (`importScripts`, `fetch`) and shared workers, each
+/// aimed at the canary, from a View whose CSP allows no outside origin. Nothing reaches the
+/// canary; what the CSP let through was stopped by the host's check below the page (logged by
+/// the web process), and the honest View kept working.
+#[test]
+fn nothing_leaves_a_view_below_the_page_through_worklets_or_workers() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-below-page", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["below-page"], "v2", 4),
+        LIMIT,
+    );
+    let r = run.report("below-page");
+    eprintln!("below the page: {:#}", r["outcomes"]);
+    assert!(r["outcomes"].as_object().is_some_and(|o| o.len() >= 11), "the attack did not run: {r:#}");
+    assert_no_hits(&run);
+    assert!(tcp_hits(&run).is_empty(), "TCP connections reached the canary: {:?}", tcp_hits(&run));
+    // At least the AudioWorklet import gets past the CSP in this WebKit: the check stopped it.
+    assert!(run.log_count("blocked a request below the page to http://127.0.0.1") >= 1, "{}", run.dump());
+    run.assert_honest_kept_working("v2", run.report_time("below-page"));
+}
+
+/// The test above could fail: without the check below the page
+/// (`MCP_APPS_HOST_TEST_NO_REQUEST_CHECK`), the same View's AudioWorklet import reaches the
+/// canary.
+#[test]
+fn worklet_imports_reach_the_canary_without_the_check_below_the_page() {
+    let run = run_host_env(
+        &views(&hostile(None), &[("attack-below-page", json!({})), ("honest", json!({}))], &[]),
+        &[("MCP_APPS_HOST_TEST_NO_REQUEST_CHECK", "1")],
+        reported_then_honest(&["below-page"], "v2", 2),
+        LIMIT,
+    );
+    assert_eq!(run.log_count("MCP_APPS_HOST_TEST_NO_REQUEST_CHECK is set"), 1, "{}", run.dump());
+    eprintln!("without the check the canary saw: {}", run.hits().join("\n"));
+    assert!(run.hits().iter().any(|h| h.contains("/bp-audioworklet")), "{}", run.dump());
+    assert_eq!(run.log_count("blocked a request below the page"), 0);
+}
+
+/// The page's own Fullscreen API: six requests without a gesture (on the root, the body, an
+/// element; standard and prefixed) are all refused, no `fullscreenchange` fires, and the View
+/// sees the API switched off. A View changes display only through `ui/request-display-mode`.
+#[test]
+fn a_view_cannot_take_the_screen_with_the_fullscreen_api() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-fullscreen", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["fullscreen"], "v2", 3),
+        LIMIT,
+    );
+    let r = run.report("fullscreen");
+    eprintln!("fullscreen: {r:#}");
+    let attempts = r["attempts"].as_array().expect("attempts");
+    assert_eq!(attempts.len(), 6, "{r:#}");
+    for a in attempts {
+        assert!(a["fullscreen"].is_null(), "a request was granted: {r:#}");
+        assert_ne!(a["outcome"], "granted", "{r:#}");
+    }
+    assert_eq!(r["changes"], 0, "{r:#}");
+    // With WebKit's fullscreen setting off the API is gone (`fullscreenEnabled` undefined).
+    assert_ne!(r["enabled"], "true", "{r:#}");
+    run.assert_honest_kept_working("v2", run.report_time("fullscreen"));
+}
+
 // ------------------------------------------------------------------------------------------------
 // Issue 13: consent that cannot be faked, URL elicitation, starvation, bounded queues.
 

@@ -476,6 +476,7 @@ impl FrameLayer {
         self.layer.move_(&widget, -10_000, 0);
         super::engine::harden(&webview);
         super::lean_rendering(&webview);
+        deny_fullscreen(&widget);
         let loaded = Rc::new(Cell::new(false));
         let (flag, me, reveal_binding) = (loaded.clone(), self.me.clone(), binding.clone());
         webkit2gtk::WebViewExt::connect_load_changed(&widget, move |_, event| {
@@ -890,6 +891,20 @@ fn wheel_px(event: &gtk::gdk::EventScroll) -> (f64, f64) {
             (dx * NOTCH, dy * NOTCH)
         }
     }
+}
+
+/// A View changes how it is shown only through `ui/request-display-mode`, which the host
+/// decides: the page's own Fullscreen API is off (`document.fullscreenEnabled` is false), and
+/// a request that reaches WebKit anyway is refused.
+fn deny_fullscreen(widget: &webkit2gtk::WebView) {
+    use webkit2gtk::{SettingsExt, WebViewExt};
+    if let Some(settings) = WebViewExt::settings(widget) {
+        settings.set_enable_fullscreen(false);
+    }
+    widget.connect_enter_fullscreen(|_| {
+        tracing::warn!("refused a View's own fullscreen request (it may ask with ui/request-display-mode)");
+        true
+    });
 }
 
 /// Test-only: `MCP_APPS_HOST_TEST_PROXY_ON_TOP` serves the old topology, the proxy page as the
