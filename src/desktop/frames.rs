@@ -15,10 +15,18 @@
 //! the controller when one stops answering ([`HANG_AFTER`]) and when it answers again; WebKit's
 //! `web-process-terminated` tells it when one is gone.
 //!
+//! Inside each View's webview the frame tree is the spec's: the host's top document on
+//! `mcp-host://frame` (no script; it frames only the proxy page, see `schemes.rs`), the sandbox
+//! proxy on the server's sandbox origin in its one frame, the View in the proxy's frame. From
+//! inside the View `parent` is the proxy and `top` is another origin. Rust reaches the proxy by
+//! a script in the top document that posts to the proxy frame ([`FrameLayer::deliver`]).
+//!
 //! Each View's proxy page talks to Rust on its own IPC line: the handler knows which View it
 //! belongs to, so nothing a View sends can be taken for another View's or the shell's. The line
 //! carries a per-View secret for the same reason the shell's does (see `ipc.rs`): frames inside
-//! the View (a cross-origin frame its CSP allowed) reach the message handler too.
+//! the View (a cross-origin frame its CSP allowed) reach the message handler too. The secret is
+//! handed, by a script WebKit runs at the start of every document, only to the document at the
+//! proxy's URL whose parent is the top document.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;

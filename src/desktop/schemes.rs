@@ -48,7 +48,12 @@ fn not_found(what: &str) -> Response<Body> {
     response(StatusCode::NOT_FOUND, "text/plain", Cow::Borrowed(b"not found".as_slice()), Some("default-src 'none'"))
 }
 
-/// The top document of a View's webview, on [`crate::sandbox::origin::FRAME_ORIGIN`]: it
+/// Origin of the top document of each View's webview: the host's own page around the sandbox
+/// proxy, neither the shell's origin nor any server's (`sandbox-proxy/proxy.js` takes the
+/// host's messages only from this origin).
+pub(crate) const FRAME_ORIGIN: &str = "mcp-host://frame";
+
+/// The top document of a View's webview, on [`FRAME_ORIGIN`]: it
 /// holds the sandbox proxy in a frame that fills it, so that from inside the View `parent` is
 /// the proxy and `top` is another origin (unreadable, not navigable), as in a web host. It runs
 /// no script of its own (the host delivers to the proxy with a script of its own, which page
@@ -96,9 +101,7 @@ pub(crate) fn frame_src(proxy_src: &str) -> Option<String> {
     let rest = proxy_src.strip_prefix(&format!("{}://", crate::sandbox::SANDBOX_SCHEME))?;
     let (label, query) = rest.split_once("/proxy.html?")?;
     let path = format!("/{label}/proxy.html");
-    frame_target(&path, query)
-        .filter(|p| p == proxy_src)
-        .map(|_| format!("{}{path}?{query}", crate::sandbox::origin::FRAME_ORIGIN))
+    frame_target(&path, query).filter(|p| p == proxy_src).map(|_| format!("{FRAME_ORIGIN}{path}?{query}"))
 }
 
 /// Serves `mcp-host://app/...` (the shell) and `mcp-host://frame/...` (see [`frame_page`]).
@@ -120,9 +123,9 @@ pub fn serve_host(request: &Request<Vec<u8>>) -> Response<Body> {
 }
 
 /// The proxy page's policy: the View's CSP, and the sandbox flags a frame of the View would get
-/// from its `sandbox` attribute. The proxy is the top page of the View's webview, and the View
-/// can script it (same origin): the directive keeps popups, dialogs, top navigation and
-/// downloads shut for both, as they were when the proxy was a sandboxed frame of the shell.
+/// from its `sandbox` attribute. The View can script the proxy (same origin): the directive
+/// keeps popups, dialogs, top navigation and downloads shut for both, whatever frame holds the
+/// proxy (the host's top document gives its frame the same flags).
 fn proxy_policy(csp: &str) -> String {
     format!("{csp}; sandbox {}", crate::sandbox::FRAME_SANDBOX)
 }

@@ -6,10 +6,6 @@ use sha2::{Digest, Sha256};
 pub const HOST_SCHEME: &str = "mcp-host";
 /// Origin of the host shell (`mcp-host://app`).
 pub const HOST_ORIGIN: &str = "mcp-host://app";
-/// Origin of the top document of each View's webview (`mcp-host://frame`): the host's own page
-/// around the sandbox proxy, neither the shell's origin nor any server's, so a View's `top` is
-/// another origin than its proxy, as in a web host.
-pub(crate) const FRAME_ORIGIN: &str = "mcp-host://frame";
 /// Custom scheme of sandbox proxies; the host part is the per-server label.
 pub const SANDBOX_SCHEME: &str = "mcp-sandbox";
 
