@@ -666,6 +666,7 @@
     elicitBox.hidden = true;
     if (lastFocus && lastFocus.focus) lastFocus.focus();
     showNextDialog();
+    if (!current) send({ kind: "keyboard", dialog: false });
   }
 
   document.getElementById("elicit-form").addEventListener("submit", function (e) { e.preventDefault(); answerElicit("accept"); });
@@ -675,6 +676,9 @@
   function showNextDialog() {
     if (current || dialogs.length === 0) return;
     current = dialogs.shift();
+    // A dialog takes the keyboard from every View (the host moves the focus to this page and
+    // keeps it here while a dialog is open): what the person types goes to the dialog.
+    send({ kind: "keyboard", dialog: true });
     lastFocus = document.activeElement;
     if (current.op === "elicit") { showElicit(current); return; }
     document.getElementById("dialog-title").textContent = current.title;

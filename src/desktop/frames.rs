@@ -59,6 +59,50 @@ const SPARE_AT_LATEST: Duration = Duration::from_secs(1);
 /// page did not report its load (see [`ViewFrame::loaded`]).
 const SHOW_AT_LATEST: Duration = Duration::from_secs(2);
 
+/// The name of every View's webview widget (how the keyboard guard tells them from the shell).
+const VIEW_WIDGET: &str = "mcp-apps-host-view";
+/// How long after the person's click on a View (or Tab into it) the View may take the keyboard.
+const PERSON_FOCUS: Duration = Duration::from_secs(1);
+
+/// The keyboard is the person's: a View takes it only when the person clicks into it or moves
+/// into it with Tab, and never while the shell shows a dialog (consent, a server's question),
+/// which takes it from every View. A View's own `focus()` moves nothing (UI thread only).
+#[derive(Default)]
+struct Keyboard {
+    /// A dialog of the shell is open.
+    dialog: Cell<bool>,
+    /// When the person last pressed a button on a View or moved into one with the keyboard.
+    person: Cell<Option<Instant>>,
+    shell: RefCell<Option<webkit2gtk::WebView>>,
+}
+
+impl Keyboard {
+    /// The keyboard goes back to the shell (from a handler of the focus change: a moment later).
+    fn to_shell_soon(&self) {
+        use gtk::prelude::*;
+        if let Some(shell) = self.shell.borrow().clone() {
+            gtk::glib::idle_add_local_once(move || shell.grab_focus());
+        }
+    }
+
+    /// The window's focus moves to `widget`: a View's webview may have it only if the person
+    /// just asked for it, and no dialog is open; otherwise the shell takes it back.
+    fn focus_moves_to(&self, widget: &gtk::Widget) {
+        use gtk::prelude::*;
+        if widget.widget_name() != VIEW_WIDGET {
+            return;
+        }
+        let asked = self.person.take().is_some_and(|t| t.elapsed() < PERSON_FOCUS);
+        if self.dialog.get() || !asked {
+            tracing::debug!(
+                dialog = self.dialog.get(),
+                "a View took the keyboard without the person: back to the shell"
+            );
+            self.to_shell_soon();
+        }
+    }
+}
+
 /// The View a webview's IPC line and navigation guard speak for.
 struct Bound {
     view: String,
@@ -140,6 +184,7 @@ pub(crate) struct FrameLayer {
     next_group: u64,
     next_spare: u64,
     me: std::rc::Weak<RefCell<FrameLayer>>,
+    keyboard: Rc<Keyboard>,
     context: wry::WebContext,
 }
 
@@ -199,6 +244,7 @@ impl FrameLayer {
             next_group: 0,
             next_spare: 0,
             me: std::rc::Weak::new(),
+            keyboard: Rc::default(),
         }));
         frames.borrow_mut().me = Rc::downgrade(&frames);
         // The wheel over a View that did not scroll: WebKit hands the event back to the View's
@@ -236,7 +282,28 @@ impl FrameLayer {
 
     /// The shell's webview (for screenshots and the wheel over a View that does not scroll).
     pub(crate) fn set_shell(&mut self, shell: webkit2gtk::WebView) {
+        use gtk::prelude::*;
+        // Every move of the window's focus passes the keyboard guard.
+        if let Some(window) = shell.toplevel().and_then(|w| w.downcast::<gtk::Window>().ok()) {
+            let keyboard = Rc::downgrade(&self.keyboard);
+            window.connect_set_focus(move |_, widget| {
+                if let (Some(keyboard), Some(widget)) = (keyboard.upgrade(), widget) {
+                    keyboard.focus_moves_to(widget);
+                }
+            });
+        }
+        *self.keyboard.shell.borrow_mut() = Some(shell.clone());
         self.shell = Some(shell);
+    }
+
+    /// The shell opened a dialog (`dialog`), or closed its last one: an open dialog takes the
+    /// keyboard from every View now, and keeps it until it closes.
+    pub(crate) fn keyboard(&self, dialog: bool) {
+        use gtk::prelude::*;
+        self.keyboard.dialog.set(dialog);
+        if let (true, Some(shell)) = (dialog, &self.shell) {
+            shell.grab_focus();
+        }
     }
 
     /// Carries out one of the controller's requests.
@@ -485,6 +552,22 @@ impl FrameLayer {
         super::engine::harden(&webview);
         super::lean_rendering(&webview);
         deny_fullscreen(&widget);
+        // The person's click on the View, or Tab into it: the View may take the keyboard now.
+        widget.set_widget_name(VIEW_WIDGET);
+        let keyboard = Rc::downgrade(&self.keyboard);
+        widget.connect_button_press_event(move |_, _| {
+            if let Some(keyboard) = keyboard.upgrade() {
+                keyboard.person.set(Some(Instant::now()));
+            }
+            gtk::glib::Propagation::Proceed
+        });
+        let keyboard = Rc::downgrade(&self.keyboard);
+        widget.connect_focus(move |_, _| {
+            if let Some(keyboard) = keyboard.upgrade() {
+                keyboard.person.set(Some(Instant::now()));
+            }
+            gtk::glib::Propagation::Proceed
+        });
         let loaded = Rc::new(Cell::new(false));
         let (flag, me, reveal_binding) = (loaded.clone(), self.me.clone(), binding.clone());
         webkit2gtk::WebViewExt::connect_load_changed(&widget, move |_, event| {
