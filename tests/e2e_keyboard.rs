@@ -112,3 +112,82 @@ fn a_host_question_takes_the_keyboard_from_a_view() {
     assert_eq!(last["afterAsk"], "", "the View got keys meant for the question: {last:#}");
     assert!(!text(&last["value"]).contains("tok"), "{last:#}");
 }
+
+/// The latest thing the View said about itself.
+fn view_state(trace: &[Value]) -> Option<Value> {
+    reports(trace, "keyboard-state").map(|(_, s)| s.clone()).last()
+}
+
+/// Tab and Shift+Tab move the keyboard from the shell into a View and back out: with the
+/// shell focused (a click on its status line), Tab presses reach the View's first field; more
+/// Tab presses leave the View; Shift+Tab comes back into it at its last field. The View never
+/// pulls the focus here, and nobody clicks it.
+#[test]
+fn tab_and_shift_tab_move_into_a_view_and_back_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_automation(
+        &dir,
+        r##"
+        await until(() => document.querySelector(".slot"), 30000);
+        await wait(1500);
+        const r = document.getElementById("status").getBoundingClientRect();
+        await call("person-report", { data: JSON.stringify({ stage: "status", x: Math.round(r.x + 4), y: Math.round(r.y + r.height / 2) }) });
+        "##,
+    );
+    let args = views(
+        &hostile(None),
+        &[("attack-keyboard", json!({"pull": false, "ask": false, "fields": 3}))],
+        &["--automation", &script],
+    );
+    // 0: click the shell; 1: Tab until the View has the keyboard; 2: Tab until it has not;
+    // 3: Shift+Tab until it has it again; 4: done.
+    let (step, presses, at) = (Cell::new(0), Cell::new(0u32), Cell::new(0usize));
+    let seen = RefCell::new(Vec::new());
+    let run = run_host_watch(
+        &args,
+        &[],
+        |pid, trace| {
+            let state = view_state(trace);
+            let reports = reports(trace, "keyboard-state").count();
+            let focus = state.as_ref().is_some_and(|s| s["focus"] == true);
+            match step.get() {
+                0 => {
+                    let Some(status) = stage(trace, "status") else { return false };
+                    if state.is_none() {
+                        return false;
+                    }
+                    click(pid, status["x"].as_i64().unwrap_or(4), status["y"].as_i64().unwrap_or(4));
+                    step.set(1);
+                }
+                // One key at a time, each after the View's word about the last (it speaks at
+                // once when its focus changes, else every 300 ms): no press is missed.
+                n @ 1..=3 if presses.get() < 400 => {
+                    // In at steps 1 and 3, out at step 2.
+                    let arrived = focus == (n != 2);
+                    if arrived {
+                        seen.borrow_mut().push(state.clone().unwrap_or_default());
+                        step.set(n + 1);
+                        at.set(reports);
+                        return n == 3;
+                    }
+                    if reports == at.get() {
+                        return false;
+                    }
+                    at.set(reports);
+                    focus_window(pid);
+                    xdotool(&["key", if n == 3 { "shift+Tab" } else { "Tab" }]);
+                    presses.set(presses.get() + 1);
+                }
+                _ => return true,
+            }
+            false
+        },
+        LIMIT,
+    );
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 3, "after {} key presses only these steps: {seen:#?}\n{}", presses.get(), run.dump());
+    assert_eq!(seen[0]["active"], "k", "Tab came into the View at its first field: {seen:#?}");
+    assert_eq!(seen[1]["focus"], false, "{seen:#?}");
+    assert_eq!(seen[2]["active"], "k2", "Shift+Tab came back into the View at its last field: {seen:#?}");
+    eprintln!("{} key presses", presses.get());
+}
