@@ -740,6 +740,49 @@ fn a_view_cannot_take_the_screen_with_the_fullscreen_api() {
     run.assert_honest_kept_working("v2", run.report_time("fullscreen"));
 }
 
+/// Sleeping is fair: a View that changes its height between 120 and 2,600 px every 3 s (moving
+/// the cards after it in and out of the distance where Views sleep) beside four honest Views,
+/// with room for three live Views. Once the start settled (the Views far from sight at start
+/// may sleep), nobody scrolls, and no View sleeps or wakes while it oscillates.
+#[test]
+fn a_view_that_changes_its_height_makes_no_other_view_sleep_or_wake() {
+    let honest = ("honest", json!({}));
+    let run = run_host(
+        &views(
+            &hostile(None),
+            &[("attack-oscillate", json!({})), honest.clone(), honest.clone(), honest.clone(), honest],
+            &["--live-views", "3"],
+        ),
+        |trace| reports(trace, "oscillate-done").next().is_some(),
+        Duration::from_secs(120),
+    );
+    let (start, _) = reports(&run.trace, "oscillate-start").next().unwrap_or_else(|| panic!("{}", run.dump()));
+    let resizes = run
+        .trace
+        .iter()
+        .filter(|r| {
+            r["view"] == "v1" && r["dir"] == "view->host" && r["msg"]["method"] == "ui/notifications/size-changed"
+        })
+        .filter(|r| r["t_ms"].as_f64().is_some_and(|t| t > start))
+        .count();
+    assert!(resizes >= 8, "the View changed its height {resizes} times: {}", run.dump());
+    let kind = |r: &Value| r["msg"]["kind"].as_str().unwrap_or_default().to_owned();
+    let before: Vec<(String, String)> = run
+        .trace
+        .iter()
+        .filter(|r| ["sleep", "woken"].contains(&kind(r).as_str()) && r["t_ms"].as_f64().is_some_and(|t| t <= start))
+        .map(|r| (kind(r), text(&r["view"])))
+        .collect();
+    let after: Vec<(f64, String, String)> = run
+        .trace
+        .iter()
+        .filter(|r| ["sleep", "woken"].contains(&kind(r).as_str()) && r["t_ms"].as_f64().is_some_and(|t| t > start))
+        .map(|r| (r["t_ms"].as_f64().unwrap_or_default(), kind(r), text(&r["view"])))
+        .collect();
+    eprintln!("before the oscillation: {before:?}");
+    assert!(after.is_empty(), "Views slept or woke while only a View's height changed: {after:?}");
+}
+
 // ------------------------------------------------------------------------------------------------
 // Issue 13: consent that cannot be faked, URL elicitation, starvation, bounded queues.
 
