@@ -699,6 +699,28 @@ fn nothing_leaves_a_view_below_the_page_through_worklets_or_workers() {
     run.assert_honest_kept_working("v2", run.report_time("below-page"));
 }
 
+/// The check below the page lets through what the View declared: its fetch to the canary's
+/// HTTP server (its `connectDomains`) arrives, while a worklet import from the same host on
+/// another port (undeclared) is stopped.
+#[test]
+fn the_check_below_the_page_lets_the_declared_origins_through() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-below-page-declared", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["below-page-declared"], "v2", 2),
+        LIMIT,
+    );
+    let r = run.report("below-page-declared");
+    assert_eq!(r["fetch"], "status 200", "the declared origin was not reached: {r:#}");
+    assert!(run.hits().iter().any(|h| h.contains("GET /declared-fetch")), "{}", run.dump());
+    let other = canary_tcp_ports(&run)[0];
+    assert!(!tcp_hits(&run).contains(&other), "the undeclared port was reached: {r:#}");
+    assert!(
+        run.log_count(&format!("blocked a request below the page to http://127.0.0.1:{other}")) >= 1,
+        "{}",
+        run.dump()
+    );
+}
+
 /// The test above could fail: without the check below the page
 /// (`MCP_APPS_HOST_TEST_NO_REQUEST_CHECK`), the same View's AudioWorklet import reaches the
 /// canary.
