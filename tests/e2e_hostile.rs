@@ -236,8 +236,8 @@ fn storage_of_another_servers_origin_is_not_visible() {
     );
     let a2 = again.report("storage");
     eprintln!(
-        "storage: instance a's localStorage in its next run: {} (persisted across runs: {})",
-        a2["seen"]["local"],
+        "storage: instance a's storage in its next run: {} (localStorage persisted across runs: {})",
+        a2["seen"],
         a2["seen"]["local"] == secret.as_str()
     );
 }
