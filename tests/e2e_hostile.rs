@@ -764,16 +764,26 @@ fn a_view_cannot_take_the_screen_with_the_fullscreen_api() {
 
 /// Sleeping is fair: a View that changes its height between 120 and 2,600 px every 3 s (moving
 /// the cards after it in and out of the distance where Views sleep) beside four honest Views,
-/// with room for three live Views. Once the start settled (the Views far from sight at start
-/// may sleep), nobody scrolls, and no View sleeps or wakes while it oscillates.
+/// with room for three live Views. The person scrolls to the top once every card is there (so
+/// the oscillating View, first, is in sight); once the start settled (the Views far from sight
+/// may sleep then), nobody scrolls, and no View sleeps or wakes while it oscillates.
 #[test]
 fn a_view_that_changes_its_height_makes_no_other_view_sleep_or_wake() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_automation(
+        &dir,
+        r##"
+        await until(() => document.querySelectorAll(".card .slot").length === 5, 60000);
+        await wait(300);
+        document.getElementById("stream").scrollTop = 0;
+        "##,
+    );
     let honest = ("honest", json!({}));
     let run = run_host(
         &views(
             &hostile(None),
-            &[("attack-oscillate", json!({})), honest.clone(), honest.clone(), honest.clone(), honest],
-            &["--live-views", "3"],
+            &[("attack-oscillate", json!({"startMs": 8000})), honest.clone(), honest.clone(), honest.clone(), honest],
+            &["--live-views", "3", "--automation", &script],
         ),
         |trace| reports(trace, "oscillate-done").next().is_some(),
         Duration::from_secs(120),

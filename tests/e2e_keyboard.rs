@@ -12,6 +12,14 @@ use std::process::Command;
 use common::hostile::*;
 use serde_json::{json, Value};
 
+/// One test at a time: the tests share the display, and real key events go to whichever
+/// window has the X focus.
+static DISPLAY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    DISPLAY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// `xdotool args...`, its standard output.
 fn xdotool(args: &[&str]) -> String {
     let out = Command::new("xdotool").args(args).output().expect("xdotool runs (scripts/setup installs it)");
@@ -64,6 +72,7 @@ const PERSON: &str = r##"
 /// lands in the dialog's field, and the View gets not one key of it.
 #[test]
 fn a_host_question_takes_the_keyboard_from_a_view() {
+    let _display = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let script = write_automation(&dir, PERSON);
     let args = views(&hostile(None), &[("attack-keyboard", json!({}))], &["--automation", &script]);
@@ -124,6 +133,7 @@ fn view_state(trace: &[Value]) -> Option<Value> {
 /// pulls the focus here, and nobody clicks it.
 #[test]
 fn tab_and_shift_tab_move_into_a_view_and_back_out() {
+    let _display = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let script = write_automation(
         &dir,
