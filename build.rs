@@ -1,4 +1,4 @@
-//! Builds the web process extension (`webext/collect.c`) that the desktop host gives WebKit
+//! Builds the web process extension (`webext/collect.c`, `webext/requests.c`) that the desktop host gives WebKit
 //! (see `src/desktop/web_extension.rs`), and puts the library WebKit's processes spend most of
 //! their start-up symbol lookups on in the host binary's own `DT_NEEDED` list (see
 //! `src/host_env.rs`).
@@ -10,7 +10,9 @@ use std::path::Path;
 const FRONT_OF_SCOPE: &str = "libflite_cmu_time_awb.so.1";
 
 fn main() {
-    println!("cargo::rerun-if-changed=webext/collect.c");
+    for file in ["webext/collect.c", "webext/requests.c", "webext/requests.h"] {
+        println!("cargo::rerun-if-changed={file}");
+    }
     let desktop = std::env::var_os("CARGO_FEATURE_DESKTOP").is_some();
     let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
     if !desktop || !linux {
@@ -22,17 +24,21 @@ fn main() {
         .expect("webkit2gtk-web-extension-4.1 (libwebkit2gtk-4.1-dev) is needed for the desktop host");
     front_of_scope();
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let object = out.join("collect.o");
     let library = out.join("libmcp-apps-host-collect.so");
     let compiler = cc::Build::new().get_compiler();
-    let mut compile = compiler.to_command();
-    compile.args(["-c", "-fPIC", "-O2", "-Wall", "-Werror", "webext/collect.c", "-o"]).arg(&object);
-    for dir in &webkit.include_paths {
-        compile.arg("-I").arg(dir);
+    let mut objects = Vec::new();
+    for source in ["collect", "requests"] {
+        let object = out.join(format!("{source}.o"));
+        let mut compile = compiler.to_command();
+        compile.args(["-c", "-fPIC", "-O2", "-Wall", "-Werror", &format!("webext/{source}.c"), "-o"]).arg(&object);
+        for dir in &webkit.include_paths {
+            compile.arg("-I").arg(dir);
+        }
+        run(compile, &format!("compile webext/{source}.c"));
+        objects.push(object);
     }
-    run(compile, "compile webext/collect.c");
     let mut link = compiler.to_command();
-    link.args(["-shared", "-Wl,-z,defs", "-o"]).arg(&library).arg(&object);
+    link.args(["-shared", "-Wl,-z,defs", "-o"]).arg(&library).args(&objects);
     for dir in &webkit.link_paths {
         link.arg("-L").arg(dir);
     }

@@ -857,6 +857,7 @@
     elicitBox.hidden = true;
     if (lastFocus && lastFocus.focus) lastFocus.focus();
     showNextDialog();
+    if (!current) send({ kind: "keyboard", dialog: false });
   }
 
   document.getElementById("elicit-form").addEventListener("submit", function (e) { e.preventDefault(); answerElicit("accept"); });
@@ -881,6 +882,9 @@
   function showNextDialog() {
     if (current || dialogs.length === 0) return;
     current = nextDialog();
+    // A dialog takes the keyboard from every View (the host moves the focus to this page and
+    // keeps it here while a dialog is open): what the person types goes to the dialog.
+    send({ kind: "keyboard", dialog: true });
     lastFocus = document.activeElement;
     if (current.op === "elicit") { showElicit(current); return; }
     document.getElementById("dialog-title").textContent = current.title;
@@ -1186,8 +1190,29 @@
 
   // Which Views are near sight: in the clip or within its height above or below it, whatever
   // covers them now (a dialog, another View's fullscreen). Views far from it may sleep.
+  //
+  // Sleeping is fair: a View that changes its height moves the cards after it, but that alone
+  // never makes another View sleep or wake. What is near is worked out again only when the
+  // person scrolls or resizes the window, or a card comes, goes or changes its display mode
+  // (sightDirty); a scroll that comes right after a View's resize and no input of the person's
+  // (the browser keeping the scroll position in range) is the View's doing and counts not.
   var lastSight = "";
+  var sightDirty = true;
+  var personAt = -Infinity;
+  var resizedAt = -Infinity;
+  var SIGHT_OPS = { mount: true, unmount: true, asleep: true, display: true, pending: true, text: true };
+  function personActs() { personAt = performance.now(); }
+  ["wheel", "keydown", "pointerdown", "touchstart"].forEach(function (type) {
+    window.addEventListener(type, personActs, { capture: true, passive: true });
+  });
+  stream.addEventListener("scroll", function () {
+    var now = performance.now();
+    if (now - resizedAt > 250 || now - personAt < 1000) sightDirty = true;
+  }, { passive: true });
+  window.addEventListener("resize", function () { sightDirty = true; });
   function reportSight(clip) {
+    if (!sightDirty) return;
+    sightDirty = false;
     var near = [];
     views.forEach(function (v, id) {
       var r = rectOf(v.card);
@@ -1211,11 +1236,13 @@
   Object.defineProperty(window, "__mcpShell", {
     value: Object.freeze({
       dispatch: function (cmd) {
+        if (SIGHT_OPS[cmd.op]) sightDirty = true;
+        if (cmd.op === "resize") resizedAt = performance.now();
         var h = handlers[cmd.op];
         if (h) h(cmd);
       },
       // The wheel over a View that did not scroll it scrolls the stream, as in a browser.
-      scrollStream: function (dx, dy) { stream.scrollBy(dx, dy); }
+      scrollStream: function (dx, dy) { personActs(); stream.scrollBy(dx, dy); }
     })
   });
 

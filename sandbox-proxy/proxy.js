@@ -1,23 +1,30 @@
 // The sandbox proxy: the only code between the host and a View.
 //
-// It is the top page of the View's own webview (one per View, one web process per server), on
-// the per-server sandbox origin (mcp-sandbox://<label>), under the CSP header the host built from
-// the View's metadata (with a `sandbox` directive: no popups, dialogs or navigation). It
-// announces itself once, writes the View's HTML into an inner frame with document.write (so the
-// View keeps this origin and inherits the CSP header), and relays every other message unchanged
-// in both directions: to the host through window.__mcpProxySend (the line the host's init script
-// gave this page alone), from the host through window.__mcpProxy.deliver. The View can script
-// this document (same origin), so the host treats everything from here as the View's word; the
-// checks below keep honest traffic honest and stop other frames from talking through us.
+// It runs in the one frame of the host's top document (mcp-host://frame) in the View's own
+// webview (one per View, one web process per server), on the per-server sandbox origin
+// (mcp-sandbox://<label>), under the CSP header the host built from the View's metadata (with a
+// `sandbox` directive: no popups, dialogs or navigation). So the frame tree is a web host's: the
+// host's top document (another origin), this proxy, the View. It announces itself once, writes
+// the View's HTML into an inner frame with document.write (so the View keeps this origin and
+// inherits the CSP header) or loads the View's document by URL, and relays every other message
+// unchanged in both directions: to the host through window.__mcpProxySend (the line the host's
+// init script gave this frame alone), from the host as messages its top document posts here.
+// The View can script this document (same origin), so the host treats everything from here as
+// the View's word; the checks below keep honest traffic honest and stop other frames from
+// talking through us.
 (function () {
   "use strict";
 
   var READY = "ui/notifications/sandbox-proxy-ready";
   var RESOURCE_READY = "ui/notifications/sandbox-resource-ready";
 
-  // Check: a proxy is only meaningful as the top page of a View's webview in the host.
+  // The host's top document, the only window whose messages are the host's.
+  var FRAME_ORIGIN = "mcp-host://frame";
+  // Check: a proxy is only meaningful as the frame of the host's top document in a View's
+  // webview (or, in a test topology of the host, as that top page itself).
   var hostSend = window.__mcpProxySend;
-  if (window.self !== window.top || typeof hostSend !== "function") {
+  var onTop = window.self === window.top;
+  if ((!onTop && window.parent !== window.top) || typeof hostSend !== "function") {
     document.body.textContent = "This page only runs inside mcp-apps-host.";
     return;
   }
@@ -225,19 +232,21 @@
     if (inner && inner.contentWindow) inner.contentWindow.postMessage(data, window.origin);
   }
 
-  // A message from the host (JSON text, checked by Rust), for the View; or several, in order
-  // (a JSON array: what the host had for this View in one turn of its loop).
-  Object.defineProperty(window, "__mcpProxy", {
-    value: Object.freeze({
-      deliver: function (text) {
-        fromHost(JSON.parse(text));
-      },
-      deliverAll: function (text) {
-        var list = JSON.parse(text);
-        for (var i = 0; i < list.length; i++) fromHost(list[i]);
-      }
-    })
-  });
+  // Messages from the host (JSON text, checked by Rust), for the View, in order: a JSON array
+  // of what the host had for this View in one turn of its loop.
+  function fromHostText(text) {
+    var list = JSON.parse(text);
+    for (var i = 0; i < list.length; i++) fromHost(list[i]);
+  }
+  // The test topology (the proxy as the top page): the host calls this page directly.
+  if (onTop) {
+    Object.defineProperty(window, "__mcpProxy", {
+      value: Object.freeze({
+        deliver: function (text) { fromHost(JSON.parse(text)); },
+        deliverAll: fromHostText
+      })
+    });
+  }
 
   function text(value) {
     try { return typeof value === "string" ? value : (value && value.stack) || JSON.stringify(value) || String(value); }
@@ -311,6 +320,12 @@
     var data = event.data;
     if (event.source === window && data === BURST_END) {
       endBurst();
+      return;
+    }
+    // Check: the host's word comes only from our parent, the host's top document, on the
+    // host's frame origin (a View can neither script that window nor post as it).
+    if (!onTop && event.source === window.parent && event.origin === FRAME_ORIGIN) {
+      if (event.isTrusted && typeof data === "string") fromHostText(data);
       return;
     }
     // Check: only our own View frame, on our own origin, may send through us.

@@ -382,3 +382,57 @@ fn check_says_why_a_view_never_started() {
     let reasons = tool(&r, "fault")["reasons"].as_array().unwrap().clone();
     assert!(reasons.iter().all(|r| !r.as_str().unwrap().contains("instead of starting")), "{reasons:#?}");
 }
+
+/// The names of the self-check requirements that failed.
+fn failed_requirements(report: &Value) -> Vec<&str> {
+    report["selfCheck"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["ok"] != true)
+        .filter_map(|q| q["requirement"].as_str())
+        .collect()
+}
+
+/// With the old topology (each View's proxy page as the top document of its webview),
+/// `check --self` fails exactly the spec's frame-tree requirements: from inside the View,
+/// `parent` is `top`, and `top.document` is the proxy's, readable.
+#[test]
+fn check_self_fails_when_the_proxy_is_the_top_page() {
+    let (code, r) = check_self_with(&[]);
+    assert_eq!(code, Some(0), "{r:#}");
+    for name in [
+        "inside a sandbox proxy (window.parent !== window.top)",
+        "the host's top document is out of reach (window.top.document throws)",
+    ] {
+        assert_eq!(requirement(&r, name)["ok"], true, "{r:#}");
+    }
+    let (code, r) = check_self_with(&[("MCP_APPS_HOST_TEST_PROXY_ON_TOP", "1")]);
+    assert_eq!(code, Some(1), "{r:#}");
+    assert_eq!(
+        failed_requirements(&r),
+        [
+            "inside a sandbox proxy (window.parent !== window.top)",
+            "the host's top document is out of reach (window.top.document throws)",
+        ],
+        "{r:#}"
+    );
+}
+
+/// The self-check requirement about requests that an engine path sends without asking the CSP.
+const NO_REQUEST_BELOW_THE_PAGE: &str = "no request below the page outside the declared origins (worklet import)";
+
+/// Without the check below the page (`MCP_APPS_HOST_TEST_NO_REQUEST_CHECK`), the probe's blob:
+/// AudioWorklet module imports from the canary, and `check --self` fails that requirement alone.
+#[test]
+fn check_self_fails_without_the_request_check_below_the_page() {
+    let (code, r) = check_self_with(&[]);
+    assert_eq!(code, Some(0), "{r:#}");
+    let q = requirement(&r, NO_REQUEST_BELOW_THE_PAGE);
+    assert_eq!(q["detail"]["tcpConnections"], 0, "{q:#}");
+    let (code, r) = check_self_with(&[("MCP_APPS_HOST_TEST_NO_REQUEST_CHECK", "1")]);
+    assert_eq!(code, Some(1), "{r:#}");
+    assert_eq!(failed_requirements(&r), [NO_REQUEST_BELOW_THE_PAGE], "{r:#}");
+    let q = requirement(&r, NO_REQUEST_BELOW_THE_PAGE);
+    assert!(q["detail"]["tcpConnections"].as_u64().is_some_and(|n| n > 0), "{q:#}");
+}

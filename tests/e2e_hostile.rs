@@ -46,8 +46,11 @@ fn forged_native_ipc_from_every_frame_is_dropped_and_changes_nothing() {
         "every forged IPC message must be dropped and logged once:\n{}",
         run.dump()
     );
-    // The shell's line is not in the View's webview at all (top is the View's own proxy).
-    assert_eq!(r["topSend"], "undefined", "the shell's send function is in reach");
+    // The shell's line is not in the View's webview at all, and top (the host's frame
+    // document) is another origin: not even its globals can be read.
+    for key in ["topSend", "topWebkit"] {
+        assert!(text(&r[key]).starts_with("SecurityError"), "{key}: {}", r[key]);
+    }
     // Nothing took effect: no forged tool call, no forged View message, no dialog answered,
     // no View closed.
     assert_eq!(run.log_count("CANARY CALLED"), 0);
@@ -211,8 +214,9 @@ fn storage_of_another_servers_origin_is_not_visible() {
     assert!(text(&p["fetchOther"]).contains("TypeError"), "fetch of a's proxy: {}", p["fetchOther"]);
     assert!(!text(&p["iframeOtherOrigin"]).contains(&origin_a), "a's proxy loaded in b's frame: {p:#}");
     assert_eq!(p["openOther"], "null");
-    // Top is b's own proxy page (the shell is another webview): nothing of another origin.
-    assert_eq!(p["topDocument"], "MCP App sandbox", "{p:#}");
+    // Top is the host's frame document (another origin; the shell is another webview).
+    assert!(text(&p["topDocument"]).starts_with("SecurityError"), "{p:#}");
+    assert!(text(&p["topStorage"]).starts_with("SecurityError"), "{p:#}");
     let blocked = read.csp_violations("v1");
     assert!(
         blocked.iter().any(|(d, u)| d == "connect-src" && u.starts_with(&origin_a)),
@@ -232,8 +236,8 @@ fn storage_of_another_servers_origin_is_not_visible() {
     );
     let a2 = again.report("storage");
     eprintln!(
-        "storage: instance a's localStorage in its next run: {} (persisted across runs: {})",
-        a2["seen"]["local"],
+        "storage: instance a's storage in its next run: {} (localStorage persisted across runs: {})",
+        a2["seen"],
         a2["seen"]["local"] == secret.as_str()
     );
 }
@@ -266,7 +270,7 @@ fn views_of_one_server_share_an_origin_by_design() {
     let readable = frames.iter().filter(|f| f["self"] == false && f["viewText"].is_string()).count();
     assert_eq!(readable, 0, "a View reaches its same-server siblings' documents: {frames:#?}");
     assert_eq!(frames.len(), 1, "only its own frame is in reach: {frames:#?}");
-    assert_eq!(s["topDocument"], "MCP App sandbox", "top is the View's own proxy: {}", s["topDocument"]);
+    assert!(text(&s["topDocument"]).starts_with("SecurityError"), "top is readable: {}", s["topDocument"]);
     run.assert_honest_kept_working("v4", run.report_time("sibling"));
 }
 
@@ -505,15 +509,18 @@ fn a_frame_served_without_csp_cannot_be_used_to_escape() {
         &views(&hostile(None), &[("attack-escape", json!({})), ("honest", json!({}))], &[]),
         // The honest View's next calls give the canary listener time to log anything that
         // arrived.
-        reported_then_honest(&["escape"], "v2", 5),
+        reported_then_honest(&["escape", "escape-after"], "v2", 5),
         LIMIT,
     );
     let r = run.report("escape");
     eprintln!("escape: {r}");
     // Each View has a webview of its own: no sibling proxy is in reach to lend its realm, and
-    // the proxy's own navigation to the CSP-less document is refused.
+    // the proxy's own navigation to the CSP-less document is refused (by the frame-src of the
+    // host's top document, or the navigation handler): a second later the View is still there
+    // and its proxy is the proxy page.
     assert_eq!(r["hasSibling"], false, "{r:#}");
-    assert!(run.log_count("blocked navigation of a View") >= 1, "{}", run.dump());
+    let after = run.report("escape-after");
+    assert!(text(&after["proxyHref"]).contains("/proxy.html?"), "the proxy was replaced: {after:#}");
     assert_no_hits(&run);
 }
 
@@ -667,6 +674,145 @@ fn preconnects_reach_the_canary_when_the_engine_keeps_its_defaults() {
     assert_eq!(order, expected);
     assert_eq!(hits[..order.len().min(hits.len())], order[..], "the secret did not arrive as the order of connections");
     run.assert_honest_kept_working(&restored_as(&run.trace, "v2"), run.report_time("preconnect"));
+}
+
+/// Requests an engine path sends without asking the CSP: the static `import` of blob:
+/// AudioWorklet (and PaintWorklet, where WebKit has it) modules, module workers (static,
+/// dynamic, nested), classic workers (`importScripts`, `fetch`) and shared workers, each
+/// aimed at the canary, from a View whose CSP allows no outside origin. Nothing reaches the
+/// canary; what the CSP let through was stopped by the host's check below the page (logged by
+/// the web process), and the honest View kept working.
+#[test]
+fn nothing_leaves_a_view_below_the_page_through_worklets_or_workers() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-below-page", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["below-page"], "v2", 4),
+        LIMIT,
+    );
+    let r = run.report("below-page");
+    eprintln!("below the page: {:#}", r["outcomes"]);
+    assert!(r["outcomes"].as_object().is_some_and(|o| o.len() >= 11), "the attack did not run: {r:#}");
+    assert_no_hits(&run);
+    assert!(tcp_hits(&run).is_empty(), "TCP connections reached the canary: {:?}", tcp_hits(&run));
+    // At least the AudioWorklet import gets past the CSP in this WebKit: the check stopped it.
+    assert!(run.log_count("blocked a request below the page to http://127.0.0.1") >= 1, "{}", run.dump());
+    run.assert_honest_kept_working("v2", run.report_time("below-page"));
+}
+
+/// The check below the page lets through what the View declared: its fetch to the canary's
+/// HTTP server (its `connectDomains`) arrives, while a worklet import from the same host on
+/// another port (undeclared) is stopped.
+#[test]
+fn the_check_below_the_page_lets_the_declared_origins_through() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-below-page-declared", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["below-page-declared"], "v2", 2),
+        LIMIT,
+    );
+    let r = run.report("below-page-declared");
+    assert_eq!(r["fetch"], "status 200", "the declared origin was not reached: {r:#}");
+    assert!(run.hits().iter().any(|h| h.contains("GET /declared-fetch")), "{}", run.dump());
+    let other = canary_tcp_ports(&run)[0];
+    assert!(!tcp_hits(&run).contains(&other), "the undeclared port was reached: {r:#}");
+    assert!(
+        run.log_count(&format!("blocked a request below the page to http://127.0.0.1:{other}")) >= 1,
+        "{}",
+        run.dump()
+    );
+}
+
+/// The test above could fail: without the check below the page
+/// (`MCP_APPS_HOST_TEST_NO_REQUEST_CHECK`), the same View's AudioWorklet import reaches the
+/// canary.
+#[test]
+fn worklet_imports_reach_the_canary_without_the_check_below_the_page() {
+    let run = run_host_env(
+        &views(&hostile(None), &[("attack-below-page", json!({})), ("honest", json!({}))], &[]),
+        &[("MCP_APPS_HOST_TEST_NO_REQUEST_CHECK", "1")],
+        reported_then_honest(&["below-page"], "v2", 2),
+        LIMIT,
+    );
+    assert_eq!(run.log_count("MCP_APPS_HOST_TEST_NO_REQUEST_CHECK is set"), 1, "{}", run.dump());
+    eprintln!("without the check the canary saw: {}", run.hits().join("\n"));
+    assert!(run.hits().iter().any(|h| h.contains("/bp-audioworklet")), "{}", run.dump());
+    assert_eq!(run.log_count("blocked a request below the page"), 0);
+}
+
+/// The page's own Fullscreen API: six requests without a gesture (on the root, the body, an
+/// element; standard and prefixed) are all refused, no `fullscreenchange` fires, and the View
+/// sees the API switched off. A View changes display only through `ui/request-display-mode`.
+#[test]
+fn a_view_cannot_take_the_screen_with_the_fullscreen_api() {
+    let run = run_host(
+        &views(&hostile(None), &[("attack-fullscreen", json!({})), ("honest", json!({}))], &[]),
+        reported_then_honest(&["fullscreen"], "v2", 3),
+        LIMIT,
+    );
+    let r = run.report("fullscreen");
+    eprintln!("fullscreen: {r:#}");
+    let attempts = r["attempts"].as_array().expect("attempts");
+    assert_eq!(attempts.len(), 6, "{r:#}");
+    for a in attempts {
+        assert!(a["fullscreen"].is_null(), "a request was granted: {r:#}");
+        assert_ne!(a["outcome"], "granted", "{r:#}");
+    }
+    assert_eq!(r["changes"], 0, "{r:#}");
+    // With WebKit's fullscreen setting off the API is gone (`fullscreenEnabled` undefined).
+    assert_ne!(r["enabled"], "true", "{r:#}");
+    run.assert_honest_kept_working("v2", run.report_time("fullscreen"));
+}
+
+/// Sleeping is fair: a View that changes its height between 120 and 2,600 px every 3 s (moving
+/// the cards after it in and out of the distance where Views sleep) beside four honest Views,
+/// with room for three live Views. The person scrolls to the top once every card is there (so
+/// the oscillating View, first, is in sight); once the start settled (the Views far from sight
+/// may sleep then), nobody scrolls, and no View sleeps or wakes while it oscillates.
+#[test]
+fn a_view_that_changes_its_height_makes_no_other_view_sleep_or_wake() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_automation(
+        &dir,
+        r##"
+        await until(() => document.querySelectorAll(".card .slot").length === 5, 60000);
+        await wait(300);
+        document.getElementById("stream").scrollTop = 0;
+        "##,
+    );
+    let honest = ("honest", json!({}));
+    let run = run_host(
+        &views(
+            &hostile(None),
+            &[("attack-oscillate", json!({"startMs": 8000})), honest.clone(), honest.clone(), honest.clone(), honest],
+            &["--live-views", "3", "--automation", &script],
+        ),
+        |trace| reports(trace, "oscillate-done").next().is_some(),
+        Duration::from_secs(120),
+    );
+    let (start, _) = reports(&run.trace, "oscillate-start").next().unwrap_or_else(|| panic!("{}", run.dump()));
+    let resizes = run
+        .trace
+        .iter()
+        .filter(|r| {
+            r["view"] == "v1" && r["dir"] == "view->host" && r["msg"]["method"] == "ui/notifications/size-changed"
+        })
+        .filter(|r| r["t_ms"].as_f64().is_some_and(|t| t > start))
+        .count();
+    assert!(resizes >= 8, "the View changed its height {resizes} times: {}", run.dump());
+    let kind = |r: &Value| r["msg"]["kind"].as_str().unwrap_or_default().to_owned();
+    let before: Vec<(String, String)> = run
+        .trace
+        .iter()
+        .filter(|r| ["sleep", "woken"].contains(&kind(r).as_str()) && r["t_ms"].as_f64().is_some_and(|t| t <= start))
+        .map(|r| (kind(r), text(&r["view"])))
+        .collect();
+    let after: Vec<(f64, String, String)> = run
+        .trace
+        .iter()
+        .filter(|r| ["sleep", "woken"].contains(&kind(r).as_str()) && r["t_ms"].as_f64().is_some_and(|t| t > start))
+        .map(|r| (r["t_ms"].as_f64().unwrap_or_default(), kind(r), text(&r["view"])))
+        .collect();
+    eprintln!("before the oscillation: {before:?}");
+    assert!(after.is_empty(), "Views slept or woke while only a View's height changed: {after:?}");
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -71,8 +71,13 @@ fn basic_vanillajs_view_completes_the_handshake_then_gets_input_and_result() {
 
 /// The probe View (official App SDK 2.0.4) reports what it saw, then asks to be closed.
 fn probe_run() -> (Run, Value) {
+    probe_run_env(&[])
+}
+
+/// [`probe_run`] with extra environment variables for the host.
+fn probe_run_env(envs: &[(&str, &str)]) -> (Run, Value) {
     let server = node_server("sdk-app-server.mjs", "");
-    let run = run_host(
+    let run = run_host_env(
         &[
             "run",
             "--stdio",
@@ -84,6 +89,7 @@ fn probe_run() -> (Run, Value) {
             "--exit-after",
             "teardown",
         ],
+        envs,
         LIMIT,
     );
     assert_eq!(run.code, Some(0), "stderr:\n{}\ntrace:\n{}", run.stderr, dump(&run));
@@ -132,6 +138,31 @@ fn sdk_view_calls_back_is_refused_model_only_tools_and_cannot_fetch_undeclared_o
 
     let (errors, _) = check_trace_against_schema(&run.trace);
     assert!(errors.is_empty(), "schema errors: {errors:#?}");
+}
+
+/// The spec's frame tree, seen from inside a View built on the official App SDK (the host
+/// conformance test `security/sandbox-proxy-required`): `parent` is the sandbox proxy on the
+/// server's sandbox origin, `top` is the host's own document on another origin, which the View
+/// can neither read nor navigate, and the proxy keeps relaying after the attempt. With the old
+/// topology (`MCP_APPS_HOST_TEST_PROXY_ON_TOP`: the proxy as the top page) the same View sees
+/// `parent === top` and reads top's document, so the probe can tell the two apart.
+#[test]
+fn an_sdk_view_sees_the_specs_frame_tree_and_cannot_reach_top() {
+    let (run, report) = probe_run();
+    let tree = &report["frameTree"];
+    assert_eq!(tree["parentIsSelf"], false, "{tree:#}");
+    assert_eq!(tree["parentIsTop"], false, "parent is top: {tree:#}");
+    assert!(tree["parentOrigin"].as_str().is_some_and(|o| o.starts_with("mcp-sandbox://")), "{tree:#}");
+    assert_eq!(tree["topDocument"], "SecurityError", "top's document is readable: {tree:#}");
+    assert_eq!(tree["topHref"], "SecurityError", "{tree:#}");
+    assert!(tree["topNavigation"] == "SecurityError" || tree["topNavigation"] == "no error", "{tree:#}");
+    assert_eq!(tree["answeredAfter"], "echo: after top navigation", "{tree:#}");
+    assert_eq!(run.dir("view->host").filter(|m| m["method"] == "ui/notifications/initialized").count(), 1);
+
+    let (_, old) = probe_run_env(&[("MCP_APPS_HOST_TEST_PROXY_ON_TOP", "1")]);
+    let tree = &old["frameTree"];
+    assert_eq!(tree["parentIsTop"], true, "{tree:#}");
+    assert_eq!(tree["topDocument"], "MCP App sandbox", "{tree:#}");
 }
 
 #[test]

@@ -322,6 +322,21 @@ async fn a_server_that_answers_discover_with_an_empty_result_gets_a_fresh_initia
     conn.shutdown().await;
 }
 
+/// A discovery that offers only revisions the host does not speak is no reason to give up on a
+/// server: `initialize` is tried on a fresh connection, as after an error answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_discovers_only_unsupported_revisions_gets_a_fresh_initialize_connection() {
+    let conn = connect(&node_stdio("fault-server-stdio.mjs", &["discover-unsupported"]), Default::default()).await;
+    assert_eq!(conn.negotiation(), Some(Negotiation::Initialize));
+    let (probed, initialized) =
+        (pids_that_got(&conn, "server/discover", 1).await, pids_that_got(&conn, "initialize", 1).await);
+    let pid = conn.process_id().unwrap().to_string();
+    assert_eq!(initialized, vec![pid.clone()], "initialize went to the running process: {:?}", conn.stderr_tail());
+    assert!(probed.len() == 1 && probed[0] != pid, "discover went to the first process only: {probed:?}");
+    assert_eq!(first_text(&call(&conn, "echo", json!({"text": "hi"})).await), "discover-unsupported: hi");
+    conn.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_never_answers_discover_is_met_with_initialize_after_ten_seconds() {
     let started = Instant::now();

@@ -13,14 +13,16 @@
  * while the process holds MAX_PAGES pages or fewer: the live Views of a long conversation
  * (10 by default, and those near sight), not a crowd still opening.
  *
- * It does nothing else: no page's content is read or changed, and no message is taken from a
- * page or from the host.
+ * It reads no page's content and changes none. The same library checks every request of its
+ * pages against the origins their View declared (requests.c).
  */
 #define _GNU_SOURCE
 #define G_LOG_DOMAIN "mcp-apps-host-collect"
 #include <dlfcn.h>
 #include <webkit2/webkit-web-extension.h>
 #include <JavaScriptCore/JavaScript.h>
+
+#include "requests.h"
 
 /* Exported by JavaScriptCore (JSContextRefPrivate.h): a full, synchronous collection. */
 extern void JSSynchronousGarbageCollectForDebugging(JSContextRef ctx);
@@ -123,6 +125,7 @@ static void page_created(WebKitWebExtension *extension, WebKitWebPage *page, gpo
     (void)data;
     g_ptr_array_add(pages, page);
     g_object_weak_ref(G_OBJECT(page), page_gone, NULL);
+    requests_watch_page(page);
 }
 
 G_MODULE_EXPORT void webkit_web_extension_initialize(WebKitWebExtension *extension)
@@ -130,5 +133,6 @@ G_MODULE_EXPORT void webkit_web_extension_initialize(WebKitWebExtension *extensi
     pages = g_ptr_array_new();
     release_free_memory = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZN3WTF27releaseFastMallocFreeMemoryEv");
     log_collections = g_getenv("MCP_APPS_HOST_COLLECT_LOG") != NULL;
+    requests_init();
     g_signal_connect(extension, "page-created", G_CALLBACK(page_created), NULL);
 }

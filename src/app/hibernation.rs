@@ -20,6 +20,11 @@
 //! picture-in-picture, still loading or without its result (waking would call the tool
 //! again), with a consent question open, on probation, while its web process does not respond,
 //! or in preview and `--exit-after` runs. Going to sleep never ends a web process.
+//!
+//! Sleeping is fair: a View that never finished its handshake (with its result, 10 s after its
+//! mount) counts against the budget first and is put away before any live View, its card saying
+//! why it is not live; and a View changing its height never makes another sleep or wake (the
+//! shell re-reads what is near sight only when the person scrolls, see `assets/shell.js`).
 
 use super::*;
 
@@ -27,6 +32,9 @@ use super::*;
 pub(super) const DEFAULT_LIVE_VIEWS: usize = 10;
 /// A View out of sight this long may go to sleep: scrolling past it does not end it.
 const SLEEP_AFTER: Duration = Duration::from_secs(2);
+/// A View that did not finish its handshake this long after it was mounted counts against the
+/// budget first: it goes before any live View, and its card says it did not start.
+const NOT_STARTED_AFTER: Duration = Duration::from_secs(10);
 /// The most Views whose teardown for sleep runs at once: tearing a View down is work for its
 /// web process, and a host that opens a long conversation's worth of Views at once would
 /// otherwise send the first ones out of sight their teardowns together, into a process busy
@@ -44,6 +52,20 @@ pub(super) struct Sleeper {
     pub asleep: bool,
     /// A View is being opened in its place.
     pub waking: bool,
+    /// It never finished its handshake: it was put away before live Views (its card says so).
+    pub not_started: bool,
+}
+
+/// Whether a live View may go to sleep now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sleepable {
+    /// Not now (in sight of a dialog, loading its result, in fullscreen, ...).
+    No,
+    /// An initialized View with its result.
+    Yes,
+    /// It has its result but never finished its handshake: once [`NOT_STARTED_AFTER`] passed
+    /// since its mount, it goes first.
+    NotStarted,
 }
 
 /// Which Views are near sight, and which sleep.
@@ -59,6 +81,8 @@ pub(super) struct Hibernation {
     sleepers: HashMap<ViewId, Sleeper>,
     /// Views opened to wake a sleeper: new id -> the sleeper's id.
     waking: HashMap<ViewId, ViewId>,
+    /// When each live View was mounted.
+    mounted_at: HashMap<ViewId, Instant>,
 }
 
 impl Hibernation {
@@ -69,6 +93,7 @@ impl Hibernation {
     /// `view` was mounted at `now`: it counts as just seen.
     pub(super) fn mounted(&mut self, view: &str, now: Instant) {
         self.last_near.insert(view.to_owned(), now);
+        self.mounted_at.insert(view.to_owned(), now);
     }
 
     /// The shell's report of the Views near sight; returns the sleepers to wake.
@@ -96,32 +121,40 @@ impl Hibernation {
         self.budget > 0 && live > self.budget
     }
 
-    /// Which of the `live` Views (id, whether it may sleep) go to sleep now: the ones seen
-    /// least recently, out of sight long enough, until no more than the budget are live, and
-    /// no more than [`MAX_FALLING_ASLEEP`] at a time.
-    pub(super) fn choose(&self, live: &[(ViewId, bool)], now: Instant) -> Vec<ViewId> {
+    /// Which of the `live` Views go to sleep now: the ones that never started (see
+    /// [`Sleepable::NotStarted`]) first, then the ones seen least recently, out of sight long
+    /// enough, until no more than the budget are live, and no more than [`MAX_FALLING_ASLEEP`]
+    /// at a time.
+    pub(super) fn choose(&self, live: &[(ViewId, Sleepable)], now: Instant) -> Vec<ViewId> {
         let falling = self.sleepers.values().filter(|s| !s.asleep).count();
         if !self.over_budget(live.len()) || falling >= MAX_FALLING_ASLEEP {
             return Vec::new();
         }
-        let mut candidates: Vec<(Instant, &ViewId)> = live
+        let since = |t: Option<&Instant>| t.is_some_and(|t| now.saturating_duration_since(*t) >= SLEEP_AFTER);
+        let mut candidates: Vec<(bool, Instant, &ViewId)> = live
             .iter()
-            .filter(|(id, may)| *may && !self.near.contains(id))
-            .filter_map(|(id, _)| self.last_near.get(id).map(|t| (*t, id)))
-            .filter(|(t, _)| now.saturating_duration_since(*t) >= SLEEP_AFTER)
+            .filter(|(id, _)| !self.near.contains(id))
+            .filter_map(|(id, may)| {
+                let seen = *self.last_near.get(id)?;
+                let first = *may == Sleepable::NotStarted
+                    && self.mounted_at.get(id).is_some_and(|t| now.saturating_duration_since(*t) >= NOT_STARTED_AFTER);
+                (since(Some(&seen)) && (first || *may == Sleepable::Yes)).then_some((!first, seen, id))
+            })
             .collect();
         candidates.sort();
         let n = (live.len() - self.budget).min(MAX_FALLING_ASLEEP - falling);
-        candidates.into_iter().take(n).map(|(_, id)| id.clone()).collect()
+        candidates.into_iter().take(n).map(|(_, _, id)| id.clone()).collect()
     }
 
     /// `view` closed for good.
     pub(super) fn closed(&mut self, view: &str) {
         self.last_near.remove(view);
+        self.mounted_at.remove(view);
     }
 
     pub(super) fn going_to_sleep(&mut self, view: &str, sleeper: Sleeper) {
         self.last_near.remove(view);
+        self.mounted_at.remove(view);
         self.sleepers.insert(view.to_owned(), sleeper);
     }
 
@@ -189,7 +222,13 @@ fn view_number(id: &str) -> u64 {
 }
 
 /// What a sleeping View's card says.
-fn asleep_text(title: &str) -> String {
+fn asleep_text(title: &str, not_started: bool) -> String {
+    if not_started {
+        return format!(
+            "{title} is not live: it never finished starting (its App did not complete the handshake with \
+             the host), so it was put away first to save memory. It tries again when you scroll to it."
+        );
+    }
     format!("{title} is asleep to save memory. It wakes, with its input and result, when you scroll to it.")
 }
 
@@ -216,7 +255,7 @@ impl Controller {
         if !self.may_hibernate() || !self.hibernation.over_budget(count) {
             return;
         }
-        let live: Vec<(ViewId, bool)> = self
+        let live: Vec<(ViewId, Sleepable)> = self
             .views
             .iter()
             .filter(|(_, v)| v.phase.is_live())
@@ -228,16 +267,20 @@ impl Controller {
     }
 
     /// Whether `v` may sleep; never while its web process does not respond (its teardown
-    /// could not be answered, and the process is busy enough).
-    fn may_sleep(&self, id: &str, v: &ViewState) -> bool {
-        v.phase == Phase::Initialized
-            && !self.processes.is_hung(&v.label)
+    /// could not be answered, and the process is busy enough). A View with its result that
+    /// never finished its handshake may be put away first ([`Sleepable::NotStarted`]).
+    fn may_sleep(&self, id: &str, v: &ViewState) -> Sleepable {
+        let may = !self.processes.is_hung(&v.label)
             && v.mode == DisplayMode::Inline
             && v.result.is_some()
-            && v.reached.result_delivered
             && !self.dialogs.values().any(|(owner, _)| owner == id)
             && self.on_probation.as_ref().is_none_or(|(p, _)| p != id)
-            && !self.model_views.contains(id)
+            && !self.model_views.contains(id);
+        match v.phase {
+            Phase::Initialized if may && v.reached.result_delivered => Sleepable::Yes,
+            Phase::Mounted if may && !v.reached.initialized => Sleepable::NotStarted,
+            _ => Sleepable::No,
+        }
     }
 
     /// Tears `view` down for sleep; its card stays (see [`Self::fell_asleep`]).
@@ -249,6 +292,7 @@ impl Controller {
             height: v.frame.height(),
             asleep: false,
             waking: false,
+            not_started: v.phase == Phase::Mounted,
         };
         tracing::info!(view, "the View goes to sleep (out of sight, over the budget of live Views)");
         self.trace.record(Some(view), Direction::Diagnostic, &json!({"kind": "sleep"}));
@@ -265,7 +309,7 @@ impl Controller {
             return true;
         }
         s.asleep = true;
-        let text = asleep_text(&s.title);
+        let text = asleep_text(&s.title, s.not_started);
         if let Some(v) = self.views.remove(view) {
             v.handle.frame_gone();
         }
@@ -340,7 +384,7 @@ impl Controller {
             if !s.asleep {
                 continue;
             }
-            let text = asleep_text(&s.title);
+            let text = asleep_text(&s.title, s.not_started);
             self.shell(ShellCommand::Asleep { view, title: Some(s.title), height: Some(s.height), text });
         }
     }
@@ -354,11 +398,32 @@ mod tests {
     fn falling(height: f64) -> Sleeper {
         let restore =
             Restore { old: "v1".into(), server: "s".into(), tool: "t".into(), arguments: Map::new(), result: None };
-        Sleeper { restore, title: "T".into(), height, asleep: false, waking: false }
+        Sleeper { restore, title: "T".into(), height, asleep: false, waking: false, not_started: false }
     }
 
-    fn live(ids: &[&str]) -> Vec<(ViewId, bool)> {
-        ids.iter().map(|id| ((*id).to_owned(), true)).collect()
+    fn live(ids: &[&str]) -> Vec<(ViewId, Sleepable)> {
+        ids.iter().map(|id| ((*id).to_owned(), Sleepable::Yes)).collect()
+    }
+
+    #[test]
+    fn a_view_that_never_started_goes_first_and_a_live_one_stays() {
+        let t0 = Instant::now();
+        let mut h = Hibernation::new(2);
+        // v1 was seen least recently; v3 never finished its handshake.
+        for (i, id) in ["v1", "v2", "v3"].iter().enumerate() {
+            h.mounted(id, t0 + Duration::from_secs(i as u64));
+        }
+        h.sight(vec![], t0 + Duration::from_secs(3));
+        let all = vec![
+            ("v1".to_owned(), Sleepable::Yes),
+            ("v2".to_owned(), Sleepable::Yes),
+            ("v3".to_owned(), Sleepable::NotStarted),
+        ];
+        // Before its start had time, it waits like any loading View: the least seen goes.
+        assert_eq!(h.choose(&all, t0 + Duration::from_secs(6)), vec!["v1".to_owned()]);
+        // Once it had time to start and did not, it goes first.
+        assert_eq!(h.choose(&all, t0 + NOT_STARTED_AFTER + Duration::from_secs(3)), vec!["v3".to_owned()]);
+        assert!(asleep_text("T", true).contains("never finished starting"));
     }
 
     #[test]
@@ -386,7 +451,11 @@ mod tests {
         // v1 is near; v2 left sight a moment ago; v3 may not sleep (say, a dialog is open).
         h.sight(vec!["v1".into(), "v2".into()], t0 + Duration::from_secs(5));
         h.sight(vec!["v1".into()], t0 + Duration::from_secs(9));
-        let all = vec![("v1".to_owned(), true), ("v2".to_owned(), true), ("v3".to_owned(), false)];
+        let all = vec![
+            ("v1".to_owned(), Sleepable::Yes),
+            ("v2".to_owned(), Sleepable::Yes),
+            ("v3".to_owned(), Sleepable::No),
+        ];
         assert!(h.choose(&all, t0 + Duration::from_secs(10)).is_empty());
         assert_eq!(h.choose(&all, t0 + Duration::from_secs(12)), vec!["v2".to_owned()]);
     }
@@ -420,13 +489,13 @@ mod tests {
             h.mounted(id, t0);
         }
         let later = t0 + Duration::from_secs(10);
-        let all: Vec<(ViewId, bool)> = ids.iter().map(|id| (id.clone(), true)).collect();
+        let all: Vec<(ViewId, Sleepable)> = ids.iter().map(|id| (id.clone(), Sleepable::Yes)).collect();
         let first = h.choose(&all, later);
         assert_eq!(first.len(), MAX_FALLING_ASLEEP);
         for id in &first {
             h.going_to_sleep(id, falling(1.0));
         }
-        let rest: Vec<(ViewId, bool)> = all.iter().filter(|(id, _)| !first.contains(id)).cloned().collect();
+        let rest: Vec<(ViewId, Sleepable)> = all.iter().filter(|(id, _)| !first.contains(id)).cloned().collect();
         assert!(h.choose(&rest, later).is_empty(), "more fell asleep while the first teardowns ran");
         // One teardown done: one more may start.
         h.sleeper_mut(&first[0]).unwrap().asleep = true;

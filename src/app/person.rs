@@ -69,7 +69,7 @@ impl Controller {
                 self.trace.record(Some(&view), Direction::Rejected, &json!({"reason": reason}));
             }
             // Carried out on the UI thread (`frames.rs`), never sent here.
-            ShellMessage::Frames { .. } => {}
+            ShellMessage::Frames { .. } | ShellMessage::Keyboard { .. } => {}
             ShellMessage::Wait { view } => self.wait_for(&view),
             ShellMessage::StopApp { view } => self.stop_app(&view),
             ShellMessage::Answer { dialog, accepted, remember } => {

@@ -355,6 +355,12 @@ pub enum ShellMessage {
         /// Why.
         reason: String,
     },
+    /// A dialog (consent or a server's question) is open, or the last one closed: while one is
+    /// open the shell holds the keyboard and no View may take it (`frames.rs`).
+    Keyboard {
+        /// A dialog is open.
+        dialog: bool,
+    },
     /// Where the Views' slots are, in the rectangle they are clipped to (`frames.rs`).
     Frames {
         /// The clip rectangle: the stream, or the window in fullscreen and pip.

@@ -390,6 +390,11 @@ impl Controller {
             label: label.clone(),
             src,
             document,
+            origins: self
+                .registry
+                .policy(&id)
+                .map(|p| crate::sandbox::csp::request_origins(&p.csp))
+                .unwrap_or_default(),
             session: handle.clone(),
         })));
         self.status(&format!("{} from {}", tool_label(tool), self.label(&server)), false);

@@ -141,6 +141,9 @@ pub(crate) struct FrameMount {
     /// Where the View's document is served, for a View whose frame loads it: any proxy page of
     /// its origin made in advance can take it, and `src` is not needed.
     pub document: Option<String>,
+    /// The web origins its CSP declared, as "scheme host port" (see
+    /// [`crate::sandbox::csp::request_origins`]): its web process lets its requests go nowhere else.
+    pub origins: Vec<String>,
     /// The View's session: its messages go there straight from its IPC line (the controller
     /// does not relay them).
     pub session: crate::bridge::ViewHandle,

@@ -161,8 +161,11 @@ impl ViewSession {
         }
         let progress_token = params.as_ref().and_then(|p| p.get("_meta")).and_then(|m| m.get("progressToken")).cloned();
         self.in_flight.insert(id.clone(), InFlight { cancel: None, progress_token, cancelled: false });
-        if self.state == State::TearingDown {
-            return self.respond(id, Err(RpcError::denied("the View is being torn down")));
+        // While the host waits for its teardown answer (bounded by the teardown's timeout) the
+        // View may still ask: an App saves what it holds before it answers. Only a second
+        // handshake makes no sense then.
+        if self.state == State::TearingDown && method == methods::INITIALIZE {
+            return self.respond(id, Err(RpcError::denied("ui/initialize while the View is being torn down")));
         }
         if self.state == State::Loading && method != methods::PING {
             return self.respond(id, Err(RpcError::denied(format!("{method} before the sandbox proxy was ready"))));

@@ -15,10 +15,18 @@
 //! the controller when one stops answering ([`HANG_AFTER`]) and when it answers again; WebKit's
 //! `web-process-terminated` tells it when one is gone.
 //!
+//! Inside each View's webview the frame tree is the spec's: the host's top document on
+//! `mcp-host://frame` (no script; it frames only the proxy page, see `schemes.rs`), the sandbox
+//! proxy on the server's sandbox origin in its one frame, the View in the proxy's frame. From
+//! inside the View `parent` is the proxy and `top` is another origin. Rust reaches the proxy by
+//! a script in the top document that posts to the proxy frame ([`FrameLayer::deliver`]).
+//!
 //! Each View's proxy page talks to Rust on its own IPC line: the handler knows which View it
 //! belongs to, so nothing a View sends can be taken for another View's or the shell's. The line
 //! carries a per-View secret for the same reason the shell's does (see `ipc.rs`): frames inside
-//! the View (a cross-origin frame its CSP allowed) reach the message handler too.
+//! the View (a cross-origin frame its CSP allowed) reach the message handler too. The secret is
+//! handed, by a script WebKit runs at the start of every document, only to the document at the
+//! proxy's URL whose parent is the top document.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -50,6 +58,50 @@ const SPARE_AT_LATEST: Duration = Duration::from_secs(1);
 /// A View's webview is in sight this long after it was mounted at the latest, even if its proxy
 /// page did not report its load (see [`ViewFrame::loaded`]).
 const SHOW_AT_LATEST: Duration = Duration::from_secs(2);
+
+/// The name of every View's webview widget (how the keyboard guard tells them from the shell).
+const VIEW_WIDGET: &str = "mcp-apps-host-view";
+/// How long after the person's click on a View (or Tab into it) the View may take the keyboard.
+const PERSON_FOCUS: Duration = Duration::from_secs(1);
+
+/// The keyboard is the person's: a View takes it only when the person clicks into it or moves
+/// into it with Tab, and never while the shell shows a dialog (consent, a server's question),
+/// which takes it from every View. A View's own `focus()` moves nothing (UI thread only).
+#[derive(Default)]
+struct Keyboard {
+    /// A dialog of the shell is open.
+    dialog: Cell<bool>,
+    /// When the person last pressed a button on a View or moved into one with the keyboard.
+    person: Cell<Option<Instant>>,
+    shell: RefCell<Option<webkit2gtk::WebView>>,
+}
+
+impl Keyboard {
+    /// The keyboard goes back to the shell (from a handler of the focus change: a moment later).
+    fn to_shell_soon(&self) {
+        use gtk::prelude::*;
+        if let Some(shell) = self.shell.borrow().clone() {
+            gtk::glib::idle_add_local_once(move || shell.grab_focus());
+        }
+    }
+
+    /// The window's focus moves to `widget`: a View's webview may have it only if the person
+    /// just asked for it, and no dialog is open; otherwise the shell takes it back.
+    fn focus_moves_to(&self, widget: &gtk::Widget) {
+        use gtk::prelude::*;
+        if widget.widget_name() != VIEW_WIDGET {
+            return;
+        }
+        let asked = self.person.take().is_some_and(|t| t.elapsed() < PERSON_FOCUS);
+        if self.dialog.get() || !asked {
+            tracing::debug!(
+                dialog = self.dialog.get(),
+                "a View took the keyboard without the person: back to the shell"
+            );
+            self.to_shell_soon();
+        }
+    }
+}
 
 /// The View a webview's IPC line and navigation guard speak for.
 struct Bound {
@@ -132,6 +184,7 @@ pub(crate) struct FrameLayer {
     next_group: u64,
     next_spare: u64,
     me: std::rc::Weak<RefCell<FrameLayer>>,
+    keyboard: Rc<Keyboard>,
     context: wry::WebContext,
 }
 
@@ -191,6 +244,7 @@ impl FrameLayer {
             next_group: 0,
             next_spare: 0,
             me: std::rc::Weak::new(),
+            keyboard: Rc::default(),
         }));
         frames.borrow_mut().me = Rc::downgrade(&frames);
         // The wheel over a View that did not scroll: WebKit hands the event back to the View's
@@ -228,7 +282,28 @@ impl FrameLayer {
 
     /// The shell's webview (for screenshots and the wheel over a View that does not scroll).
     pub(crate) fn set_shell(&mut self, shell: webkit2gtk::WebView) {
+        use gtk::prelude::*;
+        // Every move of the window's focus passes the keyboard guard.
+        if let Some(window) = shell.toplevel().and_then(|w| w.downcast::<gtk::Window>().ok()) {
+            let keyboard = Rc::downgrade(&self.keyboard);
+            window.connect_set_focus(move |_, widget| {
+                if let (Some(keyboard), Some(widget)) = (keyboard.upgrade(), widget) {
+                    keyboard.focus_moves_to(widget);
+                }
+            });
+        }
+        *self.keyboard.shell.borrow_mut() = Some(shell.clone());
         self.shell = Some(shell);
+    }
+
+    /// The shell opened a dialog (`dialog`), or closed its last one: an open dialog takes the
+    /// keyboard from every View now, and keeps it until it closes.
+    pub(crate) fn keyboard(&self, dialog: bool) {
+        use gtk::prelude::*;
+        self.keyboard.dialog.set(dialog);
+        if let (true, Some(shell)) = (dialog, &self.shell) {
+            shell.grab_focus();
+        }
     }
 
     /// Carries out one of the controller's requests.
@@ -284,6 +359,9 @@ impl FrameLayer {
         let spare = if mount.document.is_some() { group.spare.take() } else { None };
         let (webview, loaded) = match spare {
             Some(spare) => {
+                // Before the View's document is asked for (it is, once the ready message below
+                // reached the session and the bridge sent the resource).
+                super::web_extension::allow_origins(&spare.webview, &mount.origins);
                 *spare.binding.borrow_mut() = Some(bound);
                 if let Some(ready) = spare.ready.borrow_mut().take() {
                     mount.session.from_view(ready);
@@ -297,6 +375,7 @@ impl FrameLayer {
                     None => mount.src.clone(),
                 };
                 let (webview, loaded) = self.view_webview(&src, related, &binding, &Rc::default())?;
+                super::web_extension::allow_origins(&webview, &mount.origins);
                 watch(&webview, Some(binding), ended, self.to_controller.clone());
                 (webview, loaded)
             }
@@ -412,13 +491,20 @@ impl FrameLayer {
         use gtk::prelude::*;
         use wry::{WebViewBuilderExtUnix, WebViewExtUnix};
         let secret = IpcSecret::generate();
+        let on_top = proxy_on_top();
+        // The host's top document around the proxy (the test topology loads the proxy itself).
+        let top_src = match on_top {
+            true => src.to_owned(),
+            false => super::schemes::frame_src(src)
+                .ok_or_else(|| crate::Error::Desktop(format!("no top document for the proxy page {src}")))?,
+        };
         let (tx, ipc_binding, ipc_secret, ready) =
             (self.to_controller.clone(), binding.clone(), secret.clone(), early_ready.clone());
-        let (own_src, nav_binding) = (src.to_owned(), binding.clone());
+        let (own_src, own_top, nav_binding) = (src.to_owned(), top_src.clone(), binding.clone());
         let builder = WebViewBuilder::new_with_web_context(&mut self.context)
             .with_devtools(self.devtools)
             .with_background_color(background(self.theme))
-            .with_initialization_script(secret.proxy_init_script(src))
+            .with_initialization_script_for_main_only(secret.proxy_init_script(src, on_top), false)
             .with_initialization_script_for_main_only(super::ipc::FRAME_HOOK_SCRIPT, false)
             .with_ipc_handler(move |request| match &*ipc_binding.borrow() {
                 Some(b) => proxy_message(
@@ -438,11 +524,15 @@ impl FrameLayer {
                     }
                 }
             })
-            // Its own proxy page, its View's document and the frames the View writes; nothing else.
+            // Its top document, its proxy page, its View's document and the frames the View
+            // writes; nothing else.
             .with_navigation_handler(move |url| {
                 let document = nav_binding.borrow().as_ref().and_then(|b| b.document.clone());
-                let ok =
-                    url == own_src || url == "about:srcdoc" || url == "about:blank" || Some(&url) == document.as_ref();
+                let ok = url == own_top
+                    || url == own_src
+                    || url == "about:srcdoc"
+                    || url == "about:blank"
+                    || Some(&url) == document.as_ref();
                 if !ok {
                     tracing::warn!("blocked navigation of a View to {url}");
                 }
@@ -461,6 +551,23 @@ impl FrameLayer {
         self.layer.move_(&widget, -10_000, 0);
         super::engine::harden(&webview);
         super::lean_rendering(&webview);
+        deny_fullscreen(&widget);
+        // The person's click on the View, or Tab into it: the View may take the keyboard now.
+        widget.set_widget_name(VIEW_WIDGET);
+        let keyboard = Rc::downgrade(&self.keyboard);
+        widget.connect_button_press_event(move |_, _| {
+            if let Some(keyboard) = keyboard.upgrade() {
+                keyboard.person.set(Some(Instant::now()));
+            }
+            gtk::glib::Propagation::Proceed
+        });
+        let keyboard = Rc::downgrade(&self.keyboard);
+        widget.connect_focus(move |_, _| {
+            if let Some(keyboard) = keyboard.upgrade() {
+                keyboard.person.set(Some(Instant::now()));
+            }
+            gtk::glib::Propagation::Proceed
+        });
         let loaded = Rc::new(Cell::new(false));
         let (flag, me, reveal_binding) = (loaded.clone(), self.me.clone(), binding.clone());
         webkit2gtk::WebViewExt::connect_load_changed(&widget, move |_, event| {
@@ -473,7 +580,7 @@ impl FrameLayer {
                 reveal_soon(me.clone(), view);
             }
         });
-        webview.load_url(src).map_err(|e| crate::Error::Desktop(format!("cannot load the View's proxy: {e}")))?;
+        webview.load_url(&top_src).map_err(|e| crate::Error::Desktop(format!("cannot load the View's proxy: {e}")))?;
         Ok((webview, loaded))
     }
 
@@ -536,10 +643,18 @@ impl FrameLayer {
         // JSON text goes in as a string literal and is parsed by the proxy: an object literal
         // would give a `"__proto__"` key its special meaning. Several go as one JSON array
         // (each text is JSON the bridge serialized, so the array is too).
-        let script = match msgs {
-            [one] => format!("window.__mcpProxy&&window.__mcpProxy.deliver({})", string_literal(one)),
-            _ => format!(
+        let script = match (proxy_on_top(), msgs) {
+            (true, [one]) => format!("window.__mcpProxy&&window.__mcpProxy.deliver({})", string_literal(one)),
+            (true, _) => format!(
                 "window.__mcpProxy&&window.__mcpProxy.deliverAll({})",
+                string_literal(&format!("[{}]", msgs.join(",")))
+            ),
+            // Scripts run in the top document only: it posts the text to its proxy frame, which
+            // takes it only from its parent on the host's frame origin (the View cannot post as
+            // that window, nor read or script it).
+            (false, _) => format!(
+                "(function(t){{var f=document.querySelector(\"iframe\");f&&f.contentWindow&&f.contentWindow.postMessage(t,{})}})({})",
+                string_literal(&crate::sandbox::origin::sandbox_origin(&frame.label)),
                 string_literal(&format!("[{}]", msgs.join(",")))
             ),
         };
@@ -867,6 +982,34 @@ fn wheel_px(event: &gtk::gdk::EventScroll) -> (f64, f64) {
             (dx * NOTCH, dy * NOTCH)
         }
     }
+}
+
+/// A View changes how it is shown only through `ui/request-display-mode`, which the host
+/// decides: the page's own Fullscreen API is off (`document.fullscreenEnabled` is false), and
+/// a request that reaches WebKit anyway is refused.
+fn deny_fullscreen(widget: &webkit2gtk::WebView) {
+    use webkit2gtk::{SettingsExt, WebViewExt};
+    if let Some(settings) = WebViewExt::settings(widget) {
+        settings.set_enable_fullscreen(false);
+    }
+    widget.connect_enter_fullscreen(|_| {
+        tracing::warn!("refused a View's own fullscreen request (it may ask with ui/request-display-mode)");
+        true
+    });
+}
+
+/// Test-only: `MCP_APPS_HOST_TEST_PROXY_ON_TOP` serves the old topology, the proxy page as the
+/// top document of a View's webview (so `window.parent === window.top` inside the View), which
+/// proves `check --self` notices a host without the spec's frame tree.
+pub(crate) fn proxy_on_top() -> bool {
+    static ON_TOP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON_TOP.get_or_init(|| {
+        let on = std::env::var_os("MCP_APPS_HOST_TEST_PROXY_ON_TOP").is_some();
+        if on {
+            tracing::error!("MCP_APPS_HOST_TEST_PROXY_ON_TOP is set: each View's proxy is the top page of its webview");
+        }
+        on
+    })
 }
 
 /// `text` as a JavaScript string literal (JSON's string syntax is one).

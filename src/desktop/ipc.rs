@@ -8,16 +8,16 @@
 
 use crate::sandbox::HOST_ORIGIN;
 
-/// Run at the start of every document in a View's webview: a frame whose parent is the proxy
-/// page hands its window to the proxy (`__mcpProxyAdopt`), which watches it for diagnostics
-/// before the View's own scripts run (a View's document loaded by URL gets a new window the
-/// proxy could not reach in time otherwise). Any other frame finds no proxy as its parent, or
-/// cannot read its parent at all (another origin), and does nothing.
+/// Run at the start of every document in a View's webview: a frame hands its window to its
+/// parent's `__mcpProxyAdopt`, which only the proxy page has and which watches only the proxy's
+/// own View frame for diagnostics, before the View's own scripts run (a View's document loaded
+/// by URL gets a new window the proxy could not reach in time otherwise). The proxy frame itself
+/// cannot read its parent (the host's top document, another origin) and does nothing.
 pub(crate) const FRAME_HOOK_SCRIPT: &str = r#"(function () {
   "use strict";
   if (window.top === window) return;
   try {
-    var adopt = window.parent === window.top ? window.parent.__mcpProxyAdopt : null;
+    var adopt = window.parent.__mcpProxyAdopt;
     if (typeof adopt === "function") adopt(window);
   } catch (e) { /* a parent of another origin */ }
 })();"#;
@@ -60,13 +60,19 @@ impl IpcSecret {
         )
     }
 
-    /// The init script that hands a View's proxy page (`src`, the main frame only) its
-    /// `__mcpProxySend` function: the line to Rust that only this page holds.
-    pub fn proxy_init_script(&self, src: &str) -> String {
+    /// The init script that hands a View's proxy page (`src`) its `__mcpProxySend` function:
+    /// the line to Rust that only this page holds. It runs in every frame of the View's webview
+    /// (the proxy is not the main frame) and gives the line only to the document at `src` that
+    /// is a child of the top document: the View's frame (a child of the proxy) and anything it
+    /// nests never match, whatever URL they take. `on_top` is the test topology where the proxy
+    /// is the top document itself.
+    pub fn proxy_init_script(&self, src: &str, on_top: bool) -> String {
+        let place =
+            if on_top { "window.top === window" } else { "window.top !== window && window.parent === window.top" };
         format!(
             r#"(function () {{
   "use strict";
-  if (window.top !== window || String(location.href) !== {src}) return;
+  if (!({place}) || String(location.href) !== {src}) return;
   var handler = window.webkit && window.webkit.messageHandlers && window.webkit.messageHandlers.ipc;
   if (!handler) return;
   var post = handler.postMessage.bind(handler);

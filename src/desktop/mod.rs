@@ -387,6 +387,14 @@ fn host_webview<'a>(
                         }
                     }
                 }
+                // A dialog opened or closed: the keyboard goes to the shell at once.
+                Ok(ShellMessage::Keyboard { dialog }) => {
+                    if let Some(frames) = frames.upgrade() {
+                        if let Ok(frames) = frames.try_borrow() {
+                            frames.keyboard(dialog);
+                        }
+                    }
+                }
                 Ok(msg) => {
                     let _ = to_controller.send(HostInput::Shell(msg));
                 }

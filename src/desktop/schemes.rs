@@ -1,5 +1,6 @@
-//! The two custom schemes: `mcp-host://app/` (the trusted shell) and `mcp-sandbox://<label>/`
-//! (sandbox proxies, served with each View's CSP as a response header).
+//! The two custom schemes: `mcp-host://app/` (the trusted shell), `mcp-host://frame/` (the
+//! host's top document in each View's webview, around its sandbox proxy) and
+//! `mcp-sandbox://<label>/` (sandbox proxies, served with each View's CSP as a response header).
 
 use std::borrow::Cow;
 
@@ -47,9 +48,68 @@ fn not_found(what: &str) -> Response<Body> {
     response(StatusCode::NOT_FOUND, "text/plain", Cow::Borrowed(b"not found".as_slice()), Some("default-src 'none'"))
 }
 
-/// Serves `mcp-host://app/...`.
+/// Origin of the top document of each View's webview: the host's own page around the sandbox
+/// proxy, neither the shell's origin nor any server's (`sandbox-proxy/proxy.js` takes the
+/// host's messages only from this origin).
+pub(crate) const FRAME_ORIGIN: &str = "mcp-host://frame";
+
+/// The top document of a View's webview, on [`FRAME_ORIGIN`]: it
+/// holds the sandbox proxy in a frame that fills it, so that from inside the View `parent` is
+/// the proxy and `top` is another origin (unreadable, not navigable), as in a web host. It runs
+/// no script of its own (the host delivers to the proxy with a script of its own, which page
+/// policy does not govern), loads nothing but the one proxy page, and its frame has the sandbox
+/// flags of a View's frame. `mcp-host://frame/<label>/proxy.html?<view=id | frame=key>` frames
+/// `mcp-sandbox://<label>/proxy.html?<the same query>`.
+fn frame_page(uri: &wry::http::Uri) -> Response<Body> {
+    let proxy = match frame_target(uri.path(), uri.query().unwrap_or_default()) {
+        Some(proxy) => proxy,
+        None => return not_found(&uri.to_string()),
+    };
+    // Only a label's and an id's characters reach the page and its policy (checked above).
+    let html = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>MCP App</title><style>html,body{{margin:0;\
+         padding:0;height:100%;overflow:hidden;background:transparent}}iframe{{display:block;border:0;width:100%;\
+         height:100%}}</style></head><body><iframe src=\"{proxy}\" sandbox=\"{sandbox}\" allow=\"{allow}\" \
+         title=\"MCP App sandbox\"></iframe></body></html>",
+        sandbox = crate::sandbox::FRAME_SANDBOX,
+        allow = FRAME_ALLOW,
+    );
+    let policy = format!(
+        "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; frame-src {proxy}; base-uri 'none'; \
+         form-action 'none'"
+    );
+    response(StatusCode::OK, "text/html; charset=utf-8", Cow::Owned(html.into_bytes()), Some(&policy))
+}
+
+/// The features the top document delegates to its proxy frame: what a View may be granted
+/// (the proxy narrows it to the View's declared `permissions` on the View's own frame).
+const FRAME_ALLOW: &str = "camera; microphone; geolocation; clipboard-write";
+
+/// The proxy URL a top document at `path` and `query` frames, if both are well formed.
+fn frame_target(path: &str, query: &str) -> Option<String> {
+    let label = path.strip_prefix('/')?.strip_suffix("/proxy.html")?;
+    let (key, id) = query.split_once('=')?;
+    let id_ok =
+        !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    let label_ok = !label.is_empty() && label.len() <= 64 && label.bytes().all(|b| b.is_ascii_alphanumeric());
+    ((key == "view" || key == "frame") && id_ok && label_ok)
+        .then(|| format!("{}/proxy.html?{key}={id}", crate::sandbox::origin::sandbox_origin(label)))
+}
+
+/// The top document that frames the proxy page `proxy_src` (see [`frame_page`]).
+pub(crate) fn frame_src(proxy_src: &str) -> Option<String> {
+    let rest = proxy_src.strip_prefix(&format!("{}://", crate::sandbox::SANDBOX_SCHEME))?;
+    let (label, query) = rest.split_once("/proxy.html?")?;
+    let path = format!("/{label}/proxy.html");
+    frame_target(&path, query).filter(|p| p == proxy_src).map(|_| format!("{FRAME_ORIGIN}{path}?{query}"))
+}
+
+/// Serves `mcp-host://app/...` (the shell) and `mcp-host://frame/...` (see [`frame_page`]).
 pub fn serve_host(request: &Request<Vec<u8>>) -> Response<Body> {
     let uri = request.uri();
+    if uri.host() == Some("frame") {
+        return frame_page(uri);
+    }
     if uri.host() != Some("app") {
         return not_found(&uri.to_string());
     }
@@ -63,9 +123,9 @@ pub fn serve_host(request: &Request<Vec<u8>>) -> Response<Body> {
 }
 
 /// The proxy page's policy: the View's CSP, and the sandbox flags a frame of the View would get
-/// from its `sandbox` attribute. The proxy is the top page of the View's webview, and the View
-/// can script it (same origin): the directive keeps popups, dialogs, top navigation and
-/// downloads shut for both, as they were when the proxy was a sandboxed frame of the shell.
+/// from its `sandbox` attribute. The View can script the proxy (same origin): the directive
+/// keeps popups, dialogs, top navigation and downloads shut for both, whatever frame holds the
+/// proxy (the host's top document gives its frame the same flags).
 fn proxy_policy(csp: &str) -> String {
     format!("{csp}; sandbox {}", crate::sandbox::FRAME_SANDBOX)
 }
@@ -232,6 +292,41 @@ mod tests {
         let again = serve_sandbox(&get(&format!("mcp-sandbox://abc/view.html?view=v1&t={t}")), &reg);
         assert_eq!(again.status(), 404);
         assert_eq!(again.headers()[header::CONTENT_SECURITY_POLICY], "default-src 'none'");
+    }
+
+    #[test]
+    fn a_views_top_document_frames_only_its_proxy_and_runs_nothing() {
+        let proxy = "mcp-sandbox://abc123/proxy.html?view=v7";
+        let top = frame_src(proxy).unwrap();
+        assert_eq!(top, "mcp-host://frame/abc123/proxy.html?view=v7");
+        let page = serve_host(&get(&top));
+        assert_eq!(page.status(), 200);
+        let csp = page.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap().to_owned();
+        assert!(csp.contains("script-src 'none';"), "{csp}");
+        assert!(csp.contains(&format!("frame-src {proxy};")), "{csp}");
+        let html = std::str::from_utf8(page.body()).unwrap();
+        assert!(
+            html.contains(&format!("<iframe src=\"{proxy}\" sandbox=\"allow-scripts allow-same-origin allow-forms\""))
+        );
+        assert!(!html.contains("<script"), "{html}");
+        assert_eq!(
+            frame_src("mcp-sandbox://abc123/proxy.html?frame=f2").unwrap(),
+            "mcp-host://frame/abc123/proxy.html?frame=f2"
+        );
+        // Nothing but a label and an id gets into the page or its policy.
+        for bad in [
+            "mcp-host://frame/abc/proxy.html?view=v1%22",
+            "mcp-host://frame/a.b/proxy.html?view=v1",
+            "mcp-host://frame/abc/proxy.html?view=v1;x",
+            "mcp-host://frame/abc/proxy.html?other=v1",
+            "mcp-host://frame/abc/proxy.html",
+            "mcp-host://frame/abc/view.html?view=v1",
+            "mcp-host://frame/abc/proxy.html?view=v1&t=2",
+        ] {
+            assert_eq!(serve_host(&get(bad)).status(), 404, "{bad}");
+        }
+        assert_eq!(frame_src("mcp-sandbox://abc/proxy.html?view=v1&t=2"), None);
+        assert_eq!(frame_src("mcp-host://app/proxy.html?view=v1"), None);
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! The host's web process extension (`webext/collect.c`, built by `build.rs`): in each web
-//! process of the host, one full JavaScriptCore collection half a second after pages went (Views
-//! closed or asleep), while the process holds 32 pages or fewer, then the allocator's scavenger
-//! on a thread of its own, so their memory goes back at once instead of at the engine's own
-//! pace.
+//! The host's web process extension (`webext/collect.c` and `webext/requests.c`, built by
+//! `build.rs`): in each web process of the host, one full JavaScriptCore collection half a
+//! second after pages went (Views closed or asleep), while the process holds 32 pages or fewer,
+//! then the allocator's scavenger on a thread of its own, so their memory goes back at once
+//! instead of at the engine's own pace; and the check of every request a page sends against the
+//! web origins its View declared ([`allow_origins`]), below the page, so an engine path that
+//! forgets the CSP still reaches no undeclared origin.
 //!
 //! WebKit loads every library of one directory into every web process it starts. The library is
 //! in the binary and written, at start, into a directory of this user's that nobody else can
@@ -16,10 +18,29 @@ use std::path::{Path, PathBuf};
 const LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmcp-apps-host-collect.so"));
 const FILE: &str = "libmcp-apps-host-collect.so";
 
+/// The name of the message that tells a page its View's declared origins (`webext/requests.c`).
+const ALLOWED_ORIGINS: &str = "mcp-apps-host:allowed-origins";
+
+/// Tells the page of `webview` the web origins its View declared ("scheme host port" entries,
+/// see [`crate::sandbox::csp::request_origins`]); its requests go to these and to the host's
+/// own schemes only. A page told nothing gets only the host's own schemes.
+pub(super) fn allow_origins(webview: &wry::WebView, origins: &[String]) {
+    use gtk::glib::ToVariant;
+    use webkit2gtk::WebViewExt;
+    use wry::WebViewExtUnix;
+    let message = webkit2gtk::UserMessage::new(ALLOWED_ORIGINS, Some(&origins.to_variant()));
+    webview.webview().send_message_to_page(&message, None::<&gtk::gio::Cancellable>, |_| {});
+}
+
 /// Gives WebKit the extension for the web processes it starts from now on (the shell's, already
 /// started, goes without: it closes no View).
 pub(super) fn install(context: &webkit2gtk::WebContext) {
     use webkit2gtk::WebContextExt;
+    // Test-only (read by the extension in each web process): proves `check --self` notices a
+    // host without its check below the page.
+    if std::env::var_os("MCP_APPS_HOST_TEST_NO_REQUEST_CHECK").is_some() {
+        tracing::error!("MCP_APPS_HOST_TEST_NO_REQUEST_CHECK is set: requests of Views are NOT checked below the page");
+    }
     match write() {
         Ok(dir) => match dir.to_str() {
             Some(path) => context.set_web_extensions_directory(path),

@@ -199,9 +199,67 @@ pub fn build_csp(declared: Option<&ResourceCsp>) -> CspPolicy {
     CspPolicy { header: directives.join("; "), granted, rejected }
 }
 
+/// The web origins a View's policy `header` lets it request (the http, https, ws and wss
+/// sources of its fetching directives), as "scheme host port" for the host's check below the
+/// page (`webext/requests.c`): scheme and host in lower case, a leading `*.` kept, the port
+/// given or the scheme's default, or `*`. Paths are left to the CSP.
+pub(crate) fn request_origins(header: &str) -> Vec<String> {
+    const FETCHING: [&str; 8] =
+        ["connect-src", "script-src", "style-src", "img-src", "font-src", "media-src", "worker-src", "frame-src"];
+    let mut out = Vec::new();
+    for directive in header.split(';') {
+        let mut words = directive.split_whitespace();
+        if !words.next().is_some_and(|name| FETCHING.contains(&name)) {
+            continue;
+        }
+        for source in words {
+            let Some((scheme, rest)) = source.split_once("://") else { continue };
+            let scheme = scheme.to_ascii_lowercase();
+            let default = match scheme.as_str() {
+                "http" | "ws" => "80",
+                "https" | "wss" => "443",
+                _ => continue,
+            };
+            let authority = rest.split('/').next().unwrap_or_default().to_ascii_lowercase();
+            let (host, port) = match authority.rsplit_once(':') {
+                Some((h, p)) if !p.contains(']') => (h.to_owned(), p.to_owned()),
+                _ => (authority.clone(), default.to_owned()),
+            };
+            let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
+            let entry = format!("{scheme} {host} {port}");
+            if !host.is_empty() && !out.contains(&entry) {
+                out.push(entry);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_check_below_the_page_gets_the_declared_web_origins_only() {
+        let p = build_csp(Some(&csp(
+            &["https://api.example.com", "wss://live.example.com:8443"],
+            &["https://*.cdn.example/lib/", "http://[::1]:9000"],
+            &["https://embed.example"],
+            &["https://base.example"],
+        )));
+        assert_eq!(
+            request_origins(&p.header),
+            [
+                "https *.cdn.example 443",
+                "http ::1 9000",
+                "https api.example.com 443",
+                "wss live.example.com 8443",
+                "https embed.example 443",
+            ]
+        );
+        // Nothing declared: nothing but the host's own schemes.
+        assert!(request_origins(&build_csp(None).header).is_empty());
+    }
 
     fn directive_of<'a>(header: &'a str, name: &str) -> &'a str {
         header

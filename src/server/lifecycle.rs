@@ -81,8 +81,9 @@ pub(super) struct HandshakeFailure {
     /// The `WWW-Authenticate` challenge, when the server asked for sign-in.
     pub challenge: Option<String>,
     /// The server answered `server/discover` with a success that is not a discovery result (the
-    /// conformance suite's servers answer `{}` to any method they do not know): rmcp does not
-    /// fall back then, so the caller starts a fresh connection with [`Startup::Initialize`].
+    /// conformance suite's servers answer `{}` to any method they do not know), or with only
+    /// revisions the host does not speak: rmcp does not fall back then, so the caller starts a
+    /// fresh connection with [`Startup::Initialize`], as for a server that refused the probe.
     pub try_initialize: bool,
 }
 
@@ -101,13 +102,19 @@ where
     match tokio::time::timeout_at(deadline, client.serve_with_lifecycle(transport, startup.mode())).await {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(e)) => {
-            let try_initialize = startup == Startup::Probe && not_a_discover_answer(&e);
+            let try_initialize = startup == Startup::Probe && falls_back_to_initialize(&e);
             let reason = match &e {
                 ClientInitializeError::ExpectedInitResult(Some(_)) if try_initialize => {
                     "the server answered server/discover with something that is not a discovery result".to_owned()
                 }
+                ClientInitializeError::NoCompatibleProtocolVersion { server_supported, .. } if try_initialize => {
+                    format!("the server offers by server/discover only revisions the host does not speak ({server_supported:?})")
+                }
                 _ => describe_init_error(&e),
             };
+            if try_initialize {
+                tracing::info!("{reason}: trying initialize on a fresh connection");
+            }
             Err(HandshakeFailure { reason, challenge: auth_challenge(&e), try_initialize })
         }
         Err(_) => Err(HandshakeFailure {
@@ -118,10 +125,16 @@ where
     }
 }
 
-/// A success to `server/discover` that is not a discovery result (and not a late `initialize`
-/// answer either: rmcp reports both the same way).
-fn not_a_discover_answer(error: &ClientInitializeError) -> bool {
-    matches!(error, ClientInitializeError::ExpectedInitResult(Some(answer)) if !matches!(answer, ServerResult::DiscoverResult(_)))
+/// A probe answer after which `initialize` is tried: a success to `server/discover` that is not
+/// a discovery result (and not a late `initialize` answer either: rmcp reports both the same
+/// way), or a discovery (or version error) that offers no revision the host speaks: a server
+/// may speak a 2025 revision by `initialize` besides, as it would after an error answer.
+fn falls_back_to_initialize(error: &ClientInitializeError) -> bool {
+    match error {
+        ClientInitializeError::ExpectedInitResult(Some(answer)) => !matches!(answer, ServerResult::DiscoverResult(_)),
+        ClientInitializeError::NoCompatibleProtocolVersion { .. } => true,
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -139,8 +152,13 @@ mod tests {
     #[test]
     fn only_a_probe_tries_initialize_after_an_answer_that_is_not_discovery() {
         let odd = ClientInitializeError::ExpectedInitResult(Some(ServerResult::empty(())));
-        assert!(not_a_discover_answer(&odd));
-        assert!(!not_a_discover_answer(&ClientInitializeError::ExpectedInitResult(None)));
+        assert!(falls_back_to_initialize(&odd));
+        assert!(!falls_back_to_initialize(&ClientInitializeError::ExpectedInitResult(None)));
+        let unsupported = ClientInitializeError::NoCompatibleProtocolVersion {
+            client_supported: vec![ProtocolVersion::V_2026_07_28],
+            server_supported: vec![],
+        };
+        assert!(falls_back_to_initialize(&unsupported));
         assert!(matches!(Startup::Probe.mode(), ClientLifecycleMode::Auto { .. }));
         assert!(matches!(Startup::Initialize.mode(), ClientLifecycleMode::Initialize));
     }
