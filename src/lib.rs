@@ -40,6 +40,7 @@ mod host_env;
 pub mod inspect;
 pub mod model;
 mod private_file;
+pub mod profile;
 pub mod protocol;
 pub mod sandbox;
 pub mod server;

@@ -191,6 +191,8 @@ pub(crate) struct DesktopPolicy {
     pub opener: Option<String>,
     pub downloads: PathBuf,
     pub display_modes: Vec<DisplayMode>,
+    /// A host profile's optional requests (none: all of this host's).
+    pub offers: Option<crate::profile::Offers>,
 }
 
 /// Plain text of content blocks, for a person to read (never rendered as HTML).
@@ -273,11 +275,17 @@ fn unique_path(dir: &std::path::Path, name: &str) -> PathBuf {
 
 impl HostPolicy for DesktopPolicy {
     fn capabilities(&self) -> PolicyCapabilities {
-        PolicyCapabilities {
+        let offers = self.offers.unwrap_or(crate::profile::Offers {
             open_links: true,
             message: true,
             update_model_context: true,
             download_file: true,
+        });
+        PolicyCapabilities {
+            open_links: offers.open_links,
+            message: offers.message,
+            update_model_context: offers.update_model_context,
+            download_file: offers.download_file,
             display_modes: self.display_modes.clone(),
         }
     }

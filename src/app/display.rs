@@ -9,7 +9,14 @@ impl Controller {
         match mode {
             DisplayMode::Inline => ContainerDimensions {
                 width: Some((w - PICKER_PX - CARD_CHROME_PX).max(0.0).floor()),
-                max_height: Some(INLINE_MAX_HEIGHT),
+                // A host profile's cap, when it is lower.
+                max_height: Some(
+                    self.options
+                        .profile
+                        .as_ref()
+                        .and_then(|p| p.max_height)
+                        .map_or(INLINE_MAX_HEIGHT, |m| m.min(INLINE_MAX_HEIGHT)),
+                ),
                 ..Default::default()
             },
             DisplayMode::Fullscreen => ContainerDimensions {
@@ -25,11 +32,16 @@ impl Controller {
 
     /// The display modes this host offers: picture-in-picture needs a window of the host's own.
     pub(super) fn display_modes(&self) -> Vec<DisplayMode> {
-        if self.options.embedded {
+        let mut modes = if self.options.embedded {
             vec![DisplayMode::Inline, DisplayMode::Fullscreen]
         } else {
             vec![DisplayMode::Inline, DisplayMode::Fullscreen, DisplayMode::Pip]
+        };
+        // A host profile offers what its host does.
+        if let Some(profile) = &self.options.profile {
+            modes.retain(|m| profile.display_modes.contains(m));
         }
+        modes
     }
 
     /// Puts a View into `mode` (one View at a time may leave inline); returns the mode in effect.

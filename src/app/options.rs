@@ -75,6 +75,8 @@ pub struct RunOptions {
     pub resume: Option<String>,
     /// Where conversations are kept (default: the user's data directory).
     pub conversations: Option<crate::conversation::store::Store>,
+    /// Stand in for another host (see [`crate::profile`]): what Views are told and allowed.
+    pub profile: Option<crate::profile::HostProfile>,
     /// Where the servers' approval modes are kept (default: the user's data directory).
     pub approvals: Option<crate::conversation::trust::Approvals>,
     /// Receives the conversation's turns.
@@ -144,6 +146,7 @@ impl RunOptions {
             resume: None,
             conversations: None,
             approvals: None,
+            profile: None,
             conversation_events: None,
             live_views: None,
             embedded: false,

@@ -65,7 +65,8 @@ impl Controller {
         }
         let html_file = self.options.html.clone();
         let preview = self.options.preview;
-        let openai_shim = self.options.openai_shim;
+        let profile = self.options.profile.clone();
+        let openai_shim = self.options.openai_shim && profile.as_ref().is_none_or(|p| p.openai_shim);
         let ui = self.ui.clone();
 
         let servers = self.servers.clone();
@@ -79,6 +80,7 @@ impl Controller {
                 opener: self.options.opener.clone(),
                 downloads: self.options.downloads.clone().unwrap_or_else(default_downloads),
                 display_modes: self.display_modes(),
+                offers: self.options.profile.as_ref().map(|p| p.offers),
             }),
         };
         Ok(async move {
@@ -133,7 +135,9 @@ impl Controller {
             for w in &resource.meta.warnings {
                 tracing::warn!(resource = %uri, "{w}");
             }
-            let csp = build_csp(resource.meta.csp.as_ref());
+            // A host profile honours only the fields its host does.
+            let honoured = profile.as_ref().map(|p| p.honoured_csp(resource.meta.csp.as_ref()));
+            let csp = build_csp(honoured.as_ref().map_or(resource.meta.csp.as_ref(), Option::as_ref));
             for r in &csp.rejected {
                 tracing::warn!(resource = %uri, "CSP entry {:?} in {} rejected: {}", r.entry, r.field, r.reason);
             }
@@ -180,6 +184,10 @@ impl Controller {
             config.forwards_list_changed = true;
             config.openai_shim = shim;
             config.granted_csp = csp.granted;
+            if let Some(p) = &profile {
+                config.host_info =
+                    crate::protocol::Implementation::new(p.host_info.name.clone(), p.host_info.version.clone());
+            }
             config.granted_permissions = resource.meta.permissions.clone().filter(|p| !p.is_empty());
             config.host_context = host_context;
             config.policy = policy;
@@ -208,7 +216,7 @@ impl Controller {
             locale: Some(crate::protocol::locale::bcp47_locale(sys_locale::get_locale().as_deref())),
             time_zone: Some(crate::protocol::locale::iana_time_zone(iana_time_zone::get_timezone().ok().as_deref())),
             user_agent: Some(format!("mcp-apps-host/{}", env!("CARGO_PKG_VERSION"))),
-            platform: Some("desktop".into()),
+            platform: Some(self.options.profile.as_ref().map_or("desktop", |p| p.platform.as_str()).to_owned()),
             device_capabilities: Some(json!({"touch": false, "hover": true})),
             ..Default::default()
         }

@@ -42,6 +42,11 @@ pub struct CheckArgs {
     /// Check OpenAI Apps SDK widgets without the `window.openai` shim (as `run --no-openai-shim`).
     #[arg(long)]
     no_openai_shim: bool,
+    /// Check as another host would show the Views: its display modes, container, optional
+    /// requests, the CSP fields it honours (`vscode`, `claude-web`, `chatgpt`, ...). Repeat it for
+    /// several, or `all` for every profile; each tool is reported per profile.
+    #[arg(long, value_name = "NAME", conflicts_with = "self_check")]
+    profile: Vec<String>,
     /// Check this host instead of a server: a built-in probe View tests the host's MUSTs from inside.
     #[arg(long = "self", conflicts_with_all = ["stdio", "url", "config", "tool", "args"])]
     self_check: bool,
@@ -52,6 +57,9 @@ pub struct CheckArgs {
 #[serde(rename_all = "camelCase")]
 pub struct ToolCheck {
     tool: String,
+    /// The host profile it was checked under (none: this host as it is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<String>,
     /// `pass`, `fail` or `skip`.
     status: &'static str,
     /// Why it failed or was skipped (empty when it passed).
@@ -80,6 +88,7 @@ impl ToolCheck {
     fn new(tool: &str, resource_uri: Option<String>) -> Self {
         Self {
             tool: tool.to_owned(),
+            profile: None,
             status: "fail",
             reasons: Vec::new(),
             warnings: Vec::new(),
@@ -169,6 +178,34 @@ fn default_arguments(tool: &Value) -> Result<Value, String> {
 fn judge(check: &mut ToolCheck, trace: &[Value], stderr: &str, code: Option<i32>) {
     // What a View that never started sent instead (the bridge's `handshake` diagnostics).
     let mut not_started = Vec::new();
+    // The View's requests by id, to read the host's answers (what a profile's host refused).
+    let mut asked: std::collections::HashMap<String, (String, Value)> = std::collections::HashMap::new();
+    let host = check.profile.clone().unwrap_or_else(|| "this host".into());
+    for rec in trace {
+        let msg = &rec["msg"];
+        match rec["dir"].as_str() {
+            Some("view->host") if msg["id"].is_number() || msg["id"].is_string() => {
+                if let Some(method) = msg["method"].as_str() {
+                    asked.insert(msg["id"].to_string(), (method.to_owned(), msg["params"].clone()));
+                }
+            }
+            Some("host->view") if msg.get("method").is_none() => {
+                let Some((method, params)) = asked.get(&msg["id"].to_string()) else { continue };
+                let wanted = params["mode"].as_str().unwrap_or_default();
+                if method == "ui/request-display-mode" && msg["result"]["mode"].as_str().is_some_and(|m| m != wanted) {
+                    check.warnings.push(format!(
+                        "asks for {wanted}, which {host} does not offer here: it stays {}",
+                        msg["result"]["mode"].as_str().unwrap_or("?")
+                    ));
+                }
+                if msg["error"]["code"] == -32601 && method.starts_with("ui/") {
+                    check.warnings.push(format!("calls {method}, which {host} does not offer (method not found)"));
+                }
+            }
+            _ => {}
+        }
+    }
+    check.warnings.dedup();
     for rec in trace {
         let msg = &rec["msg"];
         match rec["dir"].as_str() {
@@ -280,6 +317,9 @@ fn run_one(
     // The host of each tool settles the bus for itself and its own servers.
     crate::host_env::as_given(&mut cmd);
     cmd.arg("run").args(args.server.to_args()).args(["--tool", tool, "--args", &arguments.to_string()]);
+    if let Some(profile) = &check.profile {
+        cmd.args(["--profile", profile]);
+    }
     cmd.args([
         "--exit-after",
         exit_after,
@@ -297,6 +337,10 @@ fn run_one(
     if let Some(dir) = &args.screenshots {
         let file: String =
             tool.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+        let file = match &check.profile {
+            Some(p) => format!("{file}.{p}"),
+            None => file,
+        };
         let path = dir.join(format!("{file}.png"));
         cmd.arg("--screenshot").arg(&path);
         check.screenshot = Some(path);
@@ -359,10 +403,14 @@ fn junit(server: &str, checks: &[ToolCheck]) -> String {
         checks.len()
     );
     for c in checks {
+        let name = match &c.profile {
+            Some(p) => format!("{} [{p}]", c.tool),
+            None => c.tool.clone(),
+        };
         xml.push_str(&format!(
             "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
             xml_escape(server),
-            xml_escape(&c.tool),
+            xml_escape(&name),
             c.duration_ms as f64 / 1000.0
         ));
         match c.status {
@@ -380,6 +428,25 @@ fn junit(server: &str, checks: &[ToolCheck]) -> String {
     }
     xml.push_str("  </testsuite>\n</testsuites>\n");
     xml
+}
+
+/// The profiles `--profile` names (`all`: every one), each checked to exist.
+fn profiles_of(asked: &[String]) -> Result<Vec<String>, String> {
+    use crate::profile::HostProfile;
+    let known = HostProfile::all_in(HostProfile::user_dir().as_deref())?;
+    let mut out = Vec::new();
+    for name in asked.iter().flat_map(|a| a.split(',')).map(str::trim).filter(|n| !n.is_empty()) {
+        if name == "all" {
+            out.extend(known.iter().map(|p| p.name.clone()));
+        } else if known.iter().any(|p| p.name == name) {
+            out.push(name.to_owned());
+        } else {
+            let names: Vec<&str> = known.iter().map(|p| p.name.as_str()).collect();
+            return Err(format!("no host profile {name:?} (there are: {})", names.join(", ")));
+        }
+    }
+    out.dedup();
+    Ok(out)
 }
 
 /// Runs `check`: exit 0 when every checked tool passes, 1 when any fails, 2 for usage or
@@ -442,11 +509,21 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
     if let Some(dir) = &args.screenshots {
         std::fs::create_dir_all(dir)?;
     }
+    // Each tool once, or once per host profile.
+    let profiles: Vec<Option<String>> = match profiles_of(&args.profile) {
+        Ok(p) if p.is_empty() => vec![None],
+        Ok(p) => p.into_iter().map(Some).collect(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(2);
+        }
+    };
     let mut checks = Vec::new();
-    for tool in ui_tools {
+    for (tool, profile) in ui_tools.iter().flat_map(|t| profiles.iter().map(move |p| (*t, p))) {
         let name = tool["name"].as_str().unwrap_or_default();
         let uri = tool_ui(tool).ok().and_then(|u| u.resource_uri);
         let mut c = ToolCheck::new(name, uri.clone());
+        c.profile = profile.clone();
         let started = Instant::now();
         // A resource the survey already found broken fails without opening a window.
         let resource_errors: Vec<String> = survey
@@ -466,7 +543,10 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
             (true, Ok(arguments)) => {
                 c.arguments = Some(arguments.clone());
                 if !args.json {
-                    eprintln!("checking {name}…");
+                    match profile {
+                        Some(p) => eprintln!("checking {name} as {p} would show it…"),
+                        None => eprintln!("checking {name}…"),
+                    }
                 }
                 run_one(&args, display.as_deref(), name, &arguments, "result", &mut c)?;
             }
@@ -499,7 +579,8 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
                     format!("  app {} {}", a["name"].as_str().unwrap_or("?"), a["version"].as_str().unwrap_or("?"))
                 })
                 .unwrap_or_default();
-            println!("{} {}{timing}{app}", c.status.to_uppercase(), c.tool);
+            let profile = c.profile.as_ref().map(|p| format!(" [{p}]")).unwrap_or_default();
+            println!("{} {}{profile}{timing}{app}", c.status.to_uppercase(), c.tool);
             for r in &c.reasons {
                 println!("    - {r}");
             }

@@ -130,6 +130,10 @@ struct RunArgs {
     /// the `window.openai` shim (they then get no `window.openai`).
     #[arg(long)]
     no_openai_shim: bool,
+    /// Stand in for another host: tell and allow Views what it does (`vscode`, `claude-web`,
+    /// `chatgpt`...; `check --profile all` lists them). Profiles are data files (see the README).
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
     /// Hold a conversation with this model, which calls the servers' tools: `PROVIDER:NAME`
     /// (`openai:`, any OpenAI-compatible endpoint; `anthropic:`; `ollama:`), or `scripted` for
     /// the offline scripted demo model (not a real model). Default: the config file's `model`
@@ -494,6 +498,9 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     options.settle = std::time::Duration::from_millis(args.settle_ms);
     options.preview = args.preview;
     options.openai_shim = !args.no_openai_shim;
+    if let Some(name) = &args.profile {
+        options.profile = Some(crate::profile::HostProfile::named(name).map_err(anyhow::Error::msg)?);
+    }
     options.html = args.html.map(|p| std::path::absolute(&p).unwrap_or(p));
     options.downloads = args.downloads;
     options.web_memory_limit_mb = args.web_memory_limit;
