@@ -815,6 +815,43 @@ fn a_view_that_changes_its_height_makes_no_other_view_sleep_or_wake() {
     assert!(after.is_empty(), "Views slept or woke while only a View's height changed: {after:?}");
 }
 
+/// A View that never does its handshake holds no live place for ever: with more Views open
+/// than the budget, once it had its time to start (10 s) and is out of sight, it is put away,
+/// and its card says it never finished starting. (Before, only initialized Views could sleep,
+/// so it held its place and the live Views of other servers slept in its stead.) The honest
+/// Views below it are tall (they size themselves to 2,600 px), and the person scrolls to the
+/// bottom after 12 s, so only the View that never started is far from sight.
+#[test]
+fn a_view_that_never_started_is_put_away_and_its_card_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_automation(
+        &dir,
+        r##"
+        await until(() => document.querySelectorAll(".card .slot").length === 3, 60000);
+        await wait(12000);
+        const stream = document.getElementById("stream");
+        stream.scrollTop = stream.scrollHeight;
+        const note = await until(() => document.querySelector(".asleep-note"), 20000).catch(() => null);
+        await call("person-report", { data: JSON.stringify({ note: note ? note.textContent : null }) });
+        "##,
+    );
+    let tall = ("attack-oscillate", json!({"startMs": 0, "count": 1, "high": 2600, "periodMs": 100}));
+    let run = run_host(
+        &views(
+            &hostile(None),
+            &[("never-starts", json!({})), tall.clone(), tall],
+            &["--live-views", "2", "--automation", &script],
+        ),
+        |trace| person_reports_in(trace).next().is_some(),
+        LIMIT,
+    );
+    let slept: Vec<String> =
+        run.trace.iter().filter(|r| r["msg"]["kind"] == "sleep").map(|r| text(&r["view"])).collect();
+    assert_eq!(slept, ["v1"], "{}", run.dump());
+    let (_, person) = run.person_report();
+    assert!(text(&person["note"]).contains("never finished starting"), "{person:#}");
+}
+
 // ------------------------------------------------------------------------------------------------
 // Issue 13: consent that cannot be faked, URL elicitation, starvation, bounded queues.
 
