@@ -436,3 +436,97 @@ fn check_self_fails_without_the_request_check_below_the_page() {
     let q = requirement(&r, NO_REQUEST_BELOW_THE_PAGE);
     assert!(q["detail"]["tcpConnections"].as_u64().is_some_and(|n| n > 0), "{q:#}");
 }
+
+/// What a host profile makes this host tell a View: another host's info, display modes,
+/// container cap, platform and optional requests (`run --profile`).
+#[test]
+fn a_host_profile_tells_a_view_what_that_host_does() {
+    let init = |profile: &str| -> Value {
+        let run = run_host(
+            &[
+                "run",
+                "--stdio",
+                &basic_vanillajs(),
+                "--tool",
+                "get-time",
+                "--profile",
+                profile,
+                "--exit-after",
+                "result",
+            ],
+            Duration::from_secs(60),
+        );
+        assert_eq!(run.code, Some(0), "{profile}: {}", run.stderr);
+        let answer = run.dir("host->view").find(|m| m["result"]["hostInfo"].is_object()).cloned();
+        answer.expect("the initialize answer")["result"].clone()
+    };
+    let vscode = init("vscode");
+    assert_eq!(vscode["hostInfo"]["name"], "Visual Studio Code");
+    assert_eq!(vscode["hostContext"]["availableDisplayModes"], serde_json::json!(["inline"]));
+    assert_eq!(vscode["hostContext"]["containerDimensions"]["maxHeight"], 500.0);
+    assert_eq!(vscode["hostContext"]["platform"], "desktop");
+    let goose = init("goose");
+    assert!(goose["hostCapabilities"].get("updateModelContext").is_none(), "{:#}", goose["hostCapabilities"]);
+    assert_eq!(goose["hostContext"]["availableDisplayModes"], serde_json::json!(["inline", "fullscreen", "pip"]));
+    let ours = init("mcp-apps-host");
+    assert!(ours["hostCapabilities"].get("updateModelContext").is_some());
+    let unknown = host(&["run", "--stdio", &basic_vanillajs(), "--profile", "netscape"], true);
+    assert_eq!(unknown.code, Some(1), "{}", unknown.stderr);
+    assert!(
+        unknown.stderr.contains("no host profile \"netscape\"") && unknown.stderr.contains("vscode"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+/// `check --profile all`: a published App that works everywhere passes under every profile,
+/// each reported on its own.
+#[test]
+fn check_runs_a_published_app_under_every_host_profile() {
+    let out = host(&["check", "--stdio", &basic_vanillajs(), "--json", "--profile", "all", "--timeout", "20"], false);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let r = json_of(&out);
+    let tools = r["tools"].as_array().unwrap();
+    let profiles: Vec<&str> = tools.iter().filter_map(|t| t["profile"].as_str()).collect();
+    for want in [
+        "mcp-apps-host",
+        "claude-desktop",
+        "claude-web",
+        "claude-ios",
+        "chatgpt",
+        "vscode",
+        "cursor",
+        "goose",
+        "m365-copilot",
+    ] {
+        assert!(profiles.contains(&want), "{profiles:?}");
+    }
+    assert!(tools.iter().all(|t| t["status"] == "pass"), "{r:#}");
+}
+
+/// A host profile makes a published App fail for a stated reason: the map App's declared CSP
+/// origins are honoured here, and ignored by Claude for iOS (its hard-coded CSP), where the
+/// View's requests are blocked.
+#[test]
+fn a_host_profile_makes_a_published_app_fail_for_a_stated_reason() {
+    let out = host(
+        &["check", "--stdio", &map_server(), "--json", "--timeout", "10", "--profile", "mcp-apps-host,claude-ios"],
+        false,
+    );
+    let r = json_of(&out);
+    let under = |profile: &str| -> Value {
+        r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["profile"] == profile)
+            .unwrap_or_else(|| panic!("{r:#}"))
+            .clone()
+    };
+    assert_eq!(under("mcp-apps-host")["cspViolations"], serde_json::json!([]), "{r:#}");
+    let ios = under("claude-ios");
+    assert_eq!(ios["status"], "fail", "{ios:#}");
+    let reasons: Vec<&str> = ios["reasons"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(reasons.iter().any(|r| r.starts_with("CSP violation: ")), "{reasons:#?}");
+    assert_eq!(out.code, Some(1));
+}
