@@ -530,3 +530,31 @@ fn a_host_profile_makes_a_published_app_fail_for_a_stated_reason() {
     assert!(reasons.iter().any(|r| r.starts_with("CSP violation: ")), "{reasons:#?}");
     assert_eq!(out.code, Some(1));
 }
+
+/// Screenshot baselines: a View's picture is stored, the same View passes against it, and a
+/// changed View fails with the changed area and a diff image.
+#[test]
+fn check_compares_a_views_picture_with_its_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("baseline");
+    let base = baseline.to_string_lossy().into_owned();
+    let run = |mode: &str, extra: &[&str]| {
+        let (out, r) = check_fault(mode, &[&["--baseline", &base][..], extra].concat());
+        let t = tool(&r, "fault").clone();
+        (out, t)
+    };
+    let (out, t) = run("ok", &["--update-baseline"]);
+    assert_eq!((out.code, t["baseline"].as_str()), (Some(0), Some("updated")), "{t:#}");
+    assert!(baseline.join("fault.png").exists());
+    let (out, t) = run("ok", &[]);
+    assert_eq!((out.code, t["baseline"].as_str()), (Some(0), Some("same")), "{t:#}\n{}", out.stderr);
+    let (out, t) = run("ok-changed", &[]);
+    assert_eq!((out.code, t["baseline"].as_str()), (Some(1), Some("changed")), "{t:#}");
+    let reason = t["reasons"][0].as_str().unwrap();
+    assert!(reason.starts_with("the View looks different from its baseline: "), "{reason}");
+    assert!(baseline.join("fault.diff.png").exists(), "{reason}");
+    // No baseline stored: a failure that says how to store one.
+    let (out, r) = check_fault("ok", &["--baseline", &dir.path().join("none").to_string_lossy()]);
+    assert_eq!(out.code, Some(1));
+    assert!(tool(&r, "fault")["reasons"][0].as_str().unwrap().contains("--update-baseline"), "{r:#}");
+}

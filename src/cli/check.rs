@@ -36,6 +36,15 @@ pub struct CheckArgs {
     /// Write one PNG per checked tool into this folder.
     #[arg(long, value_name = "DIR")]
     screenshots: Option<PathBuf>,
+    /// Compare each View's own picture with the one stored in this folder (`TOOL.png`, or
+    /// `TOOL.PROFILE.png`), within a tolerance for antialiasing; a change fails the tool and
+    /// writes `TOOL.diff.png` beside the stored one. A missing picture fails, unless
+    /// `--update-baseline`.
+    #[arg(long, value_name = "DIR")]
+    baseline: Option<PathBuf>,
+    /// Store each View's picture as the new baseline instead of comparing.
+    #[arg(long, requires = "baseline")]
+    update_baseline: bool,
     /// Seconds each View may take to initialize and get its result.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     timeout: f64,
@@ -81,6 +90,9 @@ pub struct ToolCheck {
     errors: Vec<String>,
     console_errors: Vec<String>,
     screenshot: Option<PathBuf>,
+    /// How the View's picture compared with its baseline (`same`, `changed`, `updated`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<String>,
     duration_ms: u128,
 }
 
@@ -105,6 +117,7 @@ impl ToolCheck {
             errors: Vec::new(),
             console_errors: Vec::new(),
             screenshot: None,
+            baseline: None,
             duration_ms: 0,
         }
     }
@@ -334,14 +347,10 @@ fn run_one(
     if args.no_openai_shim {
         cmd.arg("--no-openai-shim");
     }
-    if let Some(dir) = &args.screenshots {
-        let file: String =
-            tool.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-        let file = match &check.profile {
-            Some(p) => format!("{file}.{p}"),
-            None => file,
-        };
-        let path = dir.join(format!("{file}.png"));
+    // Screenshots where asked, and for a baseline (in the run's own folder if none was asked).
+    let shots = args.screenshots.clone().or_else(|| args.baseline.as_ref().map(|_| dir.path().to_path_buf()));
+    if let Some(shots) = &shots {
+        let path = shots.join(format!("{}.png", picture_name(tool, check.profile.as_deref())));
         cmd.arg("--screenshot").arg(&path);
         check.screenshot = Some(path);
     }
@@ -372,7 +381,11 @@ fn run_one(
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
     judge(check, &records, &stderr, code);
-    if check.screenshot.as_ref().is_some_and(|p| !p.exists()) {
+    if let (Some(baseline), true) = (&args.baseline, check.handshake_completed) {
+        let view = check.screenshot.as_ref().map(|p| p.with_extension("view.png"));
+        compare_with_baseline(check, baseline, view.as_deref(), args.update_baseline);
+    }
+    if args.screenshots.is_none() || check.screenshot.as_ref().is_some_and(|p| !p.exists()) {
         check.screenshot = None;
     }
     Ok((records, stderr, code))
@@ -428,6 +441,76 @@ fn junit(server: &str, checks: &[ToolCheck]) -> String {
     }
     xml.push_str("  </testsuite>\n</testsuites>\n");
     xml
+}
+
+/// A tool's picture's file name (without `.png`): the tool, and the profile it was shown in.
+fn picture_name(tool: &str, profile: Option<&str>) -> String {
+    let file: String =
+        tool.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    match profile {
+        Some(p) => format!("{file}.{p}"),
+        None => file,
+    }
+}
+
+/// Compares the View's own picture `view` with its baseline in `dir` (or stores it there).
+fn compare_with_baseline(check: &mut ToolCheck, dir: &Path, view: Option<&Path>, update: bool) {
+    use super::baseline::{compare, Comparison, Picture};
+    let name = picture_name(&check.tool, check.profile.as_deref());
+    let stored = dir.join(format!("{name}.png"));
+    let Some(now) = view.filter(|p| p.exists()) else {
+        check.reasons.push("no picture of the View was taken, so it was not compared with its baseline".into());
+        check.status = "fail";
+        return;
+    };
+    if update {
+        let copied = std::fs::create_dir_all(dir).and_then(|()| std::fs::copy(now, &stored));
+        match copied {
+            Ok(_) => check.baseline = Some("updated".into()),
+            Err(e) => {
+                check.reasons.push(format!("the baseline {} could not be written: {e}", stored.display()));
+                check.status = "fail";
+            }
+        }
+        return;
+    }
+    let (was, now) = match (Picture::read(&stored), Picture::read(now)) {
+        (Ok(was), Ok(now)) => (was, now),
+        (Err(_), _) if !stored.exists() => {
+            check.reasons.push(format!("no baseline {} (run with --update-baseline to store one)", stored.display()));
+            check.baseline = Some("missing".into());
+            check.status = "fail";
+            return;
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            check.reasons.push(format!("the pictures could not be compared: {e}"));
+            check.status = "fail";
+            return;
+        }
+    };
+    let (comparison, diff) = compare(&was, &now);
+    match comparison {
+        Comparison::Same => check.baseline = Some("same".into()),
+        Comparison::Resized { was, now } => {
+            check.baseline = Some("resized".into());
+            check
+                .reasons
+                .push(format!("the View's picture is {}x{} px, its baseline {}x{} px", now.0, now.1, was.0, was.1));
+        }
+        Comparison::Changed { pixels, area: (x, y, w, h) } => {
+            check.baseline = Some("changed".into());
+            let diff_path = dir.join(format!("{name}.diff.png"));
+            let written = diff.map(|d| d.write(&diff_path));
+            let said = match written {
+                Some(Ok(())) => format!("; the difference is in {}", diff_path.display()),
+                _ => String::new(),
+            };
+            check.reasons.push(format!(
+                "the View looks different from its baseline: {pixels} pixels changed in the area at {x},{y} of {w}x{h} px{said}"
+            ));
+        }
+    }
+    check.status = if check.reasons.is_empty() { "pass" } else { "fail" };
 }
 
 /// The profiles `--profile` names (`all`: every one), each checked to exist.

@@ -1,5 +1,6 @@
 //! Command-line interface: `mcp-apps-host run | inspect | check`.
 
+mod baseline;
 mod check;
 mod inspect;
 #[cfg(feature = "desktop")]

@@ -955,12 +955,25 @@ impl FrameLayer {
                     cr.rectangle(f64::from(x), f64::from(y), f64::from(w), f64::from(h));
                     cr.clip();
                 }
-                for (surface, (x, y)) in layers {
-                    cr.set_source_surface(&surface, f64::from(x), f64::from(y))
+                for (surface, (x, y)) in &layers {
+                    cr.set_source_surface(surface, f64::from(*x), f64::from(*y))
                         .and_then(|()| cr.paint())
                         .map_err(|e| format!("cannot draw a View into the screenshot: {e}"))?;
                 }
                 drop(cr);
+                // The first View alone beside it (`NAME.view.png`): what `check --baseline`
+                // compares, free of the shell around it.
+                if let Some((view, _)) = layers.first() {
+                    let alone = cairo::ImageSurface::create(cairo::Format::ARgb32, view.width(), view.height())
+                        .map_err(|e| format!("cannot draw the View's screenshot: {e}"))?;
+                    let cr =
+                        cairo::Context::new(&alone).map_err(|e| format!("cannot draw the View's screenshot: {e}"))?;
+                    cr.set_source_surface(view, 0.0, 0.0)
+                        .and_then(|()| cr.paint())
+                        .map_err(|e| format!("cannot draw the View's screenshot: {e}"))?;
+                    drop(cr);
+                    super::snapshot::write_png(alone, &path.with_extension("view.png"))?;
+                }
                 super::snapshot::write_png(out, &path).map(|()| path)
             }
             .await;
