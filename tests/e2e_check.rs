@@ -167,6 +167,16 @@ fn check_passes_the_reference_app_and_starts_its_own_xvfb() {
     assert_eq!(r["summary"]["passed"], 1);
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<testcase") && xml.contains("name=\"get-time\"") && xml.contains("failures=\"0\""), "{xml}");
+    // Figures an App's CI can track, in the JSON and as JUnit properties.
+    let f = &t["figures"];
+    assert!(f["resourceBytes"].as_u64().unwrap() > 10_000, "{f:#}");
+    let (init, result) = (f["callToInitializedMs"].as_f64().unwrap(), f["callToResultMs"].as_f64().unwrap());
+    assert!(init > 0.0 && result >= init, "{f:#}");
+    assert!(f["viewToHostMessages"].as_u64().unwrap() >= 2 && f["hostToViewMessages"].as_u64().unwrap() >= 3, "{f:#}");
+    assert!(
+        xml.contains("<property name=\"resourceBytes\" value=\"") && xml.contains("name=\"callToResultMs\""),
+        "{xml}"
+    );
     let png = std::fs::read(shots.join("get-time.png")).expect("screenshot written");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert!(png.len() > 5_000, "a real picture, not an empty one: {} bytes", png.len());

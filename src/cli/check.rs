@@ -90,6 +90,8 @@ pub struct ToolCheck {
     errors: Vec<String>,
     console_errors: Vec<String>,
     screenshot: Option<PathBuf>,
+    /// Figures an App's CI can track (from the run's trace).
+    figures: Figures,
     /// How the View's picture compared with its baseline (`same`, `changed`, `updated`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<String>,
@@ -118,8 +120,64 @@ impl ToolCheck {
             console_errors: Vec::new(),
             screenshot: None,
             baseline: None,
+            figures: Figures::default(),
             duration_ms: 0,
         }
+    }
+}
+
+/// What one View's run came to, in figures (none where the View never got that far).
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Figures {
+    /// The UI resource's HTML, in bytes.
+    resource_bytes: Option<usize>,
+    /// Milliseconds from the tool call to `ui/notifications/initialized`.
+    call_to_initialized_ms: Option<f64>,
+    /// Milliseconds from the tool call to the result reaching the View.
+    call_to_result_ms: Option<f64>,
+    /// Milliseconds from the tool call to the View's first `size-changed`.
+    call_to_first_size_ms: Option<f64>,
+    /// Messages the View sent the host.
+    view_to_host_messages: usize,
+    /// Messages the host sent the View.
+    host_to_view_messages: usize,
+}
+
+impl Figures {
+    /// The figures of one run's trace.
+    fn of(trace: &[Value]) -> Self {
+        let t = |pred: &dyn Fn(&Value) -> bool| trace.iter().find(|r| pred(r)).and_then(|r| r["t_ms"].as_f64());
+        let method = |r: &Value, dir: &str, m: &str| r["dir"] == dir && r["msg"]["method"] == m;
+        let called = t(&|r| method(r, "host->server", "tools/call"));
+        let since = |at: Option<f64>| Some(at? - called?);
+        Figures {
+            resource_bytes: trace
+                .iter()
+                .find(|r| method(r, "host->proxy", "ui/notifications/sandbox-resource-ready"))
+                .and_then(|r| r["msg"]["params"]["html"].as_str().map(str::len)),
+            call_to_initialized_ms: since(t(&|r| method(r, "view->host", "ui/notifications/initialized"))),
+            call_to_result_ms: since(t(&|r| method(r, "host->view", "ui/notifications/tool-result"))),
+            call_to_first_size_ms: since(t(&|r| method(r, "view->host", "ui/notifications/size-changed"))),
+            view_to_host_messages: trace.iter().filter(|r| r["dir"] == "view->host").count(),
+            host_to_view_messages: trace.iter().filter(|r| r["dir"] == "host->view").count(),
+        }
+    }
+
+    /// As JUnit properties (`name`, `value`).
+    fn properties(&self) -> Vec<(&'static str, String)> {
+        let ms = |v: Option<f64>| v.map(|v| format!("{v:.1}"));
+        [
+            ("resourceBytes", self.resource_bytes.map(|b| b.to_string())),
+            ("callToInitializedMs", ms(self.call_to_initialized_ms)),
+            ("callToResultMs", ms(self.call_to_result_ms)),
+            ("callToFirstSizeMs", ms(self.call_to_first_size_ms)),
+            ("viewToHostMessages", Some(self.view_to_host_messages.to_string())),
+            ("hostToViewMessages", Some(self.host_to_view_messages.to_string())),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect()
     }
 }
 
@@ -381,6 +439,7 @@ fn run_one(
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
     judge(check, &records, &stderr, code);
+    check.figures = Figures::of(&records);
     if let (Some(baseline), true) = (&args.baseline, check.handshake_completed) {
         let view = check.screenshot.as_ref().map(|p| p.with_extension("view.png"));
         compare_with_baseline(check, baseline, view.as_deref(), args.update_baseline);
@@ -426,14 +485,21 @@ fn junit(server: &str, checks: &[ToolCheck]) -> String {
             xml_escape(&name),
             c.duration_ms as f64 / 1000.0
         ));
+        let properties: String = c
+            .figures
+            .properties()
+            .iter()
+            .map(|(k, v)| format!("        <property name=\"{k}\" value=\"{}\"/>\n", xml_escape(v)))
+            .collect();
+        let properties = format!("\n      <properties>\n{properties}      </properties>");
         match c.status {
-            "pass" => xml.push_str("/>\n"),
+            "pass" => xml.push_str(&format!(">{properties}\n    </testcase>\n")),
             "skip" => xml.push_str(&format!(
-                ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                ">{properties}\n      <skipped message=\"{}\"/>\n    </testcase>\n",
                 xml_escape(&c.reasons.join("; "))
             )),
             _ => xml.push_str(&format!(
-                ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
+                ">{properties}\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
                 xml_escape(c.reasons.first().map(String::as_str).unwrap_or("failed")),
                 xml_escape(&c.reasons.join("\n"))
             )),
