@@ -17,6 +17,11 @@ use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(90);
 
+/// The trust fixture's vault (a prompt, a resource, a View with a tool of its own).
+fn vault() -> String {
+    node_server("trust/a/index.mjs", "--name Vault --role vault")
+}
+
 fn chat_server() -> String {
     node_server("chat-app-server.mjs", "")
 }
@@ -700,17 +705,9 @@ fn an_apps_own_tool_is_offered_called_and_withdrawn(provider: &str) {
         await say("hello again");
         "##,
     );
-    let vault = node_server("trust/a/index.mjs", "--name Vault --role vault");
-    let mut args = vec!["run".to_owned(), "--stdio".into(), vault, "--consent".into(), "allow".into()];
-    args.extend(model.model_args(provider));
-    args.extend(["--automation".into(), script, "--prompt".into(), "show the map".into()]);
-    let data_home = model.data_home();
-    let run = run_host_until_env(
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        &[("XDG_DATA_HOME", &data_home)],
-        |t| t.iter().filter(|r| r["dir"] == "model->host").count() >= 3,
-        LIMIT,
-    );
+    let flags = ["--consent", "allow", "--automation", &script, "--prompt", "show the map"];
+    let run =
+        model.run_until(provider, &[vault()], &flags, |t| t.iter().filter(|r| r["dir"] == "model->host").count() >= 3);
     let requests = model.requests();
     let conversation: Vec<&Value> = requests.iter().filter(|r| !r["body"]["tools"].is_null()).collect();
     let offers: Vec<Vec<String>> = conversation.iter().map(|r| tool_names(&r["body"])).collect();
@@ -832,17 +829,9 @@ fn a_servers_prompt_runs_as_a_slash_command_and_a_resource_rides_along() {
         document.getElementById("prompt-send").click();
         "##,
     );
-    let vault = node_server("trust/a/index.mjs", "--name Vault --role vault");
-    let mut args = vec!["run".to_owned(), "--stdio".into(), vault];
-    args.extend(model.model_args("openai"));
-    args.extend(["--automation".into(), script]);
-    let data_home = model.data_home();
-    let run = run_host_until_env(
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        &[("XDG_DATA_HOME", &data_home)],
-        |t| t.iter().filter(|r| r["dir"] == "model->host").count() >= 2,
-        LIMIT,
-    );
+    let run = model.run_until("openai", &[vault()], &["--automation", &script], |t| {
+        t.iter().filter(|r| r["dir"] == "model->host").count() >= 2
+    });
     let requests = model.requests();
     let last_user = |r: &Value| message_text(r["body"]["messages"].as_array().unwrap().last().unwrap());
     assert_eq!(requests.len(), 2, "{}", run.stderr);
@@ -932,9 +921,8 @@ fn the_preview_lists_a_views_own_tools_and_calls_one() {
         document.getElementById("vt-call").click();
         "##,
     );
-    let vault = node_server("trust/a/index.mjs", "--name Vault --role vault");
     let run = run_host_until(
-        &["preview", "--stdio", &vault, "--tool", "map", "--automation", &script],
+        &["preview", "--stdio", &vault(), "--tool", "map", "--automation", &script],
         |t| t.iter().any(|r| r["dir"] == "view->host" && r["msg"]["params"]["name"] == "report"),
         LIMIT,
     );

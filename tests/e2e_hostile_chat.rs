@@ -38,6 +38,9 @@ fn stealing_model(second: &str, argument: &str) -> ModelServer {
 
 /// A server's diagnostic lines that start with `tag`, as it wrote them (the host's log puts
 /// the time before them and the server's name after).
+/// The stealing prompt, every question answered no, to the model's answer.
+const STEAL_DENIED: &[&str] = &["--consent", "deny", "--prompt", "steal it", "--exit-after", "answer"];
+
 fn lines_with<'a>(stderr: &'a str, tag: &'a str) -> Vec<&'a str> {
     stderr
         .lines()
@@ -51,13 +54,7 @@ fn one_servers_result_reaches_another_server_only_after_a_question_naming_it() {
     // --consent deny: every question gets a no. The "read-only" lookup of the other server asks
     // (the vault's result is in the conversation), so it never runs.
     let model = stealing_model("__lookup", "q");
-    let mut args = vec!["run".to_owned(), "--stdio".into(), vault(), "--stdio".into(), lookup()];
-    args.extend(model.model_args("openai"));
-    args.extend(["--consent".into(), "deny".into(), "--prompt".into(), "steal it".into()]);
-    args.extend(["--exit-after".into(), "answer".into()]);
-    let data_home = model.data_home();
-    let run =
-        run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[("XDG_DATA_HOME", &data_home)], LIMIT);
+    let run = model.run("openai", &[vault(), lookup()], STEAL_DENIED);
     assert_eq!(run.code, Some(0), "{}\nmodel: {}", run.stderr, model.stderr());
     let requests = model.requests();
     // Tool names from the servers' own names, and descriptions that say which server.
@@ -80,13 +77,7 @@ fn one_servers_result_reaches_another_server_only_after_a_question_naming_it() {
 
     // The honest control: the same flow within one server runs without a question.
     let model = stealing_model("__note", "text");
-    let mut args = vec!["run".to_owned(), "--stdio".into(), vault(), "--stdio".into(), lookup()];
-    args.extend(model.model_args("openai"));
-    args.extend(["--consent".into(), "deny".into(), "--prompt".into(), "steal it".into()]);
-    args.extend(["--exit-after".into(), "answer".into()]);
-    let data_home = model.data_home();
-    let run =
-        run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[("XDG_DATA_HOME", &data_home)], LIMIT);
+    let run = model.run("openai", &[vault(), lookup()], STEAL_DENIED);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(lines_with(&run.stderr, "NOTE Vault "), [r#"NOTE Vault {"text":"SECRET-4242"}"#], "{}", run.stderr);
     assert_eq!(run.dir("diagnostic").filter(|m| m["kind"] == "tool-consent").count(), 0);
@@ -112,16 +103,10 @@ fn the_question_names_the_receiver_and_the_source_and_a_yes_lets_the_data_throug
         document.getElementById(ok ? "dialog-accept" : "dialog-reject").click();
         "##,
     );
-    let mut args = vec!["run".to_owned(), "--stdio".into(), vault(), "--stdio".into(), lookup()];
-    args.extend(model.model_args("anthropic"));
-    args.extend(["--automation".into(), script, "--prompt".into(), "steal it".into()]);
-    let data_home = model.data_home();
-    let run = run_host_until_env(
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        &[("XDG_DATA_HOME", &data_home)],
-        |t| t.iter().any(|r| r["dir"] == "model->host"),
-        LIMIT,
-    );
+    let run =
+        model.run_until("anthropic", &[vault(), lookup()], &["--automation", &script, "--prompt", "steal it"], |t| {
+            t.iter().any(|r| r["dir"] == "model->host")
+        });
     assert_eq!(
         lines_with(&run.stderr, "LOOKUP "),
         [r#"LOOKUP Lookup {"q":"SECRET-4242"}"#],
@@ -139,17 +124,10 @@ fn an_apps_context_is_bounded_and_cannot_pose_as_the_host_or_another_app() {
         {"turn": "user", "contains": "board", "call": "__board"},
         {"turn": "tool-result", "text": "shown"}
     ]));
-    let mut args = vec!["run".to_owned(), "--stdio".into(), vault()];
-    args.extend(model.model_args("openai"));
-    args.extend(["--consent".into(), "allow".into(), "--prompt".into(), "show the board".into()]);
-    let data_home = model.data_home();
     // The View's 8 MB context, then its message (a turn the model answers).
-    let run = run_host_until_env(
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        &[("XDG_DATA_HOME", &data_home)],
-        |t| t.iter().filter(|r| r["dir"] == "model->host").count() >= 2,
-        LIMIT,
-    );
+    let run = model.run_until("openai", &[vault()], &["--consent", "allow", "--prompt", "show the board"], |t| {
+        t.iter().filter(|r| r["dir"] == "model->host").count() >= 2
+    });
     let report = lines_with(&run.stderr, "REPORT Vault ");
     assert!(report.len() == 1 && report[0].contains(r#""context":"sent""#), "{}", run.stderr);
     let requests = model.requests();
@@ -187,16 +165,9 @@ fn a_refused_apps_message_is_answered_with_what_happened() {
         {"turn": "user", "contains": "board", "call": "__board"},
         {"turn": "tool-result", "text": "shown"}
     ]));
-    let mut args = vec!["run".to_owned(), "--stdio".into(), vault()];
-    args.extend(model.model_args("openai"));
-    args.extend(["--consent".into(), "deny".into(), "--prompt".into(), "show the board".into()]);
-    let data_home = model.data_home();
-    let run = run_host_until_env(
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        &[("XDG_DATA_HOME", &data_home)],
-        |t| t.iter().any(|r| r["dir"] == "view->host" && r["msg"]["params"]["name"] == "report"),
-        LIMIT,
-    );
+    let run = model.run_until("openai", &[vault()], &["--consent", "deny", "--prompt", "show the board"], |t| {
+        t.iter().any(|r| r["dir"] == "view->host" && r["msg"]["params"]["name"] == "report")
+    });
     let refusal = run
         .dir("host->view")
         .find_map(|m| (m["result"]["isError"] == true).then(|| m["result"]["message"].clone()))
@@ -266,6 +237,7 @@ fn an_endpoint_that_echoes_the_key_does_not_put_it_in_the_log_the_trace_or_the_s
     args.extend(model.model_args("openai"));
     args.extend(["--prompt".into(), "hello".into(), "--exit-after".into(), "answer".into()]);
     let data_home = model.data_home();
+    // The key from the environment: a run of the helper would not set it.
     let run = run_host_env(
         &args.iter().map(String::as_str).collect::<Vec<_>>(),
         &[("XDG_DATA_HOME", &data_home), ("OPENAI_API_KEY", KEY)],
@@ -285,13 +257,7 @@ fn a_servers_sampling_flood_is_bounded() {
         {"turn": "user", "contains": "flood", "call": "__flood"},
         {"turn": "tool-result", "text": "done"}
     ]));
-    let mut args = vec!["run".to_owned(), "--stdio".into(), vault()];
-    args.extend(model.model_args("openai"));
-    args.extend(["--consent".into(), "allow".into(), "--prompt".into(), "flood".into()]);
-    args.extend(["--exit-after".into(), "answer".into()]);
-    let data_home = model.data_home();
-    let run =
-        run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[("XDG_DATA_HOME", &data_home)], LIMIT);
+    let run = model.run("openai", &[vault()], &["--consent", "allow", "--prompt", "flood", "--exit-after", "answer"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let flood = lines_with(&run.stderr, "FLOOD Vault ");
     let counts: Value = serde_json::from_str(flood[0].trim_start_matches("FLOOD Vault ")).unwrap();
@@ -325,16 +291,9 @@ fn one_servers_questions_do_not_stand_in_front_of_anothers() {
         document.getElementById("elicit-accept").click();
         "##,
     );
-    let mut args = vec!["run".to_owned(), "--stdio".into(), vault(), "--stdio".into(), lookup()];
-    args.extend(model.model_args("openai"));
-    args.extend(["--automation".into(), script]);
-    let data_home = model.data_home();
-    let run = run_host_until_env(
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        &[("XDG_DATA_HOME", &data_home)],
-        |t| t.iter().any(|r| r["dir"] == "server->host" && r["msg"]["result"]["content"][0]["text"] == "asked"),
-        Duration::from_secs(40),
-    );
+    let run = model.run_until("openai", &[vault(), lookup()], &["--automation", &script], |t| {
+        t.iter().any(|r| r["dir"] == "server->host" && r["msg"]["result"]["content"][0]["text"] == "asked")
+    });
     let asked = lines_with(&run.stderr, "ASKED Lookup ");
     let shown: Vec<&str> = run.stderr.lines().filter(|l| l.contains("dialog") || l.contains("elicitation")).collect();
     assert_eq!(asked.len(), 1, "{shown:#?}");

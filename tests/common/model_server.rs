@@ -9,7 +9,10 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
-use super::common::fixtures;
+use super::common::{fixtures, run_host_env, run_host_until_env, Run};
+
+/// How long one run may take.
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(90);
 
 pub const KEY: &str = "sk-fixture-secret-4242";
 
@@ -76,6 +79,44 @@ impl ModelServer {
             _ => format!("http://127.0.0.1:{}/v1", self.port),
         };
         vec!["--model".into(), format!("{provider}:fixture-model"), "--model-url".into(), url]
+    }
+}
+
+impl ModelServer {
+    /// `mcp-apps-host run` with `servers` (stdio command lines) and `flags` against this model
+    /// in `provider`'s wire format, with a data directory of the test's own, until it exits.
+    pub fn run(&self, provider: &str, servers: &[String], flags: &[&str]) -> Run {
+        let args = self.run_args(provider, servers, flags);
+        let data_home = self.data_home();
+        run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[("XDG_DATA_HOME", &data_home)], LIMIT)
+    }
+
+    /// [`Self::run`] until `done(trace)` holds (the interactive app has no exit of its own).
+    pub fn run_until(
+        &self,
+        provider: &str,
+        servers: &[String],
+        flags: &[&str],
+        done: impl Fn(&[Value]) -> bool,
+    ) -> Run {
+        let args = self.run_args(provider, servers, flags);
+        let data_home = self.data_home();
+        run_host_until_env(
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            &[("XDG_DATA_HOME", &data_home)],
+            done,
+            LIMIT,
+        )
+    }
+
+    fn run_args(&self, provider: &str, servers: &[String], flags: &[&str]) -> Vec<String> {
+        let mut args = vec!["run".to_owned()];
+        for server in servers {
+            args.extend(["--stdio".to_owned(), server.clone()]);
+        }
+        args.extend(self.model_args(provider));
+        args.extend(flags.iter().map(|f| (*f).to_owned()));
+        args
     }
 }
 
