@@ -208,10 +208,27 @@
   }
   var promptForm = document.getElementById("prompt");
   var promptText = document.getElementById("prompt-text");
+  var modelButton = document.getElementById("prompt-model");
+  var modelName = document.getElementById("model-name");
   function chatReady(cmd) {
     promptForm.hidden = false;
     promptText.placeholder = "Message " + cmd.model;
+    modelButton.hidden = false;
+    modelButton.title = "Go on with another model of the same endpoint (now " + cmd.model + ")";
   }
+  modelButton.addEventListener("click", function () {
+    modelName.hidden = !modelName.hidden;
+    if (!modelName.hidden) modelName.focus();
+  });
+  modelName.addEventListener("keydown", function (e) {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      if (modelName.value.trim()) send({ kind: "switch-model", name: modelName.value.trim() });
+      modelName.value = "";
+      modelName.hidden = true;
+    }
+    if (e.key === "Escape") modelName.hidden = true;
+  });
   // The servers' prompts as slash commands, and their resources to attach (commands.rs).
   var commands = { prompts: [], resources: [] };
   var attached = [];

@@ -844,8 +844,8 @@ fn a_servers_prompt_runs_as_a_slash_command_and_a_resource_rides_along() {
     );
 }
 
-/// Retry an answer, edit and resend the last prompt, rename the conversation in the window,
-/// then list and delete it from the command line.
+/// Retry an answer, edit and resend the last prompt, switch to another model of the endpoint,
+/// rename the conversation in the window, then list and delete it from the command line.
 #[test]
 fn the_person_retries_edits_renames_and_deletes() {
     let model = ModelServer::start();
@@ -864,6 +864,15 @@ fn the_person_retries_edits_renames_and_deletes() {
         text.value = "edited question";
         document.getElementById("prompt-send").click();
         await until(() => users() >= 3 && idle());
+        // Another model of the same endpoint answers from here on.
+        document.getElementById("prompt-model").click();
+        const model = document.getElementById("model-name");
+        model.value = "fixture-other";
+        model.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+        await until(() => text.placeholder.includes("fixture-other"));
+        text.value = "third question";
+        document.getElementById("prompt-send").click();
+        await until(() => users() >= 4 && idle());
         (await until(() => document.querySelector("#conversation-list [data-rename]"))).click();
         const input = await until(() => document.querySelector("#conversation-list input"));
         input.value = "My title";
@@ -885,12 +894,18 @@ fn the_person_retries_edits_renames_and_deletes() {
     };
     let run = run_host_until_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &env, |_| titled(), LIMIT);
     let requests = model.requests();
-    assert_eq!(requests.len(), 3, "{}", run.stderr);
+    assert_eq!(requests.len(), 4, "{}", run.stderr);
     let texts = |r: &Value| -> Vec<String> {
         r["body"]["messages"].as_array().unwrap()[1..].iter().map(message_text).collect()
     };
     assert_eq!(texts(&requests[1]), ["first question"], "a retry sends the turn without the old answer");
     assert_eq!(texts(&requests[2]), ["edited question"], "an edit replaces the last prompt");
+    assert_eq!(
+        (requests[2]["body"]["model"].as_str(), requests[3]["body"]["model"].as_str()),
+        (Some("fixture-model"), Some("fixture-other"))
+    );
+    assert_eq!(texts(&requests[3]).last().map(String::as_str), Some("third question"), "the history goes along");
+    assert_eq!(texts(&requests[3]).len(), 3);
     let cli = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host")).args(args).envs(env).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

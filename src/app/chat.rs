@@ -117,6 +117,24 @@ impl Controller {
         }
     }
 
+    /// The person switches the conversation to another model of the same endpoint (the key
+    /// goes nowhere new); the next turn is answered by it.
+    pub(super) fn switch_model(&mut self, name: &str) {
+        let Some(current) = self.options.model.clone() else { return };
+        let Some(model) = current.0.with_name(name) else {
+            self.status("This model has no other to switch to (or the name is not a model's).", true);
+            return;
+        };
+        let Some(chat) = self.chat.as_ref() else { return };
+        chat.handle.send(Input::SwitchModel(conversation::SharedModel(model.clone())));
+        let ready = ShellCommand::ChatReady { model: consent::one_line_max(&model.describe(), 120) };
+        self.history.retain(|c| !matches!(c, ShellCommand::ChatReady { .. }));
+        self.shell(ready.clone());
+        self.remember(ready);
+        self.status(&format!("The conversation goes on with {}", consent::one_line_max(&model.describe(), 120)), false);
+        self.options.model = Some(SharedModel(model));
+    }
+
     /// A turn made ready off the loop (see `commands.rs`).
     pub(super) fn chat_input(&mut self, input: Input) {
         let Some(chat) = self.chat.as_mut() else { return };

@@ -94,6 +94,7 @@ impl Controller {
                 }
             }
             ShellMessage::Retry => self.chat_input(crate::conversation::Input::Retry),
+            ShellMessage::SwitchModel { name } => self.switch_model(&name),
             ShellMessage::RenameConversation { id, title } => self.rename_conversation(&id, &title),
             ShellMessage::DeleteConversation { id } => self.delete_conversation(&id),
             ShellMessage::RunPrompt { server, name, arguments } => self.run_server_prompt(server, name, arguments),

@@ -311,6 +311,11 @@ pub enum ShellMessage {
     },
     /// The person asks for the last answer again.
     Retry,
+    /// The person switches the conversation to another model of the same endpoint.
+    SwitchModel {
+        /// The model's name at the endpoint (`gpt-4.1`).
+        name: String,
+    },
     /// The person gives a stored conversation a title.
     RenameConversation {
         /// Its id.

@@ -132,6 +132,8 @@ pub enum Input {
     /// The person edited their last prompt: everything from it on is dropped and this is sent
     /// instead.
     Edit(String),
+    /// The conversation goes on with another model (its history goes along).
+    SwitchModel(SharedModel),
     /// A turn the person chose whose words are partly a server's: an MCP prompt they ran (a
     /// slash command), or their prompt with a server's resource attached. The model reads it as
     /// the person's turn; the server's data is in the conversation from then on (see
@@ -142,6 +144,16 @@ pub enum Input {
         /// Whose data is in it, with how the person knows them.
         servers: Vec<(ServerId, String)>,
     },
+}
+
+/// A model, shareable and printable (its description).
+#[derive(Clone)]
+pub struct SharedModel(pub Arc<dyn Model>);
+
+impl std::fmt::Debug for SharedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedModel({})", self.0.describe())
+    }
 }
 
 /// One App's latest model context, as the model gets it.
@@ -558,6 +570,11 @@ impl Conversation {
                         continue;
                     }
                 },
+                Input::SwitchModel(model) => {
+                    tracing::info!("the conversation goes on with {}", model.0.describe());
+                    self.model = model.0;
+                    continue;
+                }
                 Input::Edit(text) => {
                     self.rewind_to_last_turn(false);
                     (text, None)

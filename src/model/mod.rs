@@ -371,6 +371,13 @@ pub trait Model: Send + Sync {
         self.describe()
     }
 
+    /// The same endpoint with the same key, another model of it (`gpt-4.1` for `gpt-4.1-mini`):
+    /// a conversation switches models this way without the key going anywhere new. None when
+    /// this model has no other (the scripted demo model).
+    fn with_name(&self, _name: &str) -> Option<std::sync::Arc<dyn Model>> {
+        None
+    }
+
     /// Starts one turn. The answer streams into the receiver; it ends with
     /// [`ModelEvent::End`] or an error. Dropping the receiver cancels the request.
     fn stream(&self, request: ModelRequest) -> mpsc::Receiver<Result<ModelEvent, ModelError>>;

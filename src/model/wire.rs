@@ -23,6 +23,15 @@ impl Model for HttpModel {
         self.spec.name.clone()
     }
 
+    fn with_name(&self, name: &str) -> Option<std::sync::Arc<dyn Model>> {
+        let name = name.trim();
+        if name.is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
+            return None;
+        }
+        let spec = ModelSpec { name: name.to_owned(), ..self.spec.clone() };
+        Some(std::sync::Arc::new(HttpModel { spec, http: self.http.clone() }))
+    }
+
     fn stream(&self, request: ModelRequest) -> tokio::sync::mpsc::Receiver<Result<ModelEvent, ModelError>> {
         let (tx, rx) = super::channel();
         let (spec, http) = (&self.spec, self.http.clone());
