@@ -115,7 +115,7 @@ impl ApiKey {
         &self.0
     }
 
-    /// `text` with the key, and every run of [`ECHO_RUN`] of its characters, replaced by
+    /// `text` with the key, and every run of 10 of its characters, replaced by
     /// `[the key]`: an endpoint that echoes the key (whole or in part) in an error does not
     /// carry it into a log, the trace, the shell or a server's sampling error.
     pub fn redact(&self, text: &str) -> String {
