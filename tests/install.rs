@@ -1,0 +1,273 @@
+//! `mcp-apps-host install`: a registry server.json (an npm package, a remote) and an install link
+//! go into a config file that the host's own loader reads, and the installed stdio servers
+//! reach a tool result in a real host (under Xvfb). Every refusal says what to do.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use base64::Engine as _;
+use mcp_apps_host::server::config::{load_config, LoadOptions};
+use mcp_apps_host::server::ServerSpec;
+use serde_json::{json, Value};
+
+/// The fixture package `npx` runs: installed in tests/fixtures by `npm ci`.
+const PACKAGE: &str = "@modelcontextprotocol/server-basic-vanillajs";
+
+fn package_version() -> String {
+    let text = std::fs::read_to_string(common::fixtures().join("package.json")).unwrap();
+    let json: Value = serde_json::from_str(&text).unwrap();
+    json["dependencies"][PACKAGE].as_str().expect("the fixture package is a dependency").to_owned()
+}
+
+/// `mcp-apps-host install ARGS` with its own home, so the person's config is never touched.
+fn install(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .arg("install")
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary starts")
+}
+
+fn text(o: &Output) -> String {
+    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `run --config FILE --tool get-time --exit-after result` in `cwd` (where npx finds the
+/// fixture package without the network); the tool result that reached the View.
+fn run_to_result(home: &Path, config: &Path, cwd: &Path) -> Value {
+    assert!(std::env::var_os("DISPLAY").is_some(), "run under a display (scripts/test uses xvfb-run)");
+    let trace = home.join("trace.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["run", "--config"])
+        .arg(config)
+        .args(["--tool", "get-time", "--exit-after", "result", "--timeout", "120", "--trace"])
+        .arg(&trace)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("npm_config_offline", "true")
+        .env("npm_config_update_notifier", "false")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary starts");
+    assert!(out.status.success(), "{}", text(&out));
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    trace
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/notifications/tool-result")
+        .map(|r| r["msg"]["params"].clone())
+        .unwrap_or_else(|| panic!("no tool-result reached the View:\n{trace}"))
+}
+
+fn write_json(dir: &Path, name: &str, value: &Value) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string_pretty(value).unwrap()).unwrap();
+    path
+}
+
+fn npm_server_json(registry_type: &str) -> Value {
+    json!({
+        "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+        "name": "io.github.modelcontextprotocol/basic-vanillajs",
+        "description": "The reference MCP App server (vanilla JS)",
+        "version": package_version(),
+        "packages": [{
+            "registryType": registry_type,
+            "identifier": PACKAGE,
+            "version": package_version(),
+            "transport": {"type": "stdio"},
+            "packageArguments": [{"type": "positional", "value": "--stdio"}],
+            "environmentVariables": [
+                {"name": "GREETING_STYLE", "isRequired": true, "description": "how to greet", "choices": ["short", "long"]},
+                {"name": "EXAMPLE_TOKEN", "isSecret": true, "description": "not needed by this server"},
+                {"name": "EXAMPLE_LEVEL", "default": "info"}
+            ]
+        }]
+    })
+}
+
+#[test]
+fn an_npm_server_json_installs_and_its_server_reaches_a_tool_result() {
+    let home = tempfile::tempdir().unwrap();
+    let server_json = write_json(home.path(), "server.json", &npm_server_json("npm"));
+    let config = home.path().join("config/mcp-apps-host/mcp.json");
+
+    // The default config file, made on first install.
+    let out = install(
+        home.path(),
+        &[server_json.to_str().unwrap(), "--yes", "--set", "GREETING_STYLE=short", "--set", "EXAMPLE_TOKEN=t0k3n"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = stderr(&out);
+    let runs = format!("Runs: npx -y {PACKAGE}@{} --stdio", package_version());
+    assert!(shown.contains(&runs), "the command line is shown before installing:\n{shown}");
+    assert!(shown.contains("EXAMPLE_TOKEN (secret)") && !shown.contains("t0k3n"), "{shown}");
+
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    assert!(load.errors.is_empty(), "{:?}", load.errors);
+    let [ServerSpec::Stdio { name, program, args, env, .. }] = load.servers.as_slice() else {
+        panic!("one stdio server: {:?}", load.servers)
+    };
+    assert_eq!(name, "basic-vanillajs");
+    assert_eq!(program, "npx");
+    assert_eq!(args, &["-y".to_owned(), format!("{PACKAGE}@{}", package_version()), "--stdio".to_owned()]);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(env, [("GREETING_STYLE", "short"), ("EXAMPLE_TOKEN", "t0k3n"), ("EXAMPLE_LEVEL", "info")]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&config).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "a config that holds a secret is the owner's only");
+    }
+
+    let result = run_to_result(home.path(), &config, &common::fixtures());
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
+}
+
+#[test]
+fn an_install_link_installs_and_its_server_reaches_a_tool_result() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("mine.json");
+    // The person's file, with keys of their own, in their order.
+    std::fs::write(&config, r#"{"theme": "dark", "mcpServers": {}, "zoom": 1.25}"#).unwrap();
+    let bin = common::fixtures().join("node_modules/.bin/mcp-server-basic-vanillajs");
+    let config_json = json!({
+        "name": "clock",
+        "command": bin.to_str().unwrap(),
+        "args": ["--stdio"],
+        "env": {"CLOCK_TOKEN": "", "CLOCK_MODE": "plain"}
+    });
+    let link = format!(
+        "mcp-apps-host://install?config={}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(config_json.to_string())
+    );
+
+    let out = install(home.path(), &[&link, "--config", config.to_str().unwrap(), "--yes"]);
+    assert!(!out.status.success(), "an empty env value is a setting the link cannot fill: {}", text(&out));
+    assert!(stderr(&out).contains("needs the setting CLOCK_TOKEN") && stderr(&out).contains("--set CLOCK_TOKEN=VALUE"));
+    let out = install(home.path(), &[&link, "--config", config.to_str().unwrap(), "--yes", "--set", "CLOCK_TOKEN=x"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stderr(&out).contains("from a web page"), "{}", text(&out));
+
+    let written = std::fs::read_to_string(&config).unwrap();
+    let (theme, servers, zoom) = (
+        written.find("\"theme\"").unwrap(),
+        written.find("\"clock\"").unwrap(),
+        written.find("\"zoom\": 1.25").unwrap(),
+    );
+    assert!(theme < servers && servers < zoom, "the file's own keys stay, in order:\n{written}");
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    assert_eq!(load.servers.len(), 1, "{:?}", load.errors);
+    assert_eq!(load.servers[0].name(), "clock");
+
+    let result = run_to_result(home.path(), &config, home.path());
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
+}
+
+#[test]
+fn a_remote_installs_with_its_url_variables_and_secret_headers() {
+    let home = tempfile::tempdir().unwrap();
+    let server_json = write_json(
+        home.path(),
+        "remote.json",
+        // The registry API's answer for one server, as saved from it.
+        &json!({"server": {
+            "name": "io.example/tickets",
+            "version": "2.0.0",
+            "remotes": [{
+                "type": "streamable-http",
+                "url": "https://{tenant}.tickets.example/mcp",
+                "variables": {"tenant": {"isRequired": true, "description": "your workspace"}},
+                "headers": [
+                    {"name": "Authorization", "value": "Bearer {api_token}",
+                     "variables": {"api_token": {"isRequired": true, "isSecret": true}}},
+                    {"name": "X-Region", "default": "eu"}
+                ]
+            }, {"type": "sse", "url": "https://tickets.example/sse"}]
+        }, "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active"}}}),
+    );
+    let config = home.path().join("mcp.json");
+    let c = config.to_str().unwrap();
+    let out = install(
+        home.path(),
+        &[server_json.to_str().unwrap(), "--config", c, "--yes", "--set", "tenant=acme", "--set", "api_token=s3cret"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stderr(&out).contains("https://<tenant>.tickets.example/mcp (Streamable HTTP)"), "{}", text(&out));
+    assert!(!stderr(&out).contains("s3cret"));
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let [ServerSpec::StreamableHttp { name, url, headers, .. }] = load.servers.as_slice() else {
+        panic!("one Streamable HTTP server: {:?} {:?}", load.servers, load.errors)
+    };
+    assert_eq!((name.as_str(), url.as_str()), ("tickets", "https://acme.tickets.example/mcp"));
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(headers, [("Authorization", "Bearer s3cret"), ("X-Region", "eu")]);
+}
+
+#[test]
+fn every_refusal_says_what_to_do_and_changes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("mcp.json");
+    let c = config.to_str().unwrap();
+    let before = r#"{"mcpServers": {"basic-vanillajs": {"command": "true"}}}"#;
+    std::fs::write(&config, before).unwrap();
+    let npm = write_json(home.path(), "npm.json", &npm_server_json("npm"));
+    let oci = write_json(home.path(), "oci.json", &npm_server_json("oci"));
+    let npm = npm.to_str().unwrap();
+
+    let refused = |args: &[&str], says: &[&str]| {
+        let out = install(home.path(), args);
+        assert_eq!(out.status.code(), Some(1), "{args:?} must fail: {}", text(&out));
+        let err = stderr(&out);
+        for s in says {
+            assert!(err.contains(s), "{args:?}: the error says {s:?}:\n{err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), before, "{args:?} changed the config");
+    };
+    refused(&[oci.to_str().unwrap(), "--config", c, "--yes"], &["registryType \"oci\"", "npx", "uvx"]);
+    refused(&[npm, "--config", c, "--yes"], &["needs the setting GREETING_STYLE", "--set GREETING_STYLE=VALUE"]);
+    refused(&[npm, "--config", c, "--yes", "--set", "GREETING_STYLE=medium"], &["not a choice", "short, long"]);
+    refused(&[npm, "--config", c, "--yes", "--set", "NOPE=1"], &["\"NOPE\" is not a setting", "GREETING_STYLE"]);
+    refused(
+        &[npm, "--config", c, "--yes", "--set", "GREETING_STYLE=short"],
+        &["already has a server named \"basic-vanillajs\"", "--replace", "--name"],
+    );
+    refused(&[npm, "--config", c, "--set", "GREETING_STYLE=short"], &["not in a terminal", "--yes"]);
+    for link in [
+        "mcp-apps-host://add?config=e30",
+        "mcp-apps-host://install?json=e30",
+        "mcp-apps-host://install?config=not*base64",
+        &format!(
+            "mcp-apps-host://install?config={}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"name":"x","command":"sh","cwd":"/"}"#)
+        ),
+    ] {
+        refused(
+            &[link, "--config", c, "--yes"],
+            &["not an install link this host takes", "mcp-apps-host://install?config="],
+        );
+    }
+    refused(&["https://registry.example/v0/servers/x", "--config", c], &["from a file"]);
+
+    // With --replace and another name, the same install goes through.
+    let out = install(home.path(), &[npm, "--config", c, "--yes", "--set", "GREETING_STYLE=long", "--name", "second"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = install(home.path(), &[npm, "--config", c, "--yes", "--set", "GREETING_STYLE=long", "--replace"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("replaced"), "{}", text(&out));
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let names: Vec<&str> = load.servers.iter().map(ServerSpec::name).collect();
+    assert_eq!(names, ["basic-vanillajs", "second"]);
+}
