@@ -271,3 +271,116 @@ fn every_refusal_says_what_to_do_and_changes_nothing() {
     let names: Vec<&str> = load.servers.iter().map(ServerSpec::name).collect();
     assert_eq!(names, ["basic-vanillajs", "second"]);
 }
+
+/// An `.mcpb` made by hand: `manifest.json` and the reference App server's bundled files.
+fn bundle(dir: &Path, file: &str, manifest: &Value, extra: &[(&str, &[u8])]) -> PathBuf {
+    use std::io::Write as _;
+    let path = dir.join(file);
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let plain = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    zip.start_file("manifest.json", plain).unwrap();
+    zip.write_all(serde_json::to_string_pretty(manifest).unwrap().as_bytes()).unwrap();
+    let dist = common::fixtures().join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist");
+    for name in ["index.js", "server.js", "mcp-app.html"] {
+        let mode = if name == "index.js" { 0o755 } else { 0o644 };
+        zip.start_file(format!("server/{name}"), plain.unix_permissions(mode)).unwrap();
+        zip.write_all(&std::fs::read(dist.join(name)).unwrap()).unwrap();
+    }
+    for (name, bytes) in extra {
+        zip.start_file(*name, plain).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+    path
+}
+
+fn clock_manifest() -> Value {
+    json!({
+        "manifest_version": "0.3",
+        "name": "clock-bundle",
+        "display_name": "Clock",
+        "version": "1.0.0",
+        "description": "The reference App server, bundled",
+        "author": {"name": "Test"},
+        "server": {
+            "type": "node",
+            "entry_point": "server/index.js",
+            "mcp_config": {
+                "command": "node",
+                "args": ["${__dirname}/server/index.js", "--stdio"],
+                "env": {"CLOCK_API_KEY": "${user_config.api_key}", "CLOCK_HOME": "${HOME}", "CLOCK_REFRESH": "${user_config.refresh}"},
+                "platform_overrides": {"linux": {"env": {"CLOCK_PLATFORM": "linux"}}, "win32": {"command": "node.exe"}}
+            }
+        },
+        "user_config": {
+            "api_key": {"type": "string", "title": "API key", "sensitive": true, "required": true},
+            "refresh": {"type": "number", "title": "Refresh (s)", "min": 1, "max": 60, "default": 5}
+        }
+    })
+}
+
+#[test]
+fn an_mcpb_bundle_unpacks_into_the_data_directory_and_reaches_a_tool_result() {
+    let home = tempfile::tempdir().unwrap();
+    let file = bundle(home.path(), "clock.mcpb", &clock_manifest(), &[]);
+    let config = home.path().join("mcp.json");
+    let c = config.to_str().unwrap();
+    let bundles = home.path().join("data/mcp-apps-host/bundles");
+
+    let out = install(home.path(), &[file.to_str().unwrap(), "--config", c, "--yes"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains("needs the setting api_key"), "{}", text(&out));
+    assert!(!bundles.join("clock-bundle").exists() && !config.exists(), "nothing unpacked or written");
+    let out = install(home.path(), &[file.to_str().unwrap(), "--config", c, "--yes", "--set", "refresh=90"]);
+    assert!(stderr(&out).contains("refresh must be a number from 1 to 60"), "{}", text(&out));
+
+    let out = install(home.path(), &[file.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k3y"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = stderr(&out);
+    assert!(shown.contains("Signature: not checked"), "an unsigned bundle is said to be unchecked:\n{shown}");
+    assert!(shown.contains("api_key (required, secret)") && !shown.contains("k3y"), "{shown}");
+    let dir = bundles.join("clock-bundle");
+    assert!(dir.join("server/index.js").is_file() && dir.join("manifest.json").is_file());
+
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let [ServerSpec::Stdio { name, program, args, env, .. }] = load.servers.as_slice() else {
+        panic!("one stdio server: {:?} {:?}", load.servers, load.errors)
+    };
+    assert_eq!((name.as_str(), program.as_str()), ("clock-bundle", "node"));
+    assert_eq!(args, &[dir.join("server/index.js").to_str().unwrap().to_owned(), "--stdio".to_owned()]);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let home_dir = home.path().to_str().unwrap();
+    for pair in
+        [("CLOCK_API_KEY", "k3y"), ("CLOCK_HOME", home_dir), ("CLOCK_REFRESH", "5"), ("CLOCK_PLATFORM", "linux")]
+    {
+        assert!(env.contains(&pair), "{pair:?} in {env:?}");
+    }
+
+    let out = install(home.path(), &[file.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k"]);
+    assert!(stderr(&out).contains("installed already") && stderr(&out).contains("--replace"), "{}", text(&out));
+
+    let result = run_to_result(home.path(), &config, home.path());
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
+}
+
+#[test]
+fn a_bundle_whose_zip_paths_escape_is_refused_before_anything_is_written() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("mcp.json");
+    let bundles = home.path().join("data/mcp-apps-host/bundles");
+    for (i, evil) in ["../escaped.txt", "server/../../escaped.txt", "/tmp/escaped-abs.txt"].into_iter().enumerate() {
+        let file = bundle(home.path(), &format!("evil{i}.mcpb"), &clock_manifest(), &[(evil, b"gotcha")]);
+        let out = install(
+            home.path(),
+            &[file.to_str().unwrap(), "--config", config.to_str().unwrap(), "--yes", "--set", "api_key=k"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{evil}: {}", text(&out));
+        assert!(stderr(&out).contains("outside its directory"), "{evil}: {}", text(&out));
+        assert!(!bundles.join("clock-bundle").exists() && !bundles.join("escaped.txt").exists());
+        assert!(!home.path().join("data/mcp-apps-host/escaped.txt").exists() && !config.exists());
+    }
+    let not_zip = home.path().join("plain.mcpb");
+    std::fs::write(&not_zip, "{}").unwrap();
+    let out = install(home.path(), &[not_zip.to_str().unwrap(), "--config", config.to_str().unwrap(), "--yes"]);
+    assert!(stderr(&out).contains("not a zip archive"), "{}", text(&out));
+}

@@ -7,19 +7,20 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 
-use crate::install::{config_file, link, server_json, Plan, Setting};
+use crate::install::{config_file, link, mcpb, server_json, Plan, Setting};
 use crate::server::config::default_config_path;
 
-/// Install a server into your config file: from a registry `server.json` (its npm package run
-/// with npx, its PyPI package with uvx, or its remote) or an install link
+/// Install a server into your config file: from an `.mcpb` bundle (unpacked into your data
+/// directory), a registry `server.json` (its npm package run with npx, its PyPI package with
+/// uvx, or its remote) or an install link
 /// (`mcp-apps-host://install?config=<base64url JSON>`, see the README). Shows what will run and
 /// asks for each setting (secrets without echo), or takes `--yes` with `--set KEY=VALUE`. The
 /// file is rewritten as JSON: its other keys and their order are kept, its formatting is not (a
 /// file with comments is refused, not rewritten).
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
-    /// A `server.json` file, the registry API's answer for one server saved to a file, or an
-    /// install link.
+    /// An `.mcpb` bundle, a `server.json` file (or the registry API's answer for one server,
+    /// saved to a file), or an install link.
     #[arg(value_name = "FILE|LINK")]
     source: String,
     /// The config file to add the server to (default: ~/.config/mcp-apps-host/mcp.json; made
@@ -47,8 +48,19 @@ pub struct InstallArgs {
 
 /// Runs `install`.
 pub fn install(args: InstallArgs) -> anyhow::Result<i32> {
-    let mut plan = read_plan(&args)?;
-    if let Some(name) = &args.name {
+    let mut bundle = None;
+    let mut plan = if args.source.to_ascii_lowercase().ends_with(".mcpb") && !args.source.contains("://") {
+        let dir = mcpb::bundles_dir().context("no data directory to unpack the bundle into")?;
+        let b = mcpb::read(std::path::Path::new(&args.source), &dir, args.name.as_deref())
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("cannot install {}", args.source))?;
+        let plan = b.plan.clone();
+        bundle = Some(b);
+        plan
+    } else {
+        read_plan(&args)?
+    };
+    if let Some(name) = args.name.as_ref().filter(|_| bundle.is_none()) {
         crate::install::check_name(name).map_err(anyhow::Error::msg)?;
         plan.name = name.clone();
     }
@@ -93,9 +105,26 @@ pub fn install(args: InstallArgs) -> anyhow::Result<i32> {
         }
     }
     let entry = plan.resolve(&answers).map_err(anyhow::Error::msg).context("nothing was installed")?;
-    let written = config_file::add_server(&path, &plan.name, &entry, args.replace)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("nothing was installed into {}", path.display()))?;
+    let fresh_bundle = match &bundle {
+        Some(b) => {
+            mcpb::check_free(b, args.replace).map_err(anyhow::Error::msg).context("nothing was installed")?;
+            let fresh = !b.dir.exists();
+            mcpb::unpack(b, args.replace).map_err(anyhow::Error::msg).context("nothing was installed")?;
+            fresh.then(|| b.dir.clone())
+        }
+        None => None,
+    };
+    let written = match config_file::add_server(&path, &plan.name, &entry, args.replace) {
+        Ok(w) => w,
+        Err(e) => {
+            // A bundle unpacked for this install goes again.
+            if let Some(dir) = fresh_bundle {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            return Err(anyhow::Error::msg(e))
+                .with_context(|| format!("nothing was installed into {}", path.display()));
+        }
+    };
     let verb = if written.replaced { "replaced" } else { "installed" };
     println!("{verb} {} in {}", plan.name, written.path.display());
     if written.readable_by_others && plan.writes_secret(&answers) {

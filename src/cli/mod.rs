@@ -47,13 +47,14 @@ enum Command {
     /// read-only; the default) or `never` (never for the server's own data). Data that came
     /// from another server or App asks in every mode.
     Approve(ApproveArgs),
-    /// Install a server into your config file from a registry server.json or an install link.
+    /// Install a server into your config file from an .mcpb bundle, a registry server.json or an
+    /// install link.
     #[command(long_about = INSTALL_HELP)]
     Install(install::InstallArgs),
-    /// What the desktop entry runs: the app; given an install link or a server.json, install it
-    /// first (asking in the terminal).
+    /// What the desktop entry runs: the app; given an install link, an .mcpb bundle or a
+    /// server.json, install it first (asking in the terminal).
     Open {
-        /// An install link (mcp-apps-host://install?...) or a server.json file.
+        /// An install link (mcp-apps-host://install?...), an .mcpb bundle or a server.json file.
         #[arg(value_name = "LINK|FILE")]
         target: Option<String>,
     },
@@ -496,8 +497,9 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 }
 
 /// The long help of `install` (clap takes the struct's doc comment for `--help` otherwise).
-const INSTALL_HELP: &str = "Install a server into your config file: from a registry server.json (its npm package run \
-with npx, its PyPI package with uvx, or its remote) or an install link \
+const INSTALL_HELP: &str = "Install a server into your config file: from an .mcpb bundle (unpacked into your data \
+directory; its signature is not checked), a registry server.json (its npm package run with npx, its PyPI package \
+with uvx, or its remote) or an install link \
 (mcp-apps-host://install?config=<base64url JSON>, see the README). Shows what will run and asks for each setting \
 (secrets without echo), or takes --yes with --set KEY=VALUE. The config file is rewritten as JSON: its other keys \
 and their order are kept, its formatting is not, and a file with comments is refused rather than rewritten.";

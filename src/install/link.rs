@@ -77,6 +77,7 @@ pub(crate) fn plan(link: &str) -> Result<Plan, String> {
                 secret: true,
                 default: None,
                 choices: Vec::new(),
+                number: None,
             });
             Template::var(key)
         } else {

@@ -9,13 +9,14 @@
 pub(crate) mod config_file;
 pub(crate) mod doc;
 pub(crate) mod link;
+pub(crate) mod mcpb;
 pub(crate) mod server_json;
 
 use std::collections::HashMap;
 
 /// A setting a server needs from the person: an environment variable, an argument, a header,
 /// a URL variable or a bundle's `user_config` field.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Setting {
     /// What `--set KEY=VALUE` names it by.
     pub key: String,
@@ -29,6 +30,8 @@ pub(crate) struct Setting {
     pub default: Option<String>,
     /// The only values allowed, when the source lists them.
     pub choices: Vec<String>,
+    /// A number is wanted, within these bounds when they are given.
+    pub number: Option<(Option<f64>, Option<f64>)>,
 }
 
 /// A value made of literal text and settings: `--port={port}` -> `[Lit("--port="), Var("port")]`.
@@ -131,7 +134,7 @@ pub(crate) enum Target {
 }
 
 /// A server ready to install once its settings have values.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Plan {
     /// The config key it is installed under (the source's name, or `--name`).
     pub name: String,
@@ -254,6 +257,13 @@ impl Setting {
             let shown = if self.secret { "the value given".to_owned() } else { format!("{value:?}") };
             return Err(format!("{shown} is not a choice for {} (choices: {})", self.key, self.choices.join(", ")));
         }
+        if let Some((min, max)) = self.number {
+            let n: f64 = value.trim().parse().map_err(|_| format!("{} must be a number", self.key))?;
+            if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) || !n.is_finite() {
+                let bound = |b: Option<f64>| b.map_or("-".to_owned(), |b| b.to_string());
+                return Err(format!("{} must be a number from {} to {}", self.key, bound(min), bound(max)));
+            }
+        }
         Ok(())
     }
 }
@@ -298,6 +308,7 @@ mod tests {
             secret,
             default: default.map(Into::into),
             choices: Vec::new(),
+            number: None,
         };
         Plan {
             name: "weather".into(),

@@ -67,6 +67,8 @@ struct Input {
     #[serde(default)]
     is_secret: bool,
     #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
     value: Option<String>,
     #[serde(default)]
     default: Option<String>,
@@ -164,7 +166,11 @@ impl Settings {
             required: input.is_required,
             secret: input.is_secret,
             default: input.default.clone(),
-            choices: input.choices.clone(),
+            choices: match (input.format.as_deref(), input.choices.is_empty()) {
+                (Some("boolean"), true) => vec!["true".to_owned(), "false".to_owned()],
+                _ => input.choices.clone(),
+            },
+            number: (input.format.as_deref() == Some("number")).then_some((None, None)),
         });
     }
 
