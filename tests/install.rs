@@ -384,3 +384,91 @@ fn a_bundle_whose_zip_paths_escape_is_refused_before_anything_is_written() {
     let out = install(home.path(), &[not_zip.to_str().unwrap(), "--config", config.to_str().unwrap(), "--yes"]);
     assert!(stderr(&out).contains("not a zip archive"), "{}", text(&out));
 }
+
+/// In a terminal (a pty from util-linux `script`), `install` asks for each setting, turns the
+/// echo off for a secret, takes a default on an empty answer, asks again after a value outside
+/// the choices, and installs once the person says yes.
+#[test]
+fn in_a_terminal_it_asks_for_each_setting_and_a_secret_is_not_echoed() {
+    use std::io::{Read as _, Write as _};
+    use std::sync::{Arc, Mutex};
+    let home = tempfile::tempdir().unwrap();
+    let server_json = write_json(home.path(), "server.json", &npm_server_json("npm"));
+    let config = home.path().join("mcp.json");
+    let command = shell_words::join([
+        env!("CARGO_BIN_EXE_mcp-apps-host"),
+        "install",
+        server_json.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env("HOME", home.path())
+        .env("SHELL", "/bin/sh")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux script runs");
+    let seen = Arc::new(Mutex::new(String::new()));
+    let mut pipe = child.stdout.take().unwrap();
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    let started = std::time::Instant::now();
+    // Waits until the terminal shows `needle` `times` times (the child failing or a minute
+    // passing first is a failure, with what the terminal showed).
+    let mut answer = |needle: &str, times: usize, line: &str| {
+        while seen.lock().unwrap().matches(needle).count() < times {
+            assert!(started.elapsed().as_secs() < 60, "never asked {needle:?}:\n{}", seen.lock().unwrap());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+    };
+    answer("how to greet [choices: short, long]: ", 1, "medium");
+    answer("how to greet [choices: short, long]: ", 2, "short");
+    answer("not needed by this server: ", 1, "sup3rs3cret");
+    answer("EXAMPLE_LEVEL [default: info]: ", 1, "");
+    answer("? [y/N] ", 1, "y");
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let shown = seen.lock().unwrap().clone();
+    assert!(status.success(), "{shown}");
+    assert!(shown.contains("\"medium\" is not a choice for GREETING_STYLE"), "{shown}");
+    assert!(!shown.contains("sup3rs3cret"), "the secret was echoed:\n{shown}");
+    assert!(shown.contains("installed basic-vanillajs"), "{shown}");
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let [ServerSpec::Stdio { env, .. }] = load.servers.as_slice() else { panic!("{:?}", load.servers) };
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(env, [("GREETING_STYLE", "short"), ("EXAMPLE_TOKEN", "sup3rs3cret"), ("EXAMPLE_LEVEL", "info")]);
+}
+
+#[test]
+fn open_with_a_link_outside_a_terminal_installs_nothing_and_says_why() {
+    let home = tempfile::tempdir().unwrap();
+    let link = format!(
+        "mcp-apps-host://install?config={}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"name":"x","command":"true"}"#)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["open", &link])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains("Runs: true") && stderr(&out).contains("not in a terminal"), "{}", text(&out));
+    assert!(!home.path().join("config/mcp-apps-host/mcp.json").exists());
+}
