@@ -260,7 +260,10 @@ fn every_refusal_says_what_to_do_and_changes_nothing() {
             &["not an install link this host takes", "mcp-apps-host://install?config="],
         );
     }
-    refused(&["https://registry.example/v0/servers/x", "--config", c], &["from a file"]);
+    refused(
+        &["http://registry.example/v0/servers/x/versions/latest", "--config", c],
+        &["plain http:// is allowed only"],
+    );
 
     // With --replace and another name, the same install goes through.
     let out = install(home.path(), &[npm, "--config", c, "--yes", "--set", "GREETING_STYLE=long", "--name", "second"]);
@@ -471,4 +474,78 @@ fn open_with_a_link_outside_a_terminal_installs_nothing_and_says_why() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(stderr(&out).contains("Runs: true") && stderr(&out).contains("not in a terminal"), "{}", text(&out));
     assert!(!home.path().join("config/mcp-apps-host/mcp.json").exists());
+}
+
+/// A stand-in for the MCP registry's API on a loopback port: `GET
+/// /v0/servers/{serverName}/versions/{version}` (the name URL-encoded) answers
+/// `{"server": <server.json>, "_meta": {...}}`, anything else 404 with the API's error body.
+/// Returns its base URL and the request lines it saw.
+fn registry_stand_in(servers: Vec<Value>) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut request = String::new();
+            reader.read_line(&mut request).unwrap();
+            // The rest of the head.
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            log.lock().unwrap().push(request.trim().to_owned());
+            let path = request.split(' ').nth(1).unwrap_or("");
+            let found = servers.iter().find(|s| {
+                let name = s["name"].as_str().unwrap().replace('/', "%2F");
+                path == format!("/v0/servers/{name}/versions/latest")
+                    || path == format!("/v0/servers/{name}/versions/{}", s["version"].as_str().unwrap())
+            });
+            let (status, body) = match found {
+                Some(server) => (
+                    "200 OK",
+                    json!({"server": server, "_meta": {"io.modelcontextprotocol.registry/official": {
+                        "status": "active", "publishedAt": "2026-11-02T10:00:00Z",
+                        "updatedAt": "2026-11-02T10:00:00Z", "isLatest": true}}}),
+                ),
+                None => ("404 Not Found", json!({"title": "Not Found", "status": 404, "detail": "Server not found"})),
+            };
+            let body = body.to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (base, seen)
+}
+
+#[test]
+fn a_server_json_from_the_registry_api_installs() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = npm_server_json("npm");
+    server.as_object_mut().unwrap().remove("$schema");
+    let (base, seen) = registry_stand_in(vec![server]);
+    let config = home.path().join("mcp.json");
+    let c = config.to_str().unwrap();
+    let url = format!("{base}/v0/servers/io.github.modelcontextprotocol%2Fbasic-vanillajs/versions/latest");
+    let out = install(home.path(), &[&url, "--config", c, "--yes", "--set", "GREETING_STYLE=long"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        ["GET /v0/servers/io.github.modelcontextprotocol%2Fbasic-vanillajs/versions/latest HTTP/1.1"]
+    );
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let [ServerSpec::Stdio { name, program, args, .. }] = load.servers.as_slice() else { panic!("{:?}", load.servers) };
+    assert_eq!((name.as_str(), program.as_str()), ("basic-vanillajs", "npx"));
+    assert_eq!(args[1], format!("{PACKAGE}@{}", package_version()));
+
+    let missing = format!("{base}/v0/servers/io.example%2Fnone/versions/latest");
+    let out = install(home.path(), &[&missing, "--config", c, "--yes"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains("answered 404"), "{}", text(&out));
 }

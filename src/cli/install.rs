@@ -19,8 +19,8 @@ use crate::server::config::default_config_path;
 /// file with comments is refused, not rewritten).
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
-    /// An `.mcpb` bundle, a `server.json` file (or the registry API's answer for one server,
-    /// saved to a file), or an install link.
+    /// An `.mcpb` bundle, a `server.json` file or web address (the registry API's answer for
+    /// one server, `https://REGISTRY/v0/servers/NAME/versions/latest`), or an install link.
     #[arg(value_name = "FILE|LINK")]
     source: String,
     /// The config file to add the server to (default: ~/.config/mcp-apps-host/mcp.json; made
@@ -145,14 +145,11 @@ fn read_plan(args: &InstallArgs) -> anyhow::Result<Plan> {
         }
         return link::plan(source).map_err(anyhow::Error::msg);
     }
-    if source.starts_with("http://") || source.starts_with("https://") {
-        bail!(
-            "{source} is a web address: this host installs from a file (save the server.json, or the registry's \
-             answer for the server, first) or an install link ({}://install?config=...)",
-            link::SCHEME
-        );
-    }
-    let text = std::fs::read_to_string(source).with_context(|| format!("cannot read {source}"))?;
+    let text = if source.starts_with("http://") || source.starts_with("https://") {
+        crate::install::registry::fetch(source).map_err(anyhow::Error::msg)?
+    } else {
+        std::fs::read_to_string(source).with_context(|| format!("cannot read {source}"))?
+    };
     let pick = if args.remote { server_json::Pick::Remote } else { server_json::Pick::First };
     server_json::plan(&text, pick).map_err(anyhow::Error::msg).with_context(|| format!("cannot install {source}"))
 }

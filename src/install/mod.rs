@@ -1,5 +1,5 @@
-//! Installing a server from where servers are published: a registry `server.json`, an install
-//! link (`mcp-apps-host://install?config=...`) or a `.mcpb` bundle, into the person's config file.
+//! Installing a server from where servers are published: a registry `server.json` (a file, or
+//! the registry's API at a web address), an install link (`mcp-apps-host://install?config=...`) or a `.mcpb` bundle, into the person's config file.
 //!
 //! Each source becomes a [`Plan`]: what will run (the command line, the package, the URL) with
 //! the settings it needs still open, so the person sees it and answers before anything is
@@ -10,6 +10,7 @@ pub(crate) mod config_file;
 pub(crate) mod doc;
 pub(crate) mod link;
 pub(crate) mod mcpb;
+pub(crate) mod registry;
 pub(crate) mod server_json;
 
 use std::collections::HashMap;
