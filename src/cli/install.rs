@@ -11,8 +11,8 @@ use crate::install::{config_file, link, mcpb, server_json, Plan, Setting};
 use crate::server::config::default_config_path;
 
 /// Install a server into your config file: from an `.mcpb` bundle (unpacked into your data
-/// directory), a registry `server.json` (its npm package run with npx, its PyPI package with
-/// uvx, or its remote) or an install link
+/// directory), a registry `server.json` from a file or web address (its npm package run with
+/// npx, its PyPI package with uvx, or its remote) or an install link
 /// (`mcp-apps-host://install?config=<base64url JSON>`, see the README). Shows what will run and
 /// asks for each setting (secrets without echo), or takes `--yes` with `--set KEY=VALUE`. The
 /// file is rewritten as JSON: its other keys and their order are kept, its formatting is not (a
@@ -31,7 +31,8 @@ pub struct InstallArgs {
     /// the link's `name`).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
-    /// A setting's value (repeatable); the settings are listed before anything is asked.
+    /// A setting's value (repeatable); the settings are listed before anything is asked. A
+    /// command line is visible to other users of the machine: let secrets be asked instead.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Install without asking: settings come from --set and their defaults, and a required
