@@ -122,3 +122,36 @@ fn the_debian_package_installs_a_valid_desktop_app_that_runs_the_demo() {
         .collect();
     assert_eq!(results.len(), 2, "the weather and counter Views got their results: {results:?}");
 }
+
+/// `cargo package` (and so `cargo install` from the package) takes what the build needs: the
+/// embedded web assets, the web process extension, build.rs, the desktop files; never what npm
+/// and pip install for the tests, nor build output.
+#[test]
+fn the_crate_package_holds_what_the_build_needs_and_no_installed_dependencies() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out =
+        run(Command::new(env!("CARGO")).args(["package", "--list", "--offline", "--allow-dirty"]).current_dir(root));
+    let list = stdout(&out);
+    let files: Vec<&str> = list.lines().collect();
+    for needed in [
+        "build.rs",
+        "webext/collect.c",
+        "sandbox-proxy/proxy.js",
+        "sandbox-proxy/proxy.html",
+        "assets/shell.js",
+        "assets/demo/weather.html",
+        "assets/probe/view.html",
+        "src/bin/mcp-apps-host-server.rs",
+        "LICENSE-MIT",
+        "LICENSE-APACHE",
+    ] {
+        assert!(files.contains(&needed), "the crate package lacks {needed}:\n{list}");
+    }
+    assert!(files.iter().any(|f| f.starts_with("assets/linux/") && f.ends_with(".desktop")), "{list}");
+    for f in &files {
+        assert!(
+            !f.contains("node_modules/") && !f.contains(".venv/") && !f.starts_with("target/"),
+            "the crate package holds {f}"
+        );
+    }
+}
