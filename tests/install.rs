@@ -316,8 +316,10 @@ fn clock_manifest() -> Value {
             }
         },
         "user_config": {
-            "api_key": {"type": "string", "title": "API key", "sensitive": true, "required": true},
-            "refresh": {"type": "number", "title": "Refresh (s)", "min": 1, "max": 60, "default": 5}
+            "api_key": {"type": "string", "title": "API key", "description": "Your clock service key",
+                        "sensitive": true, "required": true},
+            "refresh": {"type": "number", "title": "Refresh (s)", "description": "Seconds between updates",
+                        "min": 1, "max": 60, "default": 5}
         }
     })
 }
@@ -340,7 +342,7 @@ fn an_mcpb_bundle_unpacks_into_the_data_directory_and_reaches_a_tool_result() {
     let out = install(home.path(), &[file.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k3y"]);
     assert!(out.status.success(), "{}", text(&out));
     let shown = stderr(&out);
-    assert!(shown.contains("Signature: not checked"), "an unsigned bundle is said to be unchecked:\n{shown}");
+    assert!(shown.contains("Signature: none: the bundle is unsigned"), "an unsigned bundle is said to be:\n{shown}");
     assert!(shown.contains("api_key (required, secret)") && !shown.contains("k3y"), "{shown}");
     let dir = bundles.join("clock-bundle");
     assert!(dir.join("server/index.js").is_file() && dir.join("manifest.json").is_file());
@@ -548,4 +550,58 @@ fn a_server_json_from_the_registry_api_installs() {
     let out = install(home.path(), &[&missing, "--config", c, "--yes"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(stderr(&out).contains("answered 404"), "{}", text(&out));
+}
+
+/// The official MCP Bundle tool (`mcpb`, npm `@anthropic-ai/mcpb`, installed in
+/// tests/fixtures/mcpb by scripts/setup).
+fn mcpb(args: &[&str], cwd: &Path) {
+    let tool = common::fixtures().join("mcpb/node_modules/.bin/mcpb");
+    let out = Command::new(&tool).args(args).current_dir(cwd).stdin(std::process::Stdio::null()).output().unwrap();
+    assert!(out.status.success(), "mcpb {args:?}: {}", text(&out));
+}
+
+#[test]
+fn bundles_packed_and_signed_by_the_official_mcpb_tool_install() {
+    let home = tempfile::tempdir().unwrap();
+    // A bundle's source directory: the manifest (checked by `mcpb pack`) and the server.
+    let src = home.path().join("src");
+    std::fs::create_dir_all(src.join("server")).unwrap();
+    let mut manifest = clock_manifest();
+    manifest["manifest_version"] = json!("0.4");
+    std::fs::write(src.join("manifest.json"), serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let dist = common::fixtures().join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist");
+    for name in ["index.js", "server.js", "mcp-app.html"] {
+        std::fs::copy(dist.join(name), src.join("server").join(name)).unwrap();
+    }
+    mcpb(&["pack", "src", "clock.mcpb"], home.path());
+    std::fs::copy(home.path().join("clock.mcpb"), home.path().join("signed.mcpb")).unwrap();
+    mcpb(&["sign", "--self-signed", "signed.mcpb"], home.path());
+
+    let config = home.path().join("mcp.json");
+    let c = config.to_str().unwrap();
+    let unsigned = home.path().join("clock.mcpb");
+    let out = install(home.path(), &[unsigned.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stderr(&out).contains("Signature: none: the bundle is unsigned"), "{}", text(&out));
+    let signed = home.path().join("signed.mcpb");
+    let args = [signed.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k", "--name", "signed-clock"];
+    let out = install(home.path(), &args);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stderr(&out).contains("Signature: signed, but NOT verified"), "{}", text(&out));
+
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let names: Vec<&str> = load.servers.iter().map(ServerSpec::name).collect();
+    assert_eq!(names, ["clock-bundle", "signed-clock"], "{:?}", load.errors);
+    let bundles = home.path().join("data/mcp-apps-host/bundles");
+    assert!(bundles.join("signed-clock/server/index.js").is_file());
+    let only_unsigned = home.path().join("only-unsigned.json");
+    std::fs::write(
+        &only_unsigned,
+        serde_json::to_string(&json!({"mcpServers": {"clock-bundle": serde_json::from_str::<Value>(
+            &std::fs::read_to_string(&config).unwrap()).unwrap()["mcpServers"]["clock-bundle"]}}))
+        .unwrap(),
+    )
+    .unwrap();
+    let result = run_to_result(home.path(), &only_unsigned, home.path());
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
 }

@@ -6,8 +6,9 @@
 //! and `${user_config.KEY}` filled from the bundle's `user_config` settings (`sensitive`,
 //! `required`, `default`, number `min`/`max`, booleans). Manifest versions 0.2 to 0.4.
 //!
-//! Not done: a signed bundle's signature is not verified (the host says so); a `multiple`
-//! setting takes one value.
+//! Not done: a signed bundle's signature (the block `mcpb sign` appends) is found but not
+//! verified, and the host says so, as it says when a bundle is unsigned; a `multiple` setting
+//! takes one value.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -122,8 +123,39 @@ pub(crate) fn read(file: &Path, bundles: &Path, name: Option<&str>) -> Result<Bu
     check_name(&name).map_err(|e| format!("{e} (the bundle's name is {:?})", manifest.name))?;
     let dir = bundles.join(&name);
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()).unwrap_or_default();
-    let plan = plan(&manifest, &name, &dir, &home)?;
+    let mut plan = plan(&manifest, &name, &dir, &home)?;
+    let signature = match signature_block(file) {
+        Ok(true) => "signed, but NOT verified: this host does not check bundle signatures yet",
+        Ok(false) => "none: the bundle is unsigned, so nothing says who made it",
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    plan.facts.insert(0, ("Signature".to_owned(), signature.to_owned()));
     Ok(Bundle { plan, file: file.to_owned(), dir })
+}
+
+/// Whether the file ends with the signature block `mcpb sign` appends after the zip:
+/// `MCPB_SIG_V1`, a little-endian u32 length, that many bytes of PKCS#7, `MCPB_SIG_END`.
+fn signature_block(file: &Path) -> std::io::Result<bool> {
+    use std::io::{Seek, SeekFrom};
+    const HEADER: &[u8] = b"MCPB_SIG_V1";
+    const FOOTER: &[u8] = b"MCPB_SIG_END";
+    let mut f = std::fs::File::open(file)?;
+    let len = f.metadata()?.len();
+    // A signature with its certificates is a few KiB; a tail of 1 MiB holds any real one.
+    let tail_len = len.min(1024 * 1024);
+    f.seek(SeekFrom::Start(len - tail_len))?;
+    let mut tail = Vec::new();
+    f.take(tail_len).read_to_end(&mut tail)?;
+    let Some(body) = tail.strip_suffix(FOOTER) else { return Ok(false) };
+    let found = (0..body.len().saturating_sub(HEADER.len() + 4)).rev().any(|at| {
+        let rest = &body[at..];
+        rest.starts_with(HEADER) && {
+            let n = &rest[HEADER.len()..HEADER.len() + 4];
+            let n = u32::from_le_bytes([n[0], n[1], n[2], n[3]]) as usize;
+            rest.len() == HEADER.len() + 4 + n
+        }
+    });
+    Ok(found)
 }
 
 fn open(file: &Path) -> Result<zip::ZipArchive<std::fs::File>, String> {
@@ -215,7 +247,6 @@ fn plan(m: &Manifest, name: &str, dir: &Path, home: &Path) -> Result<Plan, Strin
     if let Some(d) = m.description.as_deref().filter(|d| !d.is_empty()) {
         facts.push(("Description".to_owned(), crate::consent::one_line_max(d, 200)));
     }
-    facts.push(("Signature".to_owned(), "not checked: this host does not verify bundle signatures".to_owned()));
     facts.push(("Unpacks into".to_owned(), dir.display().to_string()));
     Ok(Plan { name: name.to_owned(), origin, facts, settings, target: Target::Stdio { command, args, env } })
 }
@@ -417,7 +448,6 @@ mod tests {
         assert_eq!(command, "node");
         assert_eq!(args, ["/b/files/server/index.js", "--root=/home/p/Documents", "/home/p/x"]);
         assert_eq!(env, [("API_KEY".into(), "k".into()), ("MODE".into(), "linux".into())]);
-        assert!(plan.facts.iter().any(|(k, v)| k == "Signature" && v.contains("not checked")));
     }
 
     #[test]
