@@ -476,6 +476,21 @@ fn open_with_a_link_outside_a_terminal_installs_nothing_and_says_why() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(stderr(&out).contains("Runs: true") && stderr(&out).contains("not in a terminal"), "{}", text(&out));
     assert!(!home.path().join("config/mcp-apps-host/mcp.json").exists());
+
+    // A file manager hands a bundle over as a file: URL (the desktop entry's %u).
+    let file = bundle(home.path(), "clock.mcpb", &clock_manifest(), &[]);
+    let url = format!("file://{}", file.to_str().unwrap());
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["open", &url])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains("from bundle clock-bundle 1.0.0") && stderr(&out).contains("not in a terminal"));
+    assert!(!home.path().join("data/mcp-apps-host/bundles/clock-bundle").exists());
 }
 
 /// A stand-in for the MCP registry's API on a loopback port: `GET

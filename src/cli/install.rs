@@ -48,7 +48,15 @@ pub struct InstallArgs {
 }
 
 /// Runs `install`.
-pub fn install(args: InstallArgs) -> anyhow::Result<i32> {
+pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
+    // A desktop's `%u` may hand a local file over as a file: URL.
+    if args.source.starts_with("file:") {
+        let path = url::Url::parse(&args.source)
+            .ok()
+            .and_then(|u| u.to_file_path().ok())
+            .with_context(|| format!("{} is not a local file's URL", args.source))?;
+        args.source = path.to_string_lossy().into_owned();
+    }
     let mut bundle = None;
     let mut plan = if args.source.to_ascii_lowercase().ends_with(".mcpb") && !args.source.contains("://") {
         let dir = mcpb::bundles_dir().context("no data directory to unpack the bundle into")?;
