@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 
-use crate::install::{config_file, link, mcpb, server_json, Plan, Setting};
+use crate::install::{config_file, link, mcpb, server_json, Plan, Setting, SEP};
 use crate::server::config::default_config_path;
 
 /// Install a server into your config file: from an `.mcpb` bundle (unpacked into your data
@@ -179,8 +179,11 @@ fn describe(s: &Setting) -> String {
     if !s.description.is_empty() {
         text.push_str(&format!(": {}", crate::consent::one_line_max(&s.description, 200)));
     }
+    if s.multiple {
+        text.push_str(" [several values: one a line, an empty line ends]");
+    }
     if let Some(d) = s.default.as_ref().filter(|_| !s.secret) {
-        text.push_str(&format!(" [default: {d}]"));
+        text.push_str(&format!(" [default: {}]", d.replace(SEP, ", ")));
     }
     if !s.choices.is_empty() {
         text.push_str(&format!(" [choices: {}]", s.choices.join(", ")));
@@ -197,7 +200,7 @@ fn ask_settings(plan: &Plan, answers: &mut HashMap<String, String>) -> anyhow::R
         loop {
             let prompt = format!("{}: ", describe(s));
             let value = if s.secret { read_secret(&prompt)? } else { read_line(&prompt)? };
-            if value.is_empty() && s.required && s.default.is_none() {
+            if value.is_empty() && s.required && s.default.is_none() && !answers.contains_key(&s.key) {
                 eprintln!("{} is required", s.key);
                 continue;
             }
@@ -206,7 +209,18 @@ fn ask_settings(plan: &Plan, answers: &mut HashMap<String, String>) -> anyhow::R
                     eprintln!("{e}");
                     continue;
                 }
-                answers.insert(s.key.clone(), value);
+                match answers.get_mut(&s.key) {
+                    Some(values) => {
+                        values.push(SEP);
+                        values.push_str(&value);
+                    }
+                    None => {
+                        answers.insert(s.key.clone(), value);
+                    }
+                }
+                if s.multiple {
+                    continue;
+                }
             }
             break;
         }

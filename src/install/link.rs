@@ -78,6 +78,7 @@ pub(crate) fn plan(link: &str) -> Result<Plan, String> {
                 default: None,
                 choices: Vec::new(),
                 number: None,
+                multiple: false,
             });
             Template::var(key)
         } else {

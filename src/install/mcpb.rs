@@ -7,8 +7,9 @@
 //! `required`, `default`, number `min`/`max`, booleans). Manifest versions 0.2 to 0.4.
 //!
 //! Not done: a signed bundle's signature (the block `mcpb sign` appends) is found but not
-//! verified, and the host says so, as it says when a bundle is unsigned; a `multiple` setting
-//! takes one value.
+//! verified, and the host says so, as it says when a bundle is unsigned. A `multiple`
+//! setting's values become one argument each where the setting is an argument of its own
+//! (`"args": ["${user_config.dirs}"]`); anywhere else several values are refused.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -89,6 +90,8 @@ struct UserConfig {
     min: Option<f64>,
     #[serde(default)]
     max: Option<f64>,
+    #[serde(default)]
+    multiple: bool,
 }
 
 /// What was read from a bundle: the plan, and where the bundle unpacks to.
@@ -255,7 +258,10 @@ fn setting(key: &str, u: &UserConfig, dirs: &Dirs) -> Result<Setting, String> {
     let default = match &u.default {
         None | Some(serde_json::Value::Null) => None,
         Some(serde_json::Value::String(s)) => Some(dirs.fill(s)),
-        Some(serde_json::Value::Array(items)) => items.first().and_then(|v| v.as_str()).map(|s| dirs.fill(s)),
+        Some(serde_json::Value::Array(items)) => {
+            let all: Vec<String> = items.iter().filter_map(|v| v.as_str()).map(|s| dirs.fill(s)).collect();
+            (!all.is_empty()).then(|| all.join(&super::SEP.to_string()))
+        }
         Some(other) => Some(other.to_string()),
     };
     let (choices, number) = match u.kind.as_str() {
@@ -282,6 +288,7 @@ fn setting(key: &str, u: &UserConfig, dirs: &Dirs) -> Result<Setting, String> {
         default,
         choices,
         number,
+        multiple: u.multiple,
     })
 }
 
@@ -428,14 +435,15 @@ mod tests {
             "manifest_version": "0.3", "name": "files", "version": "1.0.0",
             "server": {"type": "node", "entry_point": "server/index.js", "mcp_config": {
                 "command": "node",
-                "args": ["${__dirname}/server/index.js", "--root=${user_config.root}", "${HOME}/x"],
+                "args": ["${__dirname}/server/index.js", "--root=${user_config.root}", "${HOME}/x", "${user_config.dirs}"],
                 "env": {"API_KEY": "${user_config.api_key}", "MODE": "base"},
                 "platform_overrides": {"linux": {"env": {"MODE": "linux"}}, "win32": {"command": "node.exe"}}
             }},
             "user_config": {
                 "api_key": {"type": "string", "title": "API key", "sensitive": true, "required": true},
                 "root": {"type": "directory", "default": "${HOME}/Documents"},
-                "limit": {"type": "number", "min": 1, "max": 10, "default": 5}
+                "limit": {"type": "number", "min": 1, "max": 10, "default": 5},
+                "dirs": {"type": "directory", "multiple": true, "default": ["${HOME}/a", "${HOME}/b"]}
             }
         }));
         let plan = plan(&m, "files", Path::new("/b/files"), Path::new("/home/p")).unwrap();
@@ -446,7 +454,21 @@ mod tests {
         let answers = plan.check_answers(&[("api_key".into(), "k".into())]).unwrap();
         let Resolved::Stdio { command, args, env } = plan.resolve(&answers).unwrap() else { panic!() };
         assert_eq!(command, "node");
-        assert_eq!(args, ["/b/files/server/index.js", "--root=/home/p/Documents", "/home/p/x"]);
+        assert_eq!(
+            args,
+            ["/b/files/server/index.js", "--root=/home/p/Documents", "/home/p/x", "/home/p/a", "/home/p/b"]
+        );
+        let two = plan
+            .check_answers(&[
+                ("api_key".into(), "k".into()),
+                ("dirs".into(), "/x".into()),
+                ("dirs".into(), "/y".into()),
+            ])
+            .unwrap();
+        let Resolved::Stdio { args, .. } = plan.resolve(&two).unwrap() else { panic!() };
+        assert_eq!(args[3..], ["/x", "/y"]);
+        let err = plan.check_answers(&[("api_key".into(), "k".into()), ("api_key".into(), "j".into())]).unwrap_err();
+        assert!(err.contains("takes one value"), "{err}");
         assert_eq!(env, [("API_KEY".into(), "k".into()), ("MODE".into(), "linux".into())]);
     }
 

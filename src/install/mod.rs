@@ -33,7 +33,12 @@ pub(crate) struct Setting {
     pub choices: Vec<String>,
     /// A number is wanted, within these bounds when they are given.
     pub number: Option<(Option<f64>, Option<f64>)>,
+    /// Several values may be given (`--set KEY=a --set KEY=b`); kept joined by [`SEP`].
+    pub multiple: bool,
 }
+
+/// What joins the values of a `multiple` setting: no argument or variable can hold it.
+pub(crate) const SEP: char = '\0';
 
 /// A value made of literal text and settings: `--port={port}` -> `[Lit("--port="), Var("port")]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,7 +193,7 @@ impl Plan {
     /// Checks `--set` keys against the settings: each must be one of them, given once, and
     /// within its choices.
     pub(crate) fn check_answers(&self, answers: &[(String, String)]) -> Result<HashMap<String, String>, String> {
-        let mut map = HashMap::new();
+        let mut map: HashMap<String, String> = HashMap::new();
         for (key, value) in answers {
             let Some(setting) = self.settings.iter().find(|s| &s.key == key) else {
                 let keys: Vec<&str> = self.settings.iter().map(|s| s.key.as_str()).collect();
@@ -199,8 +204,18 @@ impl Plan {
                 ));
             };
             setting.check(value)?;
-            if map.insert(key.clone(), value.clone()).is_some() {
-                return Err(format!("--set {key}=... is given twice"));
+            if value.contains(SEP) {
+                return Err(format!("the value of {key} holds a NUL character"));
+            }
+            match map.get_mut(key) {
+                Some(values) if setting.multiple => {
+                    values.push(SEP);
+                    values.push_str(value);
+                }
+                Some(_) => return Err(format!("--set {key}=... is given twice, and {key} takes one value")),
+                None => {
+                    map.insert(key.clone(), value.clone());
+                }
             }
         }
         Ok(map)
@@ -214,7 +229,9 @@ impl Plan {
             let value = answers.get(&s.key).filter(|v| !v.is_empty()).cloned().or_else(|| s.default.clone());
             match value {
                 Some(v) => {
-                    s.check(&v)?;
+                    for one in v.split(SEP) {
+                        s.check(one)?;
+                    }
                     values.insert(s.key.clone(), v);
                 }
                 None if s.required => {
@@ -234,13 +251,26 @@ impl Plan {
                     .iter()
                     .filter_map(|group| group.iter().map(|t| t.fill(&values)).collect::<Option<Vec<String>>>())
                     .flatten()
+                    // An argument that is a multiple setting alone becomes one argument a value.
+                    .flat_map(|a| a.split(SEP).map(str::to_owned).collect::<Vec<_>>())
                     .collect(),
-                env: env.iter().filter_map(|(k, v)| Some((k.clone(), v.fill(&values)?))).collect(),
+                env: env
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.fill(&values)?)))
+                    .map(|(k, v)| one_value(&k, v).map(|v| (k, v)))
+                    .collect::<Result<_, _>>()?,
             },
             Target::Remote { url, sse, headers } => Resolved::Remote {
-                url: url.fill(&values).ok_or_else(|| format!("the URL {} needs all its settings", url.show()))?,
+                url: one_value(
+                    "the URL",
+                    url.fill(&values).ok_or_else(|| format!("the URL {} needs all its settings", url.show()))?,
+                )?,
                 sse: *sse,
-                headers: headers.iter().filter_map(|(k, v)| Some((k.clone(), v.fill(&values)?))).collect(),
+                headers: headers
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.fill(&values)?)))
+                    .map(|(k, v)| one_value(&k, v).map(|v| (k, v)))
+                    .collect::<Result<_, _>>()?,
             },
         })
     }
@@ -249,6 +279,14 @@ impl Plan {
     pub(crate) fn writes_secret(&self, answers: &HashMap<String, String>) -> bool {
         self.settings.iter().any(|s| s.secret && (answers.contains_key(&s.key) || s.default.is_some()))
     }
+}
+
+/// Several values fit only an argument of their own; anywhere else they are refused.
+fn one_value(what: &str, value: String) -> Result<String, String> {
+    if value.contains(SEP) {
+        return Err(format!("{what} takes one value, and a setting in it was given several"));
+    }
+    Ok(value)
 }
 
 impl Setting {
@@ -310,6 +348,7 @@ mod tests {
             default: default.map(Into::into),
             choices: Vec::new(),
             number: None,
+            multiple: false,
         };
         Plan {
             name: "weather".into(),

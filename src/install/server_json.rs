@@ -171,6 +171,7 @@ impl Settings {
                 _ => input.choices.clone(),
             },
             number: (input.format.as_deref() == Some("number")).then_some((None, None)),
+            multiple: false,
         });
     }
 
