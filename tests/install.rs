@@ -364,6 +364,21 @@ fn an_mcpb_bundle_unpacks_into_the_data_directory_and_reaches_a_tool_result() {
     let out = install(home.path(), &[file.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k"]);
     assert!(stderr(&out).contains("installed already") && stderr(&out).contains("--replace"), "{}", text(&out));
 
+    // A config file the loader refuses: nothing stays unpacked, and a replaced bundle comes back.
+    let broken = home.path().join("broken.json");
+    std::fs::write(&broken, "{\"mcpServers\": {} // mine\n}").unwrap();
+    let b = broken.to_str().unwrap();
+    for extra in [&["--replace"][..], &["--name", "other-clock"][..]] {
+        let mut args = vec![file.to_str().unwrap(), "--config", b, "--yes", "--set", "api_key=k"];
+        args.extend_from_slice(extra);
+        let out = install(home.path(), &args);
+        assert!(stderr(&out).contains("fix the file first"), "{extra:?}: {}", text(&out));
+    }
+    assert!(dir.join("server/index.js").is_file(), "the replaced bundle is back");
+    let left: Vec<String> =
+        std::fs::read_dir(&bundles).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(left, ["clock-bundle"], "nothing else stays in {}", bundles.display());
+
     let result = run_to_result(home.path(), &config, home.path());
     assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
 }

@@ -114,26 +114,18 @@ pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
         }
     }
     let entry = plan.resolve(&answers).map_err(anyhow::Error::msg).context("nothing was installed")?;
-    let fresh_bundle = match &bundle {
-        Some(b) => {
-            mcpb::check_free(b, args.replace).map_err(anyhow::Error::msg).context("nothing was installed")?;
-            let fresh = !b.dir.exists();
-            mcpb::unpack(b, args.replace).map_err(anyhow::Error::msg).context("nothing was installed")?;
-            fresh.then(|| b.dir.clone())
-        }
+    // Dropped without keep (the config refused below), the unpacked bundle goes again and a
+    // replaced one comes back.
+    let unpacked = match &bundle {
+        Some(b) => Some(mcpb::unpack(b, args.replace).map_err(anyhow::Error::msg).context("nothing was installed")?),
         None => None,
     };
-    let written = match config_file::add_server(&path, &plan.name, &entry, args.replace) {
-        Ok(w) => w,
-        Err(e) => {
-            // A bundle unpacked for this install goes again.
-            if let Some(dir) = fresh_bundle {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-            return Err(anyhow::Error::msg(e))
-                .with_context(|| format!("nothing was installed into {}", path.display()));
-        }
-    };
+    let written = config_file::add_server(&path, &plan.name, &entry, args.replace)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("nothing was installed into {}", path.display()))?;
+    if let Some(u) = unpacked {
+        u.keep();
+    }
     let verb = if written.replaced { "replaced" } else { "installed" };
     println!("{verb} {} in {}", plan.name, written.path.display());
     if written.readable_by_others && plan.writes_secret(&answers) {
@@ -172,7 +164,8 @@ fn describe(s: &Setting) -> String {
     if s.secret {
         marks.push("secret");
     }
-    let mut text = s.key.clone();
+    // Everything here comes from the source: shown escaped, as any consent text.
+    let mut text = crate::consent::one_line_max(&s.key, 100);
     if !marks.is_empty() {
         text.push_str(&format!(" ({})", marks.join(", ")));
     }
@@ -183,10 +176,10 @@ fn describe(s: &Setting) -> String {
         text.push_str(" [several values: one a line, an empty line ends]");
     }
     if let Some(d) = s.default.as_ref().filter(|_| !s.secret) {
-        text.push_str(&format!(" [default: {}]", d.replace(SEP, ", ")));
+        text.push_str(&format!(" [default: {}]", crate::consent::one_line_max(&d.replace(SEP, ", "), 200)));
     }
     if !s.choices.is_empty() {
-        text.push_str(&format!(" [choices: {}]", s.choices.join(", ")));
+        text.push_str(&format!(" [choices: {}]", crate::consent::one_line_max(&s.choices.join(", "), 200)));
     }
     text
 }

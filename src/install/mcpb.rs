@@ -348,17 +348,21 @@ impl Dirs {
 }
 
 /// Unpacks the bundle into its directory (through a new directory beside it, renamed into
-/// place); an installed bundle of that name is replaced only with `replace`.
-pub(crate) fn unpack(bundle: &Bundle, replace: bool) -> Result<(), String> {
+/// place); an installed bundle of that name is replaced only with `replace`, and kept aside
+/// until the install is [`Unpacked::keep`]: dropped unkept, the old one comes back.
+pub(crate) fn unpack(bundle: &Bundle, replace: bool) -> Result<Unpacked, String> {
     check_free(bundle, replace)?;
     let parent = bundle.dir.parent().ok_or("the bundle's directory has no parent")?;
     std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     let fresh = parent.join(format!(".{}.new-{}", bundle.plan.name, std::process::id()));
+    let aside = parent.join(format!(".{}.old-{}", bundle.plan.name, std::process::id()));
     let _ = std::fs::remove_dir_all(&fresh);
+    let mut unpacked = Unpacked { dir: bundle.dir.clone(), old: None, kept: false };
     let outcome = extract(&bundle.file, &fresh).and_then(|()| {
         if bundle.dir.exists() {
-            std::fs::remove_dir_all(&bundle.dir)
-                .map_err(|e| format!("cannot remove the old {}: {e}", bundle.dir.display()))?;
+            std::fs::rename(&bundle.dir, &aside)
+                .map_err(|e| format!("cannot move the old {} aside: {e}", bundle.dir.display()))?;
+            unpacked.old = Some(aside.clone());
         }
         std::fs::rename(&fresh, &bundle.dir)
             .map_err(|e| format!("cannot move the bundle into {}: {e}", bundle.dir.display()))
@@ -366,7 +370,38 @@ pub(crate) fn unpack(bundle: &Bundle, replace: bool) -> Result<(), String> {
     if outcome.is_err() {
         let _ = std::fs::remove_dir_all(&fresh);
     }
-    outcome
+    outcome.map(|()| unpacked)
+}
+
+/// A bundle unpacked into place, the one it replaced kept aside until [`Unpacked::keep`].
+#[derive(Debug)]
+pub(crate) struct Unpacked {
+    dir: PathBuf,
+    old: Option<PathBuf>,
+    kept: bool,
+}
+
+impl Unpacked {
+    /// The install went through: the replaced bundle goes.
+    pub(crate) fn keep(mut self) {
+        self.kept = true;
+        if let Some(old) = &self.old {
+            let _ = std::fs::remove_dir_all(old);
+        }
+    }
+}
+
+impl Drop for Unpacked {
+    /// The install failed after unpacking: the new bundle goes, the old one comes back.
+    fn drop(&mut self) {
+        if self.kept {
+            return;
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(old) = &self.old {
+            let _ = std::fs::rename(old, &self.dir);
+        }
+    }
 }
 
 /// A bundle of that name installed already needs `replace`.
