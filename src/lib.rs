@@ -37,7 +37,9 @@ pub mod conversation;
 pub mod demo;
 pub mod error;
 mod host_env;
+// Servers from where they are published (server.json, install links) into the config file.
 pub mod inspect;
+mod install;
 pub mod model;
 mod private_file;
 pub mod profile;

@@ -3,6 +3,7 @@
 mod baseline;
 mod check;
 mod inspect;
+mod install;
 #[cfg(feature = "desktop")]
 mod ipc_floor;
 mod probe_server;
@@ -51,6 +52,17 @@ enum Command {
     /// read-only; the default) or `never` (never for the server's own data). Data that came
     /// from another server or App asks in every mode.
     Approve(ApproveArgs),
+    /// Install a server into your config file from an .mcpb bundle, a registry server.json or an
+    /// install link.
+    #[command(long_about = INSTALL_HELP)]
+    Install(install::InstallArgs),
+    /// What the desktop entry runs: the app; given an install link, an .mcpb bundle or a
+    /// server.json, install it first (asking in the terminal).
+    Open {
+        /// An install link (mcp-apps-host://install?...), an .mcpb bundle or a server.json file.
+        #[arg(value_name = "LINK|FILE")]
+        target: Option<String>,
+    },
     /// The built-in probe server of `check --self` (stdio MCP).
     #[command(name = "__probe-server", hide = true)]
     ProbeServer,
@@ -532,6 +544,29 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     bail!("this build has no window support: rebuild with the `desktop` feature")
 }
 
+/// The long help of `install` (clap takes the struct's doc comment for `--help` otherwise).
+const INSTALL_HELP: &str = "Install a server into your config file: from an .mcpb bundle (unpacked into your data \
+directory; its signature is not checked), a registry server.json, from a file or a web address such as the \
+registry API's (its npm package run with npx, its PyPI package with uvx, or its remote) or an install link \
+(mcp-apps-host://install?config=<base64url JSON>, see the README). Shows what will run and asks for each setting \
+(secrets without echo), or takes --yes with --set KEY=VALUE. The config file is rewritten as JSON: its other keys \
+and their order are kept, its formatting is not, and a file with comments is refused rather than rewritten.";
+
+/// `open`: installs what it is given (asking), then opens the app on the config file.
+fn open(target: Option<String>) -> anyhow::Result<i32> {
+    if let Some(source) = target {
+        // After `--`: a link or file name is never read as an option.
+        match Cli::try_parse_from(["mcp-apps-host", "install", "--", &source])?.command {
+            Command::Install(args) => install::install(args)?,
+            _ => bail!("cannot read {source:?} as something to install"),
+        };
+    }
+    match Cli::try_parse_from(["mcp-apps-host", "run"])?.command {
+        Command::Run(args) => run(args),
+        _ => bail!("cannot open the app"),
+    }
+}
+
 /// `demo`: `run` on the embedded (in-process) demo server, starting with the weather and counter Views.
 fn demo(mut args: RunArgs) -> anyhow::Result<i32> {
     args.server = server_args::ServerArgs { builtin: Some("demo".into()), ..Default::default() };
@@ -582,6 +617,8 @@ pub fn main() -> ExitCode {
         Command::Logout(args) => logout(args),
         Command::Approve(args) => approve(args),
         Command::Demo(args) => demo(args),
+        Command::Install(args) => install::install(args),
+        Command::Open { target } => open(target),
         Command::Preview(mut args) => {
             args.preview = true;
             if args.html.is_some() && args.server.is_empty() {

@@ -227,7 +227,7 @@ fn url_looks_like_sse(url: &url::Url) -> bool {
 }
 
 /// Checks a remote server URL: absolute http(s), no userinfo, no fragment, https unless loopback.
-fn parse_remote_url(raw: &str) -> Result<url::Url, String> {
+pub(crate) fn parse_remote_url(raw: &str) -> Result<url::Url, String> {
     let url = url::Url::parse(raw).map_err(|e| match e {
         url::ParseError::RelativeUrlWithoutBase => "it must be an absolute http:// or https:// URL".to_owned(),
         other => format!("it is not a valid URL ({other})"),

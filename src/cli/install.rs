@@ -1,0 +1,256 @@
+//! `install FILE|LINK`: adds a server from a registry `server.json` or an install link to the
+//! config file, after showing what will run and asking for its settings.
+
+use std::collections::HashMap;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+
+use crate::install::{config_file, link, mcpb, server_json, Plan, Setting, SEP};
+use crate::server::config::default_config_path;
+
+/// Install a server into your config file: from an `.mcpb` bundle (unpacked into your data
+/// directory), a registry `server.json` from a file or web address (its npm package run with
+/// npx, its PyPI package with uvx, or its remote) or an install link
+/// (`mcp-apps-host://install?config=<base64url JSON>`, see the README). Shows what will run and
+/// asks for each setting (secrets without echo), or takes `--yes` with `--set KEY=VALUE`. The
+/// file is rewritten as JSON: its other keys and their order are kept, its formatting is not (a
+/// file with comments is refused, not rewritten).
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// An `.mcpb` bundle, a `server.json` file or web address (the registry API's answer for
+    /// one server, `https://REGISTRY/v0/servers/NAME/versions/latest`), or an install link.
+    #[arg(value_name = "FILE|LINK")]
+    source: String,
+    /// The config file to add the server to (default: ~/.config/mcp-apps-host/mcp.json; made
+    /// when missing, readable by you only).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The server's name in the config file (default: the last part of its registry name, or
+    /// the link's `name`).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// A setting's value (repeatable); the settings are listed before anything is asked. A
+    /// command line is visible to other users of the machine: let secrets be asked instead.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Install without asking: settings come from --set and their defaults, and a required
+    /// setting without a value fails the install.
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Overwrite a server of the same name in the config file.
+    #[arg(long)]
+    replace: bool,
+    /// Install the server.json's remote instead of its package.
+    #[arg(long)]
+    remote: bool,
+}
+
+/// Runs `install`.
+pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
+    // A desktop's `%u` may hand a local file over as a file: URL.
+    if args.source.starts_with("file:") {
+        let path = url::Url::parse(&args.source)
+            .ok()
+            .and_then(|u| u.to_file_path().ok())
+            .with_context(|| format!("{} is not a local file's URL", args.source))?;
+        args.source = path.to_string_lossy().into_owned();
+    }
+    let mut bundle = None;
+    let mut plan = if args.source.to_ascii_lowercase().ends_with(".mcpb") && !args.source.contains("://") {
+        let dir = mcpb::bundles_dir().context("no data directory to unpack the bundle into")?;
+        let b = mcpb::read(std::path::Path::new(&args.source), &dir, args.name.as_deref())
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("cannot install {}", args.source))?;
+        let plan = b.plan.clone();
+        bundle = Some(b);
+        plan
+    } else {
+        read_plan(&args)?
+    };
+    if let Some(name) = args.name.as_ref().filter(|_| bundle.is_none()) {
+        crate::install::check_name(name).map_err(anyhow::Error::msg)?;
+        plan.name = name.clone();
+    }
+    let path = match &args.config {
+        Some(p) => p.clone(),
+        None => default_config_path().context("no config directory: give --config FILE")?,
+    };
+    let given: Vec<(String, String)> = args
+        .set
+        .iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .with_context(|| format!("--set {kv:?} is not KEY=VALUE"))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let mut answers = plan.check_answers(&given).map_err(anyhow::Error::msg)?;
+
+    let mut err = std::io::stderr().lock();
+    for (label, value) in plan.summary() {
+        writeln!(err, "{label:>12}: {}", crate::consent::one_line_max(&value, 400))?;
+    }
+    if !plan.settings.is_empty() {
+        writeln!(err, "    Settings:")?;
+        for s in &plan.settings {
+            writeln!(err, "              {}", describe(s))?;
+        }
+    }
+    writeln!(err, "     Into: {}", path.display())?;
+    drop(err);
+
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            bail!(
+                "nothing was installed: not in a terminal, so nobody can agree. Check what it runs (above) and \
+                 pass --yes, with --set KEY=VALUE for its settings"
+            );
+        }
+        ask_settings(&plan, &mut answers)?;
+        if !confirm(&format!("Install {} into {}? [y/N] ", plan.name, path.display()))? {
+            bail!("nothing was installed (you said no)");
+        }
+    }
+    let entry = plan.resolve(&answers).map_err(anyhow::Error::msg).context("nothing was installed")?;
+    // Dropped without keep (the config refused below), the unpacked bundle goes again and a
+    // replaced one comes back.
+    let unpacked = match &bundle {
+        Some(b) => Some(mcpb::unpack(b, args.replace).map_err(anyhow::Error::msg).context("nothing was installed")?),
+        None => None,
+    };
+    let written = config_file::add_server(&path, &plan.name, &entry, args.replace)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("nothing was installed into {}", path.display()))?;
+    if let Some(u) = unpacked {
+        u.keep();
+    }
+    let verb = if written.replaced { "replaced" } else { "installed" };
+    println!("{verb} {} in {}", plan.name, written.path.display());
+    if written.readable_by_others && plan.writes_secret(&answers) {
+        eprintln!(
+            "warning: {} holds a secret setting now and other users may read it (chmod 600 it)",
+            written.path.display()
+        );
+    }
+    Ok(0)
+}
+
+/// The plan for the source: an install link, or a server.json file.
+fn read_plan(args: &InstallArgs) -> anyhow::Result<Plan> {
+    let source = &args.source;
+    if source.starts_with(&format!("{}:", link::SCHEME)) {
+        if args.remote {
+            bail!("--remote is for a server.json; an install link names one server");
+        }
+        return link::plan(source).map_err(anyhow::Error::msg);
+    }
+    let text = if source.starts_with("http://") || source.starts_with("https://") {
+        crate::install::registry::fetch(source).map_err(anyhow::Error::msg)?
+    } else {
+        std::fs::read_to_string(source).with_context(|| format!("cannot read {source}"))?
+    };
+    let pick = if args.remote { server_json::Pick::Remote } else { server_json::Pick::First };
+    server_json::plan(&text, pick).map_err(anyhow::Error::msg).with_context(|| format!("cannot install {source}"))
+}
+
+/// `KEY (required, secret): description [default: x] [choices: a, b]`.
+fn describe(s: &Setting) -> String {
+    let mut marks = Vec::new();
+    if s.required {
+        marks.push("required");
+    }
+    if s.secret {
+        marks.push("secret");
+    }
+    // Everything here comes from the source: shown escaped, as any consent text.
+    let mut text = crate::consent::one_line_max(&s.key, 100);
+    if !marks.is_empty() {
+        text.push_str(&format!(" ({})", marks.join(", ")));
+    }
+    if !s.description.is_empty() {
+        text.push_str(&format!(": {}", crate::consent::one_line_max(&s.description, 200)));
+    }
+    if s.multiple {
+        text.push_str(" [several values: one a line, an empty line ends]");
+    }
+    if let Some(d) = s.default.as_ref().filter(|_| !s.secret) {
+        text.push_str(&format!(" [default: {}]", crate::consent::one_line_max(&d.replace(SEP, ", "), 200)));
+    }
+    if !s.choices.is_empty() {
+        text.push_str(&format!(" [choices: {}]", crate::consent::one_line_max(&s.choices.join(", "), 200)));
+    }
+    text
+}
+
+/// Asks for every setting not given with --set; an empty answer keeps the default.
+fn ask_settings(plan: &Plan, answers: &mut HashMap<String, String>) -> anyhow::Result<()> {
+    for s in &plan.settings {
+        if answers.contains_key(&s.key) {
+            continue;
+        }
+        loop {
+            let prompt = format!("{}: ", describe(s));
+            let value = if s.secret { read_secret(&prompt)? } else { read_line(&prompt)? };
+            if value.is_empty() && s.required && s.default.is_none() && !answers.contains_key(&s.key) {
+                eprintln!("{} is required", s.key);
+                continue;
+            }
+            if !value.is_empty() {
+                if let Err(e) = s.check(&value) {
+                    eprintln!("{e}");
+                    continue;
+                }
+                match answers.get_mut(&s.key) {
+                    Some(values) => {
+                        values.push(SEP);
+                        values.push_str(&value);
+                    }
+                    None => {
+                        answers.insert(s.key.clone(), value);
+                    }
+                }
+                if s.multiple {
+                    continue;
+                }
+            }
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn read_line(prompt: &str) -> anyhow::Result<String> {
+    eprint!("{prompt}");
+    std::io::stderr().flush()?;
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line)? == 0 {
+        bail!("nothing was installed: the input ended");
+    }
+    Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+/// Reads a line with the terminal's echo off (`stty`, on the terminal that is stdin), and
+/// turns it back on whatever happens.
+fn read_secret(prompt: &str) -> anyhow::Result<String> {
+    let stty = |arg: &str| {
+        std::process::Command::new("stty")
+            .arg(arg)
+            .stdin(std::process::Stdio::inherit())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !stty("-echo") {
+        bail!("cannot turn the terminal's echo off to ask for a secret: give it with --set KEY=VALUE");
+    }
+    let line = read_line(prompt);
+    stty("echo");
+    eprintln!();
+    line
+}
+
+fn confirm(question: &str) -> anyhow::Result<bool> {
+    Ok(matches!(read_line(question)?.trim(), "y" | "Y" | "yes"))
+}

@@ -1,0 +1,637 @@
+//! `mcp-apps-host install`: a registry server.json (an npm package, a remote) and an install link
+//! go into a config file that the host's own loader reads, and the installed stdio servers
+//! reach a tool result in a real host (under Xvfb). Every refusal says what to do.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use base64::Engine as _;
+use mcp_apps_host::server::config::{load_config, LoadOptions};
+use mcp_apps_host::server::ServerSpec;
+use serde_json::{json, Value};
+
+/// The fixture package `npx` runs: installed in tests/fixtures by `npm ci`.
+const PACKAGE: &str = "@modelcontextprotocol/server-basic-vanillajs";
+
+fn package_version() -> String {
+    let text = std::fs::read_to_string(common::fixtures().join("package.json")).unwrap();
+    let json: Value = serde_json::from_str(&text).unwrap();
+    json["dependencies"][PACKAGE].as_str().expect("the fixture package is a dependency").to_owned()
+}
+
+/// `mcp-apps-host install ARGS` with its own home, so the person's config is never touched.
+fn install(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .arg("install")
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary starts")
+}
+
+fn text(o: &Output) -> String {
+    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `run --config FILE --tool get-time --exit-after result` in `cwd` (where npx finds the
+/// fixture package without the network); the tool result that reached the View.
+fn run_to_result(home: &Path, config: &Path, cwd: &Path) -> Value {
+    assert!(std::env::var_os("DISPLAY").is_some(), "run under a display (scripts/test uses xvfb-run)");
+    let trace = home.join("trace.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["run", "--config"])
+        .arg(config)
+        .args(["--tool", "get-time", "--exit-after", "result", "--timeout", "120", "--trace"])
+        .arg(&trace)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("npm_config_offline", "true")
+        .env("npm_config_update_notifier", "false")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary starts");
+    assert!(out.status.success(), "{}", text(&out));
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    trace
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/notifications/tool-result")
+        .map(|r| r["msg"]["params"].clone())
+        .unwrap_or_else(|| panic!("no tool-result reached the View:\n{trace}"))
+}
+
+fn write_json(dir: &Path, name: &str, value: &Value) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string_pretty(value).unwrap()).unwrap();
+    path
+}
+
+fn npm_server_json(registry_type: &str) -> Value {
+    json!({
+        "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+        "name": "io.github.modelcontextprotocol/basic-vanillajs",
+        "description": "The reference MCP App server (vanilla JS)",
+        "version": package_version(),
+        "packages": [{
+            "registryType": registry_type,
+            "identifier": PACKAGE,
+            "version": package_version(),
+            "transport": {"type": "stdio"},
+            "packageArguments": [{"type": "positional", "value": "--stdio"}],
+            "environmentVariables": [
+                {"name": "GREETING_STYLE", "isRequired": true, "description": "how to greet", "choices": ["short", "long"]},
+                {"name": "EXAMPLE_TOKEN", "isSecret": true, "description": "not needed by this server"},
+                {"name": "EXAMPLE_LEVEL", "default": "info"}
+            ]
+        }]
+    })
+}
+
+#[test]
+fn an_npm_server_json_installs_and_its_server_reaches_a_tool_result() {
+    let home = tempfile::tempdir().unwrap();
+    let server_json = write_json(home.path(), "server.json", &npm_server_json("npm"));
+    let config = home.path().join("config/mcp-apps-host/mcp.json");
+
+    // The default config file, made on first install.
+    let out = install(
+        home.path(),
+        &[server_json.to_str().unwrap(), "--yes", "--set", "GREETING_STYLE=short", "--set", "EXAMPLE_TOKEN=t0k3n"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = stderr(&out);
+    let runs = format!("Runs: npx -y {PACKAGE}@{} --stdio", package_version());
+    assert!(shown.contains(&runs), "the command line is shown before installing:\n{shown}");
+    assert!(shown.contains("EXAMPLE_TOKEN (secret)") && !shown.contains("t0k3n"), "{shown}");
+
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    assert!(load.errors.is_empty(), "{:?}", load.errors);
+    let [ServerSpec::Stdio { name, program, args, env, .. }] = load.servers.as_slice() else {
+        panic!("one stdio server: {:?}", load.servers)
+    };
+    assert_eq!(name, "basic-vanillajs");
+    assert_eq!(program, "npx");
+    assert_eq!(args, &["-y".to_owned(), format!("{PACKAGE}@{}", package_version()), "--stdio".to_owned()]);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(env, [("GREETING_STYLE", "short"), ("EXAMPLE_TOKEN", "t0k3n"), ("EXAMPLE_LEVEL", "info")]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&config).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "a config that holds a secret is the owner's only");
+    }
+
+    let result = run_to_result(home.path(), &config, &common::fixtures());
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
+}
+
+#[test]
+fn an_install_link_installs_and_its_server_reaches_a_tool_result() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("mine.json");
+    // The person's file, with keys of their own, in their order.
+    std::fs::write(&config, r#"{"theme": "dark", "mcpServers": {}, "zoom": 1.25}"#).unwrap();
+    let bin = common::fixtures().join("node_modules/.bin/mcp-server-basic-vanillajs");
+    let config_json = json!({
+        "name": "clock",
+        "command": bin.to_str().unwrap(),
+        "args": ["--stdio"],
+        "env": {"CLOCK_TOKEN": "", "CLOCK_MODE": "plain"}
+    });
+    let link = format!(
+        "mcp-apps-host://install?config={}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(config_json.to_string())
+    );
+
+    let out = install(home.path(), &[&link, "--config", config.to_str().unwrap(), "--yes"]);
+    assert!(!out.status.success(), "an empty env value is a setting the link cannot fill: {}", text(&out));
+    assert!(stderr(&out).contains("needs the setting CLOCK_TOKEN") && stderr(&out).contains("--set CLOCK_TOKEN=VALUE"));
+    let out = install(home.path(), &[&link, "--config", config.to_str().unwrap(), "--yes", "--set", "CLOCK_TOKEN=x"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stderr(&out).contains("from a web page"), "{}", text(&out));
+
+    let written = std::fs::read_to_string(&config).unwrap();
+    let (theme, servers, zoom) = (
+        written.find("\"theme\"").unwrap(),
+        written.find("\"clock\"").unwrap(),
+        written.find("\"zoom\": 1.25").unwrap(),
+    );
+    assert!(theme < servers && servers < zoom, "the file's own keys stay, in order:\n{written}");
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    assert_eq!(load.servers.len(), 1, "{:?}", load.errors);
+    assert_eq!(load.servers[0].name(), "clock");
+
+    let result = run_to_result(home.path(), &config, home.path());
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
+}
+
+#[test]
+fn a_remote_installs_with_its_url_variables_and_secret_headers() {
+    let home = tempfile::tempdir().unwrap();
+    let server_json = write_json(
+        home.path(),
+        "remote.json",
+        // The registry API's answer for one server, as saved from it.
+        &json!({"server": {
+            "name": "io.example/tickets",
+            "version": "2.0.0",
+            "remotes": [{
+                "type": "streamable-http",
+                "url": "https://{tenant}.tickets.example/mcp",
+                "variables": {"tenant": {"isRequired": true, "description": "your workspace"}},
+                "headers": [
+                    {"name": "Authorization", "value": "Bearer {api_token}",
+                     "variables": {"api_token": {"isRequired": true, "isSecret": true}}},
+                    {"name": "X-Region", "default": "eu"}
+                ]
+            }, {"type": "sse", "url": "https://tickets.example/sse"}]
+        }, "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active"}}}),
+    );
+    let config = home.path().join("mcp.json");
+    let c = config.to_str().unwrap();
+    let out = install(
+        home.path(),
+        &[server_json.to_str().unwrap(), "--config", c, "--yes", "--set", "tenant=acme", "--set", "api_token=s3cret"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stderr(&out).contains("https://<tenant>.tickets.example/mcp (Streamable HTTP)"), "{}", text(&out));
+    assert!(!stderr(&out).contains("s3cret"));
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let [ServerSpec::StreamableHttp { name, url, headers, .. }] = load.servers.as_slice() else {
+        panic!("one Streamable HTTP server: {:?} {:?}", load.servers, load.errors)
+    };
+    assert_eq!((name.as_str(), url.as_str()), ("tickets", "https://acme.tickets.example/mcp"));
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(headers, [("Authorization", "Bearer s3cret"), ("X-Region", "eu")]);
+}
+
+#[test]
+fn every_refusal_says_what_to_do_and_changes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("mcp.json");
+    let c = config.to_str().unwrap();
+    let before = r#"{"mcpServers": {"basic-vanillajs": {"command": "true"}}}"#;
+    std::fs::write(&config, before).unwrap();
+    let npm = write_json(home.path(), "npm.json", &npm_server_json("npm"));
+    let oci = write_json(home.path(), "oci.json", &npm_server_json("oci"));
+    let npm = npm.to_str().unwrap();
+
+    let refused = |args: &[&str], says: &[&str]| {
+        let out = install(home.path(), args);
+        assert_eq!(out.status.code(), Some(1), "{args:?} must fail: {}", text(&out));
+        let err = stderr(&out);
+        for s in says {
+            assert!(err.contains(s), "{args:?}: the error says {s:?}:\n{err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), before, "{args:?} changed the config");
+    };
+    refused(&[oci.to_str().unwrap(), "--config", c, "--yes"], &["registryType \"oci\"", "npx", "uvx"]);
+    refused(&[npm, "--config", c, "--yes"], &["needs the setting GREETING_STYLE", "--set GREETING_STYLE=VALUE"]);
+    refused(&[npm, "--config", c, "--yes", "--set", "GREETING_STYLE=medium"], &["not a choice", "short, long"]);
+    refused(&[npm, "--config", c, "--yes", "--set", "NOPE=1"], &["\"NOPE\" is not a setting", "GREETING_STYLE"]);
+    refused(
+        &[npm, "--config", c, "--yes", "--set", "GREETING_STYLE=short"],
+        &["already has a server named \"basic-vanillajs\"", "--replace", "--name"],
+    );
+    refused(&[npm, "--config", c, "--set", "GREETING_STYLE=short"], &["not in a terminal", "--yes"]);
+    for link in [
+        "mcp-apps-host://add?config=e30",
+        "mcp-apps-host://install?json=e30",
+        "mcp-apps-host://install?config=not*base64",
+        &format!(
+            "mcp-apps-host://install?config={}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"name":"x","command":"sh","cwd":"/"}"#)
+        ),
+    ] {
+        refused(
+            &[link, "--config", c, "--yes"],
+            &["not an install link this host takes", "mcp-apps-host://install?config="],
+        );
+    }
+    refused(
+        &["http://registry.example/v0/servers/x/versions/latest", "--config", c],
+        &["plain http:// is allowed only"],
+    );
+
+    // With --replace and another name, the same install goes through.
+    let out = install(home.path(), &[npm, "--config", c, "--yes", "--set", "GREETING_STYLE=long", "--name", "second"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = install(home.path(), &[npm, "--config", c, "--yes", "--set", "GREETING_STYLE=long", "--replace"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("replaced"), "{}", text(&out));
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let names: Vec<&str> = load.servers.iter().map(ServerSpec::name).collect();
+    assert_eq!(names, ["basic-vanillajs", "second"]);
+}
+
+/// An `.mcpb` made by hand: `manifest.json` and the reference App server's bundled files.
+fn bundle(dir: &Path, file: &str, manifest: &Value, extra: &[(&str, &[u8])]) -> PathBuf {
+    use std::io::Write as _;
+    let path = dir.join(file);
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let plain = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    zip.start_file("manifest.json", plain).unwrap();
+    zip.write_all(serde_json::to_string_pretty(manifest).unwrap().as_bytes()).unwrap();
+    let dist = common::fixtures().join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist");
+    for name in ["index.js", "server.js", "mcp-app.html"] {
+        let mode = if name == "index.js" { 0o755 } else { 0o644 };
+        zip.start_file(format!("server/{name}"), plain.unix_permissions(mode)).unwrap();
+        zip.write_all(&std::fs::read(dist.join(name)).unwrap()).unwrap();
+    }
+    for (name, bytes) in extra {
+        zip.start_file(*name, plain).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+    path
+}
+
+fn clock_manifest() -> Value {
+    json!({
+        "manifest_version": "0.3",
+        "name": "clock-bundle",
+        "display_name": "Clock",
+        "version": "1.0.0",
+        "description": "The reference App server, bundled",
+        "author": {"name": "Test"},
+        "server": {
+            "type": "node",
+            "entry_point": "server/index.js",
+            "mcp_config": {
+                "command": "node",
+                "args": ["${__dirname}/server/index.js", "--stdio"],
+                "env": {"CLOCK_API_KEY": "${user_config.api_key}", "CLOCK_HOME": "${HOME}", "CLOCK_REFRESH": "${user_config.refresh}"},
+                "platform_overrides": {"linux": {"env": {"CLOCK_PLATFORM": "linux"}}, "win32": {"command": "node.exe"}}
+            }
+        },
+        "user_config": {
+            "api_key": {"type": "string", "title": "API key", "description": "Your clock service key",
+                        "sensitive": true, "required": true},
+            "refresh": {"type": "number", "title": "Refresh (s)", "description": "Seconds between updates",
+                        "min": 1, "max": 60, "default": 5}
+        }
+    })
+}
+
+#[test]
+fn an_mcpb_bundle_unpacks_into_the_data_directory_and_reaches_a_tool_result() {
+    let home = tempfile::tempdir().unwrap();
+    let file = bundle(home.path(), "clock.mcpb", &clock_manifest(), &[]);
+    let config = home.path().join("mcp.json");
+    let c = config.to_str().unwrap();
+    let bundles = home.path().join("data/mcp-apps-host/bundles");
+
+    let out = install(home.path(), &[file.to_str().unwrap(), "--config", c, "--yes"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains("needs the setting api_key"), "{}", text(&out));
+    assert!(!bundles.join("clock-bundle").exists() && !config.exists(), "nothing unpacked or written");
+    let out = install(home.path(), &[file.to_str().unwrap(), "--config", c, "--yes", "--set", "refresh=90"]);
+    assert!(stderr(&out).contains("refresh must be a number from 1 to 60"), "{}", text(&out));
+
+    let out = install(home.path(), &[file.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k3y"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let shown = stderr(&out);
+    assert!(shown.contains("Signature: none: the bundle is unsigned"), "an unsigned bundle is said to be:\n{shown}");
+    assert!(shown.contains("api_key (required, secret)") && !shown.contains("k3y"), "{shown}");
+    let dir = bundles.join("clock-bundle");
+    assert!(dir.join("server/index.js").is_file() && dir.join("manifest.json").is_file());
+
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let [ServerSpec::Stdio { name, program, args, env, .. }] = load.servers.as_slice() else {
+        panic!("one stdio server: {:?} {:?}", load.servers, load.errors)
+    };
+    assert_eq!((name.as_str(), program.as_str()), ("clock-bundle", "node"));
+    assert_eq!(args, &[dir.join("server/index.js").to_str().unwrap().to_owned(), "--stdio".to_owned()]);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let home_dir = home.path().to_str().unwrap();
+    for pair in
+        [("CLOCK_API_KEY", "k3y"), ("CLOCK_HOME", home_dir), ("CLOCK_REFRESH", "5"), ("CLOCK_PLATFORM", "linux")]
+    {
+        assert!(env.contains(&pair), "{pair:?} in {env:?}");
+    }
+
+    let out = install(home.path(), &[file.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k"]);
+    assert!(stderr(&out).contains("installed already") && stderr(&out).contains("--replace"), "{}", text(&out));
+
+    // A config file the loader refuses: nothing stays unpacked, and a replaced bundle comes back.
+    let broken = home.path().join("broken.json");
+    std::fs::write(&broken, "{\"mcpServers\": {} // mine\n}").unwrap();
+    let b = broken.to_str().unwrap();
+    for extra in [&["--replace"][..], &["--name", "other-clock"][..]] {
+        let mut args = vec![file.to_str().unwrap(), "--config", b, "--yes", "--set", "api_key=k"];
+        args.extend_from_slice(extra);
+        let out = install(home.path(), &args);
+        assert!(stderr(&out).contains("fix the file first"), "{extra:?}: {}", text(&out));
+    }
+    assert!(dir.join("server/index.js").is_file(), "the replaced bundle is back");
+    let left: Vec<String> =
+        std::fs::read_dir(&bundles).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(left, ["clock-bundle"], "nothing else stays in {}", bundles.display());
+
+    let result = run_to_result(home.path(), &config, home.path());
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
+}
+
+#[test]
+fn a_bundle_whose_zip_paths_escape_is_refused_before_anything_is_written() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("mcp.json");
+    let bundles = home.path().join("data/mcp-apps-host/bundles");
+    for (i, evil) in ["../escaped.txt", "server/../../escaped.txt", "/tmp/escaped-abs.txt"].into_iter().enumerate() {
+        let file = bundle(home.path(), &format!("evil{i}.mcpb"), &clock_manifest(), &[(evil, b"gotcha")]);
+        let out = install(
+            home.path(),
+            &[file.to_str().unwrap(), "--config", config.to_str().unwrap(), "--yes", "--set", "api_key=k"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{evil}: {}", text(&out));
+        assert!(stderr(&out).contains("outside its directory"), "{evil}: {}", text(&out));
+        assert!(!bundles.join("clock-bundle").exists() && !bundles.join("escaped.txt").exists());
+        assert!(!home.path().join("data/mcp-apps-host/escaped.txt").exists() && !config.exists());
+    }
+    let not_zip = home.path().join("plain.mcpb");
+    std::fs::write(&not_zip, "{}").unwrap();
+    let out = install(home.path(), &[not_zip.to_str().unwrap(), "--config", config.to_str().unwrap(), "--yes"]);
+    assert!(stderr(&out).contains("not a zip archive"), "{}", text(&out));
+}
+
+/// In a terminal (a pty from util-linux `script`), `install` asks for each setting, turns the
+/// echo off for a secret, takes a default on an empty answer, asks again after a value outside
+/// the choices, and installs once the person says yes.
+#[test]
+fn in_a_terminal_it_asks_for_each_setting_and_a_secret_is_not_echoed() {
+    use std::io::{Read as _, Write as _};
+    use std::sync::{Arc, Mutex};
+    let home = tempfile::tempdir().unwrap();
+    let server_json = write_json(home.path(), "server.json", &npm_server_json("npm"));
+    let config = home.path().join("mcp.json");
+    let command = shell_words::join([
+        env!("CARGO_BIN_EXE_mcp-apps-host"),
+        "install",
+        server_json.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env("HOME", home.path())
+        .env("SHELL", "/bin/sh")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux script runs");
+    let seen = Arc::new(Mutex::new(String::new()));
+    let mut pipe = child.stdout.take().unwrap();
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    let started = std::time::Instant::now();
+    // Waits until the terminal shows `needle` `times` times (the child failing or a minute
+    // passing first is a failure, with what the terminal showed).
+    let mut answer = |needle: &str, times: usize, line: &str| {
+        while seen.lock().unwrap().matches(needle).count() < times {
+            assert!(started.elapsed().as_secs() < 60, "never asked {needle:?}:\n{}", seen.lock().unwrap());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+    };
+    answer("how to greet [choices: short, long]: ", 1, "medium");
+    answer("how to greet [choices: short, long]: ", 2, "short");
+    answer("not needed by this server: ", 1, "sup3rs3cret");
+    answer("EXAMPLE_LEVEL [default: info]: ", 1, "");
+    answer("? [y/N] ", 1, "y");
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let shown = seen.lock().unwrap().clone();
+    assert!(status.success(), "{shown}");
+    assert!(shown.contains("\"medium\" is not a choice for GREETING_STYLE"), "{shown}");
+    assert!(!shown.contains("sup3rs3cret"), "the secret was echoed:\n{shown}");
+    assert!(shown.contains("installed basic-vanillajs"), "{shown}");
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let [ServerSpec::Stdio { env, .. }] = load.servers.as_slice() else { panic!("{:?}", load.servers) };
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(env, [("GREETING_STYLE", "short"), ("EXAMPLE_TOKEN", "sup3rs3cret"), ("EXAMPLE_LEVEL", "info")]);
+}
+
+#[test]
+fn open_with_a_link_outside_a_terminal_installs_nothing_and_says_why() {
+    let home = tempfile::tempdir().unwrap();
+    let link = format!(
+        "mcp-apps-host://install?config={}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(r#"{"name":"x","command":"true"}"#)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["open", &link])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains("Runs: true") && stderr(&out).contains("not in a terminal"), "{}", text(&out));
+    assert!(!home.path().join("config/mcp-apps-host/mcp.json").exists());
+
+    // A file manager hands a bundle over as a file: URL (the desktop entry's %u).
+    let file = bundle(home.path(), "clock.mcpb", &clock_manifest(), &[]);
+    let url = format!("file://{}", file.to_str().unwrap());
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["open", &url])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains("from bundle clock-bundle 1.0.0") && stderr(&out).contains("not in a terminal"));
+    assert!(!home.path().join("data/mcp-apps-host/bundles/clock-bundle").exists());
+}
+
+/// A stand-in for the MCP registry's API on a loopback port: `GET
+/// /v0/servers/{serverName}/versions/{version}` (the name URL-encoded) answers
+/// `{"server": <server.json>, "_meta": {...}}`, anything else 404 with the API's error body.
+/// Returns its base URL and the request lines it saw.
+fn registry_stand_in(servers: Vec<Value>) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut request = String::new();
+            reader.read_line(&mut request).unwrap();
+            // The rest of the head.
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            log.lock().unwrap().push(request.trim().to_owned());
+            let path = request.split(' ').nth(1).unwrap_or("");
+            let found = servers.iter().find(|s| {
+                let name = s["name"].as_str().unwrap().replace('/', "%2F");
+                path == format!("/v0/servers/{name}/versions/latest")
+                    || path == format!("/v0/servers/{name}/versions/{}", s["version"].as_str().unwrap())
+            });
+            let (status, body) = match found {
+                Some(server) => (
+                    "200 OK",
+                    json!({"server": server, "_meta": {"io.modelcontextprotocol.registry/official": {
+                        "status": "active", "publishedAt": "2026-11-02T10:00:00Z",
+                        "updatedAt": "2026-11-02T10:00:00Z", "isLatest": true}}}),
+                ),
+                None => ("404 Not Found", json!({"title": "Not Found", "status": 404, "detail": "Server not found"})),
+            };
+            let body = body.to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (base, seen)
+}
+
+#[test]
+fn a_server_json_from_the_registry_api_installs() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = npm_server_json("npm");
+    server.as_object_mut().unwrap().remove("$schema");
+    let (base, seen) = registry_stand_in(vec![server]);
+    let config = home.path().join("mcp.json");
+    let c = config.to_str().unwrap();
+    let url = format!("{base}/v0/servers/io.github.modelcontextprotocol%2Fbasic-vanillajs/versions/latest");
+    let out = install(home.path(), &[&url, "--config", c, "--yes", "--set", "GREETING_STYLE=long"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        ["GET /v0/servers/io.github.modelcontextprotocol%2Fbasic-vanillajs/versions/latest HTTP/1.1"]
+    );
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let [ServerSpec::Stdio { name, program, args, .. }] = load.servers.as_slice() else { panic!("{:?}", load.servers) };
+    assert_eq!((name.as_str(), program.as_str()), ("basic-vanillajs", "npx"));
+    assert_eq!(args[1], format!("{PACKAGE}@{}", package_version()));
+
+    let missing = format!("{base}/v0/servers/io.example%2Fnone/versions/latest");
+    let out = install(home.path(), &[&missing, "--config", c, "--yes"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains("answered 404"), "{}", text(&out));
+}
+
+/// The official MCP Bundle tool (`mcpb`, npm `@anthropic-ai/mcpb`, installed in
+/// tests/fixtures/mcpb by scripts/setup).
+fn mcpb(args: &[&str], cwd: &Path) {
+    let tool = common::fixtures().join("mcpb/node_modules/.bin/mcpb");
+    let out = Command::new(&tool).args(args).current_dir(cwd).stdin(std::process::Stdio::null()).output().unwrap();
+    assert!(out.status.success(), "mcpb {args:?}: {}", text(&out));
+}
+
+#[test]
+fn bundles_packed_and_signed_by_the_official_mcpb_tool_install() {
+    let home = tempfile::tempdir().unwrap();
+    // A bundle's source directory: the manifest (checked by `mcpb pack`) and the server.
+    let src = home.path().join("src");
+    std::fs::create_dir_all(src.join("server")).unwrap();
+    let mut manifest = clock_manifest();
+    manifest["manifest_version"] = json!("0.4");
+    std::fs::write(src.join("manifest.json"), serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let dist = common::fixtures().join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist");
+    for name in ["index.js", "server.js", "mcp-app.html"] {
+        std::fs::copy(dist.join(name), src.join("server").join(name)).unwrap();
+    }
+    mcpb(&["pack", "src", "clock.mcpb"], home.path());
+    std::fs::copy(home.path().join("clock.mcpb"), home.path().join("signed.mcpb")).unwrap();
+    mcpb(&["sign", "--self-signed", "signed.mcpb"], home.path());
+
+    let config = home.path().join("mcp.json");
+    let c = config.to_str().unwrap();
+    let unsigned = home.path().join("clock.mcpb");
+    let out = install(home.path(), &[unsigned.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stderr(&out).contains("Signature: none: the bundle is unsigned"), "{}", text(&out));
+    let signed = home.path().join("signed.mcpb");
+    let args = [signed.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k", "--name", "signed-clock"];
+    let out = install(home.path(), &args);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(stderr(&out).contains("Signature: signed, but NOT verified"), "{}", text(&out));
+
+    let load = load_config(&config, &LoadOptions::new()).unwrap();
+    let names: Vec<&str> = load.servers.iter().map(ServerSpec::name).collect();
+    assert_eq!(names, ["clock-bundle", "signed-clock"], "{:?}", load.errors);
+    let bundles = home.path().join("data/mcp-apps-host/bundles");
+    assert!(bundles.join("signed-clock/server/index.js").is_file());
+    let only_unsigned = home.path().join("only-unsigned.json");
+    std::fs::write(
+        &only_unsigned,
+        serde_json::to_string(&json!({"mcpServers": {"clock-bundle": serde_json::from_str::<Value>(
+            &std::fs::read_to_string(&config).unwrap()).unwrap()["mcpServers"]["clock-bundle"]}}))
+        .unwrap(),
+    )
+    .unwrap();
+    let result = run_to_result(home.path(), &only_unsigned, home.path());
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
+}
