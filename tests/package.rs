@@ -1,4 +1,4 @@
-//! The Debian package: `scripts/package` builds it (a release build), it holds both binaries,
+//! The Debian package: `scripts/package` builds it (here of the debug build), it holds both binaries,
 //! a desktop entry, icon, AppStream metadata and the `.mcpb` MIME type that the distribution's
 //! own validators accept, depends on WebKitGTK 4.1, and the `mcp-apps-host` it installs runs
 //! the demo to its tool results (under Xvfb), unpacked into a root of its own.
@@ -29,7 +29,10 @@ fn stdout(out: &Output) -> String {
 /// Builds the package with the script people use; its path.
 fn build() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = run(Command::new(root.join("scripts/package")).arg("--print-path").current_dir(root));
+    // The debug build the suite made already: a release build would double CI's time, and the
+    // package is the same but for the compiler's profile.
+    let out =
+        run(Command::new(root.join("scripts/package")).args(["--print-path", "--profile", "dev"]).current_dir(root));
     let text = stdout(&out);
     let path = PathBuf::from(text.lines().last().expect("the script prints the package's path"));
     let path = if path.is_absolute() { path } else { root.join(path) };
