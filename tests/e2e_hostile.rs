@@ -775,6 +775,7 @@ fn a_view_that_changes_its_height_makes_no_other_view_sleep_or_wake() {
         r##"
         await until(() => document.querySelectorAll(".card .slot").length === 5, 60000);
         await wait(300);
+        window.dispatchEvent(new WheelEvent("wheel", { deltaY: 1 })); // a person's scroll comes with their input
         document.getElementById("stream").scrollTop = 0;
         "##,
     );
@@ -830,6 +831,7 @@ fn a_view_that_never_started_is_put_away_and_its_card_says_why() {
         await until(() => document.querySelectorAll(".card .slot").length === 3, 60000);
         await wait(12000);
         const stream = document.getElementById("stream");
+        window.dispatchEvent(new WheelEvent("wheel", { deltaY: 1 })); // a person's scroll comes with their input
         stream.scrollTop = stream.scrollHeight;
         const note = await until(() => document.querySelector(".asleep-note"), 20000).catch(() => null);
         await call("person-report", { data: JSON.stringify({ note: note ? note.textContent : null }) });
