@@ -111,6 +111,8 @@ impl Controller {
     /// calling one restarts it on demand.
     pub(super) fn show_servers(&mut self) {
         let index = self.servers.tools();
+        // The remembered approval modes, read once for the whole list.
+        let remembered = self.chat.as_ref().and_then(|_| self.approvals()).map(|a| a.load()).unwrap_or_default();
         let servers: Vec<Value> = self
             .servers
             .servers()
@@ -156,7 +158,8 @@ impl Controller {
                 });
                 // When the model's calls to it ask first (only with a conversation).
                 let approval = self.chat.as_ref().map(|_| {
-                    self.approvals().and_then(|a| a.mode_of(&info.identity)).unwrap_or_default().as_str()
+                    let key = conversation::trust::Approvals::key(&info.identity);
+                    remembered.get(&key).map(|r| r.mode).unwrap_or_default().as_str()
                 });
                 json!({"name": info.name, "label": info.label, "status": info.status.label(), "reason": reason,
                     "retryIn": retry_in, "tools": tools, "protocol": protocol, "approval": approval,

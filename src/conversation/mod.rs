@@ -73,7 +73,7 @@ pub fn bound_context(text: &str) -> (String, usize) {
 }
 
 /// `text` cut to `max` bytes at a character's boundary, and how many bytes were cut.
-fn bound(text: &str, max: usize) -> (String, usize) {
+pub(crate) fn bound(text: &str, max: usize) -> (String, usize) {
     if text.len() <= max {
         return (text.to_owned(), 0);
     }

@@ -189,16 +189,13 @@ fn resource_text(result: &Value) -> String {
         .join("\n")
 }
 
-/// `text` cut to `max` bytes at a character's boundary, said so when cut.
+/// `text` cut to `max` bytes at a character's boundary (the conversation's own bound), said so
+/// when cut.
 fn bounded(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
+    match crate::conversation::bound(text, max) {
+        (text, 0) => text,
+        (text, cut) => format!("{text}\n[cut: {cut} more bytes]"),
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n[cut: {} more bytes]", &text[..end], text.len() - end)
 }
 
 #[cfg(test)]
