@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 pub use crate::app::dialogs::Consent;
-pub use crate::app::ExitAfter;
+pub use crate::app::{ExitAfter, Interaction};
 use crate::app::{RunOptions, SharedPolicy};
 use crate::bridge::{HostPolicy, ViewEvent, ViewId};
 use crate::error::{Error, Result};
@@ -56,6 +56,7 @@ pub struct HostBuilder {
     prompt: Option<String>,
     conversation_events: Option<mpsc::UnboundedSender<crate::conversation::Event>>,
     openai_shim: Option<bool>,
+    interaction: Option<Interaction>,
     error: Option<Error>,
 }
 
@@ -256,6 +257,14 @@ impl HostBuilder {
         self
     }
 
+    /// Runs an interaction session ([`Interaction::read`]) in the first View once it initialized,
+    /// with real input events; [`Host::run`] then ends with 0 when every step passed, else 1.
+    /// Each step is written to the trace (`"dir": "session"`).
+    pub fn interaction(mut self, script: Interaction) -> Self {
+        self.interaction = Some(script);
+        self
+    }
+
     /// The host, or the first configuration error.
     pub fn build(self) -> Result<Host> {
         if let Some(e) = self.error {
@@ -266,6 +275,9 @@ impl HostBuilder {
         }
         if self.prompt.is_some() && self.model.is_none() {
             return Err(Error::Desktop("`prompt` needs a `model`".into()));
+        }
+        if self.interaction.is_some() && self.tools.is_empty() {
+            return Err(Error::Desktop("`interaction` needs an `open_tool`".into()));
         }
         if self.exit_after.is_some() && self.tools.is_empty() && self.exit_after != Some(ExitAfter::Answer) {
             return Err(Error::Desktop("`exit_after` needs at least one `open_tool`".into()));
@@ -279,6 +291,11 @@ impl HostBuilder {
         options.policy = self.policy;
         options.consent = self.consent.unwrap_or_default();
         options.exit_after = self.exit_after;
+        if self.interaction.is_some() && options.exit_after.is_none() {
+            // A View that never starts ends the run too.
+            options.exit_after = Some(ExitAfter::Initialized);
+        }
+        options.interaction = self.interaction;
         if let Some(t) = self.timeout {
             options.timeout = t;
         }

@@ -14,7 +14,8 @@
  * (10 by default, and those near sight), not a crowd still opening.
  *
  * It reads no page's content and changes none. The same library checks every request of its
- * pages against the origins their View declared (requests.c).
+ * pages against the origins their View declared (requests.c), and answers an interaction
+ * session's questions about a View (session.c).
  */
 #define _GNU_SOURCE
 #define G_LOG_DOMAIN "mcp-apps-host-collect"
@@ -23,6 +24,7 @@
 #include <JavaScriptCore/JavaScript.h>
 
 #include "requests.h"
+#include "session.h"
 
 /* Exported by JavaScriptCore (JSContextRefPrivate.h): a full, synchronous collection. */
 extern void JSSynchronousGarbageCollectForDebugging(JSContextRef ctx);
@@ -126,6 +128,7 @@ static void page_created(WebKitWebExtension *extension, WebKitWebPage *page, gpo
     g_ptr_array_add(pages, page);
     g_object_weak_ref(G_OBJECT(page), page_gone, NULL);
     requests_watch_page(page);
+    session_watch_page(page);
 }
 
 G_MODULE_EXPORT void webkit_web_extension_initialize(WebKitWebExtension *extension)
@@ -134,5 +137,6 @@ G_MODULE_EXPORT void webkit_web_extension_initialize(WebKitWebExtension *extensi
     release_free_memory = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZN3WTF27releaseFastMallocFreeMemoryEv");
     log_collections = g_getenv("MCP_APPS_HOST_COLLECT_LOG") != NULL;
     requests_init();
+    session_init();
     g_signal_connect(extension, "page-created", G_CALLBACK(page_created), NULL);
 }

@@ -41,6 +41,7 @@ pub(crate) mod dialogs;
 mod display;
 mod frame_height;
 mod hibernation;
+pub(crate) mod interaction;
 mod lifecycle;
 mod options;
 mod person;
@@ -55,6 +56,7 @@ pub(crate) mod window;
 
 use frame_height::{FrameHeight, Sizing};
 use hibernation::{Hibernation, DEFAULT_LIVE_VIEWS};
+pub use interaction::Interaction;
 use lifecycle::{Milestones, Pending, Phase};
 #[cfg_attr(not(feature = "desktop"), allow(unused_imports))]
 pub use options::{ExitAfter, RunOptions, SharedModel, SharedPolicy};
@@ -237,6 +239,8 @@ pub(super) struct Controller {
     app_tools: chat::AppTools,
     /// Views far out of sight that sleep, and which are near sight.
     hibernation: Hibernation,
+    /// The interaction session of the run, if it has one.
+    interaction: interaction::Slot,
 }
 
 /// A View's session, or why it could not start.
@@ -266,6 +270,7 @@ impl Controller {
         let options_stop_after = options.stop_unresponsive.unwrap_or(supervisor::AUTO_STOP_AFTER);
         let theme = options.theme.unwrap_or(system_theme);
         let hibernation = Hibernation::new(options.live_views.unwrap_or(DEFAULT_LIVE_VIEWS));
+        let (interaction, interaction_end) = interaction::Slot::new(options.interaction.as_ref());
         let requests = options.requests.clone().unwrap_or_else(|| {
             RequestHandler(Arc::new(DesktopRequests {
                 asks: asks.clone(),
@@ -330,6 +335,7 @@ impl Controller {
             chat_out: None,
             app_tools: Default::default(),
             hibernation,
+            interaction,
         };
         (
             controller,
@@ -339,6 +345,7 @@ impl Controller {
                 finished: finished_rx,
                 recycle: recycle_rx,
                 probation: probation_rx,
+                interaction_end,
             },
         )
     }
@@ -396,9 +403,15 @@ impl Controller {
         let settle = self.options.settle;
         let screenshot =
             self.options.screenshot.clone().filter(|_| code == 0 || self.views.values().any(|v| v.reached.initialized));
-        let (ui, done) = (self.ui.clone(), self.finished_tx.clone());
+        let (ui, done, trace) = (self.ui.clone(), self.finished_tx.clone(), self.trace.clone());
         tokio::spawn(async move {
             tokio::time::sleep(settle).await;
+            // The web content's memory once settled, for `check`'s figures.
+            if trace.is_enabled() {
+                if let Ok(Some(record)) = tokio::task::spawn_blocking(supervisor::memory_record).await {
+                    trace.record(None, Direction::Diagnostic, &record);
+                }
+            }
             let mut code = code;
             if let Some(path) = screenshot {
                 code = take_screenshot(&ui, path).await.max(code);
@@ -421,6 +434,7 @@ impl Controller {
             finished: mut finished_rx,
             recycle: mut recycle_rx,
             probation: mut probation_rx,
+            mut interaction_end,
         } = receivers;
         if let Some(path) = &self.options.trace {
             match Trace::create(path, self.started) {
@@ -434,8 +448,10 @@ impl Controller {
         self.shell(ShellCommand::Theme { theme: self.theme });
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Theme(self.theme)));
         let (tap_tx, mut tap_rx) = mpsc::unbounded_channel::<Value>();
-        if self.options.preview {
+        if self.options.preview || self.interaction.feed.is_some() {
             self.trace = self.trace.clone().with_tap(tap_tx);
+        }
+        if self.options.preview {
             self.shell(ShellCommand::Dev);
         }
         let (reload_tx, mut reload_rx) = mpsc::unbounded_channel::<()>();
@@ -540,7 +556,15 @@ impl Controller {
                     }
                 },
                 Some(ask) = asks_rx.recv() => self.on_ask(ask),
-                Some(record) = tap_rx.recv() => self.log_record(record),
+                Some(record) = tap_rx.recv() => {
+                    if let Some(feed) = &self.interaction.feed {
+                        let _ = feed.send(record.clone());
+                    }
+                    if self.options.preview {
+                        self.log_record(record);
+                    }
+                },
+                Some(code) = interaction_end.recv() => self.finish(code),
                 Some(()) = reload_rx.recv() => self.reload_all(),
                 event = server_events.recv() => match event {
                     Ok(event) => self.on_server_event(event),
@@ -641,6 +665,8 @@ pub(super) struct Receivers {
     teardowns: mpsc::UnboundedReceiver<ViewId>,
     asks: mpsc::UnboundedReceiver<Ask>,
     finished: mpsc::UnboundedReceiver<i32>,
+    /// The interaction session's exit code.
+    interaction_end: mpsc::UnboundedReceiver<i32>,
 }
 
 /// Asks the UI thread for a screenshot; returns the exit code it implies (1 when it failed).

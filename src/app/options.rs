@@ -50,6 +50,10 @@ pub struct RunOptions {
     pub screenshot: Option<PathBuf>,
     /// How long a View settles before the screenshot or the exit.
     pub settle: Duration,
+    /// An interaction session run in the first View once it initialized and has its tool
+    /// result; the run then ends with its outcome (0 when every step passed), instead of at
+    /// `exit_after`.
+    pub interaction: Option<Interaction>,
     /// Show the developer panel (live log, host-context controls, notification editor, CSP).
     pub preview: bool,
     /// Serve this local HTML file as the View of the opened tools, reloading it when it changes.
@@ -133,6 +137,7 @@ impl RunOptions {
             automation: None,
             theme: None,
             screenshot: None,
+            interaction: None,
             settle: Duration::from_millis(500),
             preview: false,
             html: None,

@@ -256,6 +256,28 @@ pub(crate) fn web_processes() -> Vec<(u32, u64)> {
     found.into_iter().filter_map(|pid| rss_kb(pid).map(|kb| (pid, kb))).collect()
 }
 
+/// The resident memory of the web content, for a run's figures: every web process, and those
+/// of the Views, which are all but the first one started (the shell's, which starts before any
+/// View). `{"kind": "memory", "detail": {"webContentKb", "viewsKb", "processes"}}`.
+pub(crate) fn memory_record() -> Option<serde_json::Value> {
+    let started = |pid: u32| -> Option<u64> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Field 22 (start time), the 20th after the command's closing parenthesis.
+        stat[stat.rfind(')')? + 1..].split_whitespace().nth(19)?.parse().ok()
+    };
+    let mut found: Vec<(u64, u32, u64)> =
+        web_processes().into_iter().map(|(pid, kb)| (started(pid).unwrap_or(u64::MAX), pid, kb)).collect();
+    if found.is_empty() {
+        return None;
+    }
+    found.sort();
+    let total: u64 = found.iter().map(|(_, _, kb)| kb).sum();
+    let views: u64 = found.iter().skip(1).map(|(_, _, kb)| kb).sum();
+    Some(
+        serde_json::json!({"kind": "memory", "detail": {"webContentKb": total, "viewsKb": views, "processes": found.len()}}),
+    )
+}
+
 fn rss_kb(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim().parse().ok()

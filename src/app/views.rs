@@ -478,6 +478,14 @@ impl Controller {
                     v.reached.initialized = true;
                 }
                 self.probation_initialized(view);
+                // An interaction session runs in the first View once it has its result, and the
+                // run ends with it.
+                if let Some(script) = &self.options.interaction {
+                    if self.views.get(view).is_some_and(|v| v.reached.result_delivered) {
+                        self.interaction.start(script, view, &self.ui, &self.trace);
+                    }
+                    return None;
+                }
                 if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.reached.initialized) {
                     return Some(0);
                 }
@@ -494,6 +502,12 @@ impl Controller {
             ViewEvent::ToolResultDelivered => {
                 if let Some(v) = self.views.get_mut(view) {
                     v.reached.result_delivered = true;
+                }
+                if let Some(script) = &self.options.interaction {
+                    if self.views.get(view).is_some_and(|v| v.reached.initialized) {
+                        self.interaction.start(script, view, &self.ui, &self.trace);
+                    }
+                    return None;
                 }
                 if exit_after == Some(ExitAfter::Result) && self.views.values().all(|v| v.reached.result_delivered) {
                     return Some(0);

@@ -20,6 +20,8 @@ pub(crate) enum UserEvent {
     Eval(String),
     /// Change the window itself.
     Window(WindowOp),
+    /// Input of an interaction session (`super::interaction`) in a View's webview.
+    Input(InputOp),
     /// Write a screenshot of the webview to this PNG file.
     Screenshot(std::path::PathBuf, tokio::sync::oneshot::Sender<std::result::Result<std::path::PathBuf, String>>),
     /// Replace the web process with a fresh one and reload the shell (no View is open): the
@@ -31,6 +33,23 @@ pub(crate) enum UserEvent {
     OpenInspector,
     /// Leave the event loop with this exit code.
     Exit(i32),
+}
+
+/// What an interaction session asks of a View's webview (`super::interaction`); each answers
+/// on its channel.
+#[derive(Debug)]
+pub(crate) enum InputOp {
+    /// Where the element `target` names is (a JSON target of `webext/session.c`), scrolled into
+    /// the View's sight.
+    Find { view: String, target: String, done: tokio::sync::oneshot::Sender<Result<super::interaction::Found, String>> },
+    /// A click of the primary button at this point of the View's webview (CSS pixels).
+    Click { view: String, x: f64, y: f64, done: tokio::sync::oneshot::Sender<Result<(), String>> },
+    /// These characters typed, one key at a time, where the View's keyboard focus is.
+    Keys { view: String, text: String, done: tokio::sync::oneshot::Sender<Result<(), String>> },
+    /// One named key (`Enter`, `Tab`, ...) or character pressed and released.
+    Key { view: String, key: String, done: tokio::sync::oneshot::Sender<Result<(), String>> },
+    /// The text the View shows.
+    Text { view: String, done: tokio::sync::oneshot::Sender<Result<String, String>> },
 }
 
 /// Window changes for display modes.

@@ -35,6 +35,9 @@ pub enum Direction {
     HostToModel,
     /// The model's answer (its text and tool calls, once complete).
     ModelToHost,
+    /// A step of an interaction session and its outcome (`msg` is `{"step", "of", "session",
+    /// "action", "ok", "ms", "detail"}`; `ok` is null for a step not run).
+    Session,
 }
 
 impl Direction {
@@ -51,6 +54,7 @@ impl Direction {
             Self::Diagnostic => "diagnostic",
             Self::HostToModel => "host->model",
             Self::ModelToHost => "model->host",
+            Self::Session => "session",
         }
     }
 }

@@ -56,6 +56,11 @@ pub struct CheckArgs {
     /// several, or `all` for every profile; each tool is reported per profile.
     #[arg(long, value_name = "NAME", conflicts_with = "self_check")]
     profile: Vec<String>,
+    /// Run interaction sessions: a script file (`TOOL.session.json`: click, type, press,
+    /// waitFor, expectCall, expectText, screenshot; see the README), or a folder of them. A tool
+    /// with sessions is checked once per session, and each step is reported (a JUnit test case).
+    #[arg(long, value_name = "FILE|DIR", conflicts_with = "self_check")]
+    session: Vec<PathBuf>,
     /// Check this host instead of a server: a built-in probe View tests the host's MUSTs from inside.
     #[arg(long = "self", conflicts_with_all = ["stdio", "url", "config", "tool", "args"])]
     self_check: bool,
@@ -95,6 +100,14 @@ pub struct ToolCheck {
     /// How the View's picture compared with its baseline (`same`, `changed`, `updated`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<String>,
+    /// The interaction session it ran, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    /// Each step of that session with its outcome (`ok`: true, false, or null when not run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    steps: Vec<Value>,
+    #[serde(skip)]
+    session_file: Option<PathBuf>,
     duration_ms: u128,
 }
 
@@ -120,6 +133,9 @@ impl ToolCheck {
             console_errors: Vec::new(),
             screenshot: None,
             baseline: None,
+            session: None,
+            steps: Vec::new(),
+            session_file: None,
             figures: Figures::default(),
             duration_ms: 0,
         }
@@ -138,6 +154,9 @@ pub struct Figures {
     call_to_result_ms: Option<f64>,
     /// Milliseconds from the tool call to the View's first `size-changed`.
     call_to_first_size_ms: Option<f64>,
+    /// The resident memory of the View's web process once it settled, in kB (every web
+    /// process of the host but the shell's).
+    view_memory_kb: Option<u64>,
     /// Messages the View sent the host.
     view_to_host_messages: usize,
     /// Messages the host sent the View.
@@ -159,6 +178,11 @@ impl Figures {
             call_to_initialized_ms: since(t(&|r| method(r, "view->host", "ui/notifications/initialized"))),
             call_to_result_ms: since(t(&|r| method(r, "host->view", "ui/notifications/tool-result"))),
             call_to_first_size_ms: since(t(&|r| method(r, "view->host", "ui/notifications/size-changed"))),
+            view_memory_kb: trace
+                .iter()
+                .rev()
+                .find(|r| r["dir"] == "diagnostic" && r["msg"]["kind"] == "memory")
+                .and_then(|r| r["msg"]["detail"]["viewsKb"].as_u64()),
             view_to_host_messages: trace.iter().filter(|r| r["dir"] == "view->host").count(),
             host_to_view_messages: trace.iter().filter(|r| r["dir"] == "host->view").count(),
         }
@@ -172,6 +196,7 @@ impl Figures {
             ("callToInitializedMs", ms(self.call_to_initialized_ms)),
             ("callToResultMs", ms(self.call_to_result_ms)),
             ("callToFirstSizeMs", ms(self.call_to_first_size_ms)),
+            ("viewMemoryKb", self.view_memory_kb.map(|kb| kb.to_string())),
             ("viewToHostMessages", Some(self.view_to_host_messages.to_string())),
             ("hostToViewMessages", Some(self.host_to_view_messages.to_string())),
         ]
@@ -331,6 +356,7 @@ fn judge(check: &mut ToolCheck, trace: &[Value], stderr: &str, code: Option<i32>
         }
     }
     let error_lines: Vec<&str> = stderr.lines().filter_map(|l| l.strip_prefix("error: ")).collect();
+    judge_session(check, trace);
     if !check.resource_fetched {
         check.reasons.push("the UI resource never reached the sandbox".into());
     }
@@ -372,6 +398,28 @@ fn judge(check: &mut ToolCheck, trace: &[Value], stderr: &str, code: Option<i32>
     check.status = if check.reasons.is_empty() { "pass" } else { "fail" };
 }
 
+/// The steps of the run's interaction session (if it ran one), and the first that failed.
+fn judge_session(check: &mut ToolCheck, trace: &[Value]) {
+    let Some(name) = check.session.clone() else { return };
+    check.steps = trace.iter().filter(|r| r["dir"] == "session").map(|r| r["msg"].clone()).collect();
+    if let Some(failed) = check.steps.iter().find(|s| s["ok"] == false) {
+        check.reasons.push(format!(
+            "session {name}: step {}/{} {} failed: {}",
+            failed["step"],
+            failed["of"],
+            failed["action"].as_str().unwrap_or("?"),
+            failed["detail"].as_str().unwrap_or("?")
+        ));
+    } else if check.handshake_completed && check.steps.iter().all(|s| s["ok"] == true) {
+        // Every step is written when it ends: fewer than the script holds, and none failed,
+        // means the run ended before the session did.
+        let of = check.steps.first().and_then(|s| s["of"].as_u64());
+        if check.steps.is_empty() || of.is_some_and(|of| of as usize > check.steps.len()) {
+            check.reasons.push(format!("session {name} did not finish ({} steps ran)", check.steps.len()));
+        }
+    }
+}
+
 /// Runs one tool in a child host; returns its trace, stderr and exit code.
 fn run_one(
     args: &CheckArgs,
@@ -402,11 +450,16 @@ fn run_one(
         &args.timeout.to_string(),
     ]);
     cmd.arg("--trace").arg(&trace);
+    if let Some(session) = &check.session_file {
+        cmd.arg("--session").arg(session);
+    }
     if args.no_openai_shim {
         cmd.arg("--no-openai-shim");
     }
     // Screenshots where asked, and for a baseline (in the run's own folder if none was asked).
-    let shots = args.screenshots.clone().or_else(|| args.baseline.as_ref().map(|_| dir.path().to_path_buf()));
+    // (A session's screenshot steps write beside it.)
+    let own_folder = args.baseline.is_some() || check.session_file.is_some();
+    let shots = args.screenshots.clone().or_else(|| own_folder.then(|| dir.path().to_path_buf()));
     if let Some(shots) = &shots {
         let path = shots.join(format!("{}.png", picture_name(tool, check.profile.as_deref())));
         cmd.arg("--screenshot").arg(&path);
@@ -465,20 +518,23 @@ fn xml_escape(s: &str) -> String {
 }
 
 fn junit(server: &str, checks: &[ToolCheck]) -> String {
-    let failures = checks.iter().filter(|c| c.status == "fail").count();
-    let skipped = checks.iter().filter(|c| c.status == "skip").count();
+    let steps = || checks.iter().flat_map(|c| &c.steps);
+    let failures = checks.iter().filter(|c| c.status == "fail").count() + steps().filter(|s| s["ok"] == false).count();
+    let skipped = checks.iter().filter(|c| c.status == "skip").count() + steps().filter(|s| s["ok"].is_null()).count();
+    let tests = checks.len() + steps().count();
     let total: f64 = checks.iter().map(|c| c.duration_ms as f64 / 1000.0).sum();
     let mut xml = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mcp-apps-host check\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{total:.3}\">\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{total:.3}\">\n",
-        checks.len(),
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mcp-apps-host check\" tests=\"{tests}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{total:.3}\">\n  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{total:.3}\">\n",
         xml_escape(server),
-        checks.len()
     );
     for c in checks {
-        let name = match &c.profile {
+        let mut name = match &c.profile {
             Some(p) => format!("{} [{p}]", c.tool),
             None => c.tool.clone(),
         };
+        if let Some(session) = &c.session {
+            name.push_str(&format!(" (session {session})"));
+        }
         xml.push_str(&format!(
             "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
             xml_escape(server),
@@ -503,6 +559,26 @@ fn junit(server: &str, checks: &[ToolCheck]) -> String {
                 xml_escape(c.reasons.first().map(String::as_str).unwrap_or("failed")),
                 xml_escape(&c.reasons.join("\n"))
             )),
+        }
+        // Each step of its session, a test case of its own.
+        for step in &c.steps {
+            let action = step["action"].as_str().unwrap_or("?");
+            let seconds = step["ms"].as_f64().unwrap_or(0.0) / 1000.0;
+            xml.push_str(&format!(
+                "    <testcase classname=\"{}\" name=\"{}\" time=\"{seconds:.3}\"",
+                xml_escape(&format!("{server}.{name}")),
+                xml_escape(&format!("step {}: {action}", step["step"]))
+            ));
+            let detail = step["detail"].as_str().unwrap_or_default();
+            match step["ok"].as_bool() {
+                Some(true) => xml.push_str("/>\n"),
+                Some(false) => {
+                    xml.push_str(&format!(">\n      <failure message=\"{}\"/>\n    </testcase>\n", xml_escape(detail)))
+                }
+                None => {
+                    xml.push_str(&format!(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escape(detail)))
+                }
+            }
         }
     }
     xml.push_str("  </testsuite>\n</testsuites>\n");
@@ -598,6 +674,53 @@ fn profiles_of(asked: &[String]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// An interaction session of `check --session`: its file, read and checked before any run.
+struct Session {
+    name: String,
+    tool: String,
+    path: PathBuf,
+    arguments: Option<Value>,
+}
+
+/// The session files named (a folder stands for its `*.session.json` files), each read and
+/// checked: its tool must be one of the checked tools with a UI.
+fn sessions_of(paths: &[PathBuf], tools: &[&Value]) -> Result<Vec<Session>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.to_string_lossy().ends_with(".session.json"))
+                .collect();
+            if found.is_empty() {
+                return Err(format!("{} holds no *.session.json file", path.display()));
+            }
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    files
+        .into_iter()
+        .map(|path| {
+            let script = crate::app::Interaction::read(&path, Path::new("."))?;
+            let tool = script.tool.clone().unwrap_or_else(|| script.name.clone());
+            if !tools.iter().any(|t| t["name"] == tool.as_str()) {
+                let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+                return Err(format!(
+                    "{}: no checked tool with a UI is called `{tool}` (name it with \"tool\"; the tools are: {})",
+                    path.display(),
+                    names.join(", ")
+                ));
+            }
+            let path = std::path::absolute(&path).unwrap_or(path);
+            Ok(Session { name: script.name.clone(), tool, path, arguments: script.arguments.map(Value::Object) })
+        })
+        .collect()
+}
+
 /// Runs `check`: exit 0 when every checked tool passes, 1 when any fails, 2 for usage or
 /// connection errors.
 pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
@@ -667,12 +790,30 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
             return Ok(2);
         }
     };
+    let sessions = match sessions_of(&args.session, &ui_tools) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(2);
+        }
+    };
+    // Each tool once per profile, or once per session of its own and profile.
+    let runs = ui_tools.iter().flat_map(|t| {
+        let own: Vec<Option<&Session>> =
+            match sessions.iter().filter(|s| t["name"] == s.tool.as_str()).collect::<Vec<_>>() {
+                none if none.is_empty() => vec![None],
+                some => some.into_iter().map(Some).collect(),
+            };
+        profiles.iter().flat_map(move |p| own.clone().into_iter().map(move |s| (*t, p, s)))
+    });
     let mut checks = Vec::new();
-    for (tool, profile) in ui_tools.iter().flat_map(|t| profiles.iter().map(move |p| (*t, p))) {
+    for (tool, profile, session) in runs {
         let name = tool["name"].as_str().unwrap_or_default();
         let uri = tool_ui(tool).ok().and_then(|u| u.resource_uri);
         let mut c = ToolCheck::new(name, uri.clone());
         c.profile = profile.clone();
+        c.session = session.map(|s| s.name.clone());
+        c.session_file = session.map(|s| s.path.clone());
         let started = Instant::now();
         // A resource the survey already found broken fails without opening a window.
         let resource_errors: Vec<String> = survey
@@ -682,7 +823,11 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
             .filter(|f| f.severity == Severity::Error && uri.as_deref() == Some(f.subject.as_str()))
             .map(|f| f.message.clone())
             .collect();
-        let arguments = explicit_args.clone().map(Ok).unwrap_or_else(|| default_arguments(tool));
+        let arguments = session
+            .and_then(|s| s.arguments.clone())
+            .or_else(|| explicit_args.clone())
+            .map(Ok)
+            .unwrap_or_else(|| default_arguments(tool));
         match (resource_errors.is_empty(), arguments) {
             (false, _) => c.reasons = resource_errors,
             (true, Err(reason)) => {
@@ -692,9 +837,10 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
             (true, Ok(arguments)) => {
                 c.arguments = Some(arguments.clone());
                 if !args.json {
+                    let with = session.map(|s| format!(" with the session {}", s.name)).unwrap_or_default();
                     match profile {
-                        Some(p) => eprintln!("checking {name} as {p} would show it…"),
-                        None => eprintln!("checking {name}…"),
+                        Some(p) => eprintln!("checking {name}{with} as {p} would show it…"),
+                        None => eprintln!("checking {name}{with}…"),
                     }
                 }
                 run_one(&args, display.as_deref(), name, &arguments, "result", &mut c)?;
@@ -729,7 +875,18 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
                 })
                 .unwrap_or_default();
             let profile = c.profile.as_ref().map(|p| format!(" [{p}]")).unwrap_or_default();
-            println!("{} {}{profile}{timing}{app}", c.status.to_uppercase(), c.tool);
+            let session = c
+                .session
+                .as_ref()
+                .map(|s| {
+                    let passed = c.steps.iter().filter(|s| s["ok"] == true).count();
+                    format!(
+                        " (session {s}: {passed}/{} steps passed)",
+                        c.steps.first().and_then(|s| s["of"].as_u64()).unwrap_or(0)
+                    )
+                })
+                .unwrap_or_default();
+            println!("{} {}{profile}{session}{timing}{app}", c.status.to_uppercase(), c.tool);
             for r in &c.reasons {
                 println!("    - {r}");
             }

@@ -139,6 +139,11 @@ struct RunArgs {
     /// (with no server flags: the demo server's `counter` tool provides the data).
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Run this interaction session (a JSON script: click, type, press, waitFor, expectCall,
+    /// expectText, screenshot) in the View once it initialized, with real input events; exit 0
+    /// when every step passed. Without --tool, the script's `tool` is opened.
+    #[arg(long, value_name = "FILE")]
+    session: Option<PathBuf>,
     /// Render OpenAI Apps SDK widgets (`text/html+skybridge`, `openai/outputTemplate`) without
     /// the `window.openai` shim (they then get no `window.openai`).
     #[arg(long)]
@@ -474,6 +479,20 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
         };
         options.opens.push((tool.clone(), arguments));
     }
+    if let Some(path) = &args.session {
+        // Its screenshots go beside the run's screenshot, else into the current directory.
+        let pictures =
+            args.screenshot.as_deref().and_then(std::path::Path::parent).filter(|p| !p.as_os_str().is_empty());
+        let script = crate::host::Interaction::read(path, pictures.unwrap_or(std::path::Path::new(".")))
+            .map_err(anyhow::Error::msg)?;
+        if options.opens.is_empty() {
+            let Some(tool) = script.tool.clone() else {
+                bail!("--session needs --tool, or a \"tool\" in the script");
+            };
+            options.opens.push((tool, script.arguments.clone().unwrap_or_default()));
+        }
+        options.interaction = Some(script);
+    }
     let answer = matches!(args.exit_after, Some(ExitAfterArg::Answer));
     if answer && args.prompt.is_none() {
         bail!("--exit-after answer needs --prompt");
@@ -497,6 +516,10 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
         ExitAfterArg::Teardown => ExitAfter::Teardown,
         ExitAfterArg::Answer => ExitAfter::Answer,
     });
+    if options.interaction.is_some() && options.exit_after.is_none() {
+        // A View that never starts ends the run too (the session ends it otherwise).
+        options.exit_after = Some(ExitAfter::Initialized);
+    }
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
         bail!("--timeout must be a positive number of seconds");
     }

@@ -74,14 +74,26 @@ struct Keyboard {
     /// When the person last pressed a button on a View or moved into one with the keyboard.
     person: Cell<Option<Instant>>,
     shell: RefCell<Option<webkit2gtk::WebView>>,
+    /// The View the person last gave the keyboard to, while it has it.
+    kept: RefCell<Option<gtk::glib::WeakRef<gtk::Widget>>>,
+    /// Counts the moves into a View the person asked for: a move back to the shell decided
+    /// before one of them is not carried out after it.
+    asked_moves: Rc<Cell<u64>>,
 }
 
 impl Keyboard {
-    /// The keyboard goes back to the shell (from a handler of the focus change: a moment later).
+    /// The keyboard goes back to the shell (from a handler of the focus change: a moment later),
+    /// unless the person moved it into a View meanwhile (measured: on a busy machine the moment
+    /// came after the person's click into the View, and undid it).
     fn to_shell_soon(&self) {
         use gtk::prelude::*;
         if let Some(shell) = self.shell.borrow().clone() {
-            gtk::glib::idle_add_local_once(move || shell.grab_focus());
+            let (moves, at) = (self.asked_moves.clone(), self.asked_moves.get());
+            gtk::glib::idle_add_local_once(move || {
+                if moves.get() == at {
+                    shell.grab_focus();
+                }
+            });
         }
     }
 
@@ -90,10 +102,20 @@ impl Keyboard {
     fn focus_moves_to(&self, widget: &gtk::Widget) {
         use gtk::prelude::*;
         if widget.widget_name() != VIEW_WIDGET {
+            *self.kept.borrow_mut() = None;
             return;
         }
-        let asked = self.person.take().is_some_and(|t| t.elapsed() < PERSON_FOCUS);
+        // The View the person gave the keyboard keeps it until it goes elsewhere: the engine
+        // takes the focus for it again (measured: twice for one click, while another window of
+        // the display had the input focus), and that is no new move.
+        let kept = self.kept.borrow().as_ref().and_then(|w| w.upgrade()).is_some_and(|w| &w == widget);
+        let asked = kept || self.person.take().is_some_and(|t| t.elapsed() < PERSON_FOCUS);
+        if asked && !self.dialog.get() {
+            self.asked_moves.set(self.asked_moves.get() + 1);
+            *self.kept.borrow_mut() = Some(widget.downgrade());
+        }
         if self.dialog.get() || !asked {
+            *self.kept.borrow_mut() = None;
             tracing::debug!(
                 dialog = self.dialog.get(),
                 "a View took the keyboard without the person: back to the shell"
@@ -301,6 +323,9 @@ impl FrameLayer {
     pub(crate) fn keyboard(&self, dialog: bool) {
         use gtk::prelude::*;
         self.keyboard.dialog.set(dialog);
+        if dialog {
+            *self.keyboard.kept.borrow_mut() = None;
+        }
         if let (true, Some(shell)) = (dialog, &self.shell) {
             shell.grab_focus();
         }
@@ -906,6 +931,18 @@ impl FrameLayer {
                 (p.0 > -10_000).then(|| (f.webview.webview(), (clip.0 + p.0, clip.1 + p.1)))
             })
             .collect()
+    }
+
+    /// The webview of a View, once it is in sight where the shell placed it (for an
+    /// interaction session's input, `super::input`): before, its page is laid out in a 1 px box.
+    pub(crate) fn webview_in_sight(&self, view: &str) -> Result<webkit2gtk::WebView, String> {
+        use wry::WebViewExtUnix;
+        let frame = self.views.get(view).ok_or_else(|| format!("the View {view} has no webview"))?;
+        match frame.placed {
+            Some((x, _, w, h)) if x > -10_000 && w > 1 && h > 1 && frame.loaded.get() => Ok(frame.webview.webview()),
+            // What an interaction session is told until it is (it asks again).
+            _ => Err("the View is not in sight yet".into()),
+        }
     }
 
     /// A screenshot of the window's content: the shell with every View in sight drawn where the

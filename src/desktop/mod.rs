@@ -9,6 +9,7 @@
 
 mod engine;
 mod frames;
+mod input;
 mod ipc;
 mod proxy_line;
 mod schemes;
@@ -178,6 +179,7 @@ impl Running {
                 }
             }
             UserEvent::Frame(op) => self.frames.borrow_mut().apply(op),
+            UserEvent::Input(op) => input::apply(&self.frames, op),
             UserEvent::Screenshot(path, done) => frames::FrameLayer::screenshot(&self.frames, path, done),
             UserEvent::Window(_) if self.embedded => {}
             // The window's size is not read while switching (GTK applies a new size later, so a
