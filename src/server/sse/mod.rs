@@ -33,7 +33,6 @@ use std::time::Duration;
 use reqwest::header::HeaderMap;
 use url::Url;
 
-pub(crate) use events::EventSizeGuard;
 pub use transport::SseTransport;
 
 /// The reconnect delay until the server sends a `retry:` field (the SSE default).

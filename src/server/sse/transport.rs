@@ -17,9 +17,10 @@ use sse_stream::SseStream;
 use tokio::sync::{mpsc, oneshot, watch};
 use url::Url;
 
-use super::events::{EventSizeGuard, EventTooLargeMarker, StreamMemory};
+use super::events::{EventTooLargeMarker, StreamMemory};
 use super::reader::{error_text, read_loop};
 use super::{display_url, SseError, SseOptions};
+use crate::event_stream::EventSizeGuard;
 
 const MAX_REDIRECTS: usize = 10;
 /// How much of an error body is kept for the error message.
