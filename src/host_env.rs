@@ -28,9 +28,9 @@
 //! only draws the images its web processes paint (cairo), and never uses that display; the web
 //! processes need EGL themselves (WebKitGTK 2.50's web process aborts without it). So, unless the
 //! person asked for compositing or named EGL vendors of their own, [`settle`] points libglvnd
-//! at a folder with no vendor in it ([`NO_EGL_VENDORS`]), and [`first_web_context`] takes that
-//! out again once the display exists, before any web process is started: the web processes
-//! (and every other child) find their driver as usual. WebGL in a View still works, in its web
+//! at a folder with no vendor in it ([`NO_EGL_VENDORS`]), and the desktop's first web context
+//! takes that out again (`give_egl_back`) once the display exists, before any web process is
+//! started: the web processes (and every other child) find their driver as usual. WebGL in a View still works, in its web
 //! process (checked by hand with WebGL 2 and `readPixels`). This was measured on X11 only:
 //! under any other GDK backend (Wayland) EGL is given back before WebKit opens its display, and
 //! nothing changes there.
@@ -81,7 +81,7 @@ const FRONT_OF_SCOPE: &str = "libflite_cmu_time_awb.so";
 
 static BUS_STAND_IN: AtomicBool = AtomicBool::new(false);
 static GL_OFF: AtomicBool = AtomicBool::new(false);
-/// [`NO_EGL_VENDORS`] is set, until [`first_web_context`] made the web context.
+/// [`NO_EGL_VENDORS`] is set, until the desktop made its web context (`give_egl_back`).
 static EGL_OFF: AtomicBool = AtomicBool::new(false);
 /// [`PRELOAD`] names [`FRONT_OF_SCOPE`] for WebKit's processes.
 static PRELOAD_SET: AtomicBool = AtomicBool::new(false);
@@ -114,30 +114,16 @@ pub(crate) fn settle() {
     }
 }
 
-/// The host's web context (WebKit opens its display in this process when the first is made):
-/// without EGL when GDK's display is X11's and [`settle`] took EGL's vendors away, with it
-/// otherwise. Either way the vendors are given back before it returns, so the web processes
-/// WebKit starts from now on find their driver. Call it on the GTK thread, before any webview
-/// is built (see the module docs).
+/// Takes [`NO_EGL_VENDORS`] out of the host's environment, once; whether it was there. The
+/// desktop calls it around the host's first web context (`desktop::first_web_context`, which
+/// knows GDK's backend), so the web processes WebKit starts from then on find their driver.
 #[cfg(feature = "desktop")]
-pub(crate) fn first_web_context() -> wry::WebContext {
-    if !crate::desktop::gdk_is_x11() {
-        give_egl_back();
-    }
-    let context = wry::WebContext::new(None);
-    if EGL_OFF.load(Ordering::SeqCst) {
-        tracing::debug!("WebKit's display is open without EGL in the host's process");
-    }
-    give_egl_back();
-    context
-}
-
-/// Takes [`NO_EGL_VENDORS`] out of the host's environment, once.
-#[cfg(feature = "desktop")]
-fn give_egl_back() {
-    if EGL_OFF.swap(false, Ordering::SeqCst) {
+pub(crate) fn give_egl_back() -> bool {
+    let was_off = EGL_OFF.swap(false, Ordering::SeqCst);
+    if was_off {
         std::env::remove_var(EGL_VENDOR_DIRS);
     }
+    was_off
 }
 
 /// Says at `debug` what [`settle`] set (once logging is up).

@@ -36,6 +36,8 @@ pub mod consent;
 pub mod conversation;
 pub mod demo;
 pub mod error;
+// Reading a server-sent event stream within bounds (the SSE transport's and the model's).
+mod event_stream;
 mod host_env;
 // Servers from where they are published (server.json, install links) into the config file.
 pub mod inspect;
@@ -46,6 +48,8 @@ pub mod profile;
 pub mod protocol;
 pub mod sandbox;
 pub mod server;
+// Untrusted text shaped for a person: escaped, one line, bounded (re-exported by `consent`).
+mod text;
 pub mod ui_resource;
 
 #[cfg(feature = "desktop")]

@@ -33,7 +33,7 @@ pub fn run(n: usize) -> anyhow::Result<i32> {
     let webview: Rc<RefCell<Option<crate::wry::WebView>>> = Rc::default();
     let (seen, answer, done) = (arrivals.clone(), webview.clone(), event_loop.create_proxy());
     // A web context of its own, made the way the host makes its one (see `host_env`).
-    let mut context = crate::host_env::first_web_context();
+    let mut context = crate::desktop::first_web_context();
     let builder = WebViewBuilder::new_with_web_context(&mut context).with_html(PAGE).with_ipc_handler(move |_| {
         let count = {
             let mut seen = seen.borrow_mut();

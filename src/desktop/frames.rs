@@ -249,7 +249,7 @@ impl FrameLayer {
         overlay.show();
         layer.show();
         // The host's only web context, made before any webview: WebKit opens its display here.
-        let context = crate::host_env::first_web_context();
+        let context = super::first_web_context();
         let frames = Rc::new(RefCell::new(Self {
             layer,
             context,

@@ -292,6 +292,22 @@ pub(crate) fn gdk_is_x11() -> bool {
     false
 }
 
+/// The host's web context (WebKit opens its display in this process when the first is made):
+/// without EGL when GDK's display is X11's and `host_env::settle` took EGL's vendors away, with
+/// it otherwise. Either way the vendors are given back before it returns, so the web processes
+/// WebKit starts from now on find their driver. Call it on the GTK thread, before any webview
+/// is built (see the `host_env` module docs).
+pub(crate) fn first_web_context() -> wry::WebContext {
+    if !gdk_is_x11() {
+        crate::host_env::give_egl_back();
+    }
+    let context = wry::WebContext::new(None);
+    if crate::host_env::give_egl_back() {
+        tracing::debug!("WebKit's display is open without EGL in the host's process");
+    }
+    context
+}
+
 /// Ends the web process and loads the shell again, in a new one.
 #[cfg(target_os = "linux")]
 fn recycle(webview: &wry::WebView) {

@@ -101,7 +101,7 @@ pub(super) struct Blocks {
 impl Blocks {
     pub(super) fn take(&mut self, event: Option<&str>, data: &str) -> Result<Step, ModelError> {
         let v: Value = serde_json::from_str(data).map_err(|e| {
-            ModelError::Protocol(format!("an event is not JSON ({e}): {}", crate::consent::one_line_max(data, 200)))
+            ModelError::Protocol(format!("an event is not JSON ({e}): {}", crate::text::one_line_max(data, 200)))
         })?;
         let kind = v.get("type").and_then(Value::as_str).or(event).unwrap_or_default();
         let mut out = Vec::new();

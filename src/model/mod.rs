@@ -12,6 +12,7 @@
 //! model of its own by implementing [`Model`].
 
 mod anthropic;
+mod api;
 pub mod key_policy;
 mod openai;
 pub mod partial_json;
@@ -251,7 +252,7 @@ impl ModelSpec {
             .connect_timeout(std::time::Duration::from_secs(10))
             .build()
             .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
-        Ok(Arc::new(wire::HttpModel { spec: self, http }))
+        Ok(Arc::new(api::HttpModel { spec: self, http }))
     }
 }
 

@@ -94,7 +94,7 @@ impl Chunks {
             return Ok(Step::Done(vec![ModelEvent::End { stop_reason }]));
         }
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            ModelError::Protocol(format!("a chunk is not JSON ({e}): {}", crate::consent::one_line_max(data, 200)))
+            ModelError::Protocol(format!("a chunk is not JSON ({e}): {}", crate::text::one_line_max(data, 200)))
         })?;
         if let Some(error) = chunk.get("error") {
             let message = error.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_owned();

@@ -74,7 +74,7 @@ fn answer(request: &ModelRequest) -> Vec<ModelEvent> {
                     out
                 }
                 None if from_app.is_some() => {
-                    text(format!("Noted what the App said: {}", crate::consent::one_line_max(prompt, 200)))
+                    text(format!("Noted what the App said: {}", crate::text::one_line_max(prompt, 200)))
                 }
                 None => {
                     let names: Vec<&str> =

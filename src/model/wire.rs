@@ -6,56 +6,8 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use url::Url;
 
-use super::{anthropic, openai, Model, ModelError, ModelEvent, ModelRequest, ModelSpec, Provider};
-
-/// A model behind an HTTP API, in the wire format of its provider.
-pub(super) struct HttpModel {
-    pub(super) spec: ModelSpec,
-    pub(super) http: reqwest::Client,
-}
-
-impl Model for HttpModel {
-    fn describe(&self) -> String {
-        self.spec.describe()
-    }
-
-    fn name(&self) -> String {
-        self.spec.name.clone()
-    }
-
-    fn with_name(&self, name: &str) -> Option<std::sync::Arc<dyn Model>> {
-        let name = name.trim();
-        if name.is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
-            return None;
-        }
-        let spec = ModelSpec { name: name.to_owned(), ..self.spec.clone() };
-        Some(std::sync::Arc::new(HttpModel { spec, http: self.http.clone() }))
-    }
-
-    fn stream(&self, request: ModelRequest) -> tokio::sync::mpsc::Receiver<Result<ModelEvent, ModelError>> {
-        let (tx, rx) = super::channel();
-        let (spec, http) = (&self.spec, self.http.clone());
-        let anthropic = spec.provider == Provider::Anthropic;
-        let (url, headers, body) = if anthropic {
-            (anthropic::endpoint(spec), anthropic::headers(spec), anthropic::body(spec, &request))
-        } else {
-            (openai::endpoint(spec), openai::headers(spec), openai::body(spec, &request))
-        };
-        let key = spec.api_key.clone();
-        tokio::spawn(async move {
-            let key = key.as_ref();
-            if anthropic {
-                let mut blocks = anthropic::Blocks::default();
-                stream_post(&http, url, headers, body, &tx, key, |event, data| blocks.take(event, data)).await;
-            } else {
-                let mut chunks = openai::Chunks::default();
-                stream_post(&http, url, headers, body, &tx, key, |_, data| chunks.take(data)).await;
-            }
-        });
-        rx
-    }
-}
-use crate::server::sse::EventSizeGuard;
+use super::{ModelError, ModelEvent};
+use crate::event_stream::EventSizeGuard;
 
 /// One server-sent event may hold at most this much (a tool call's arguments come in many).
 const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
@@ -202,7 +154,7 @@ async fn error_body(mut response: reqwest::Response) -> String {
     serde_json::from_str::<Value>(&text)
         .ok()
         .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_owned))
-        .unwrap_or_else(|| crate::consent::one_line_max(&text, 300))
+        .unwrap_or_else(|| crate::text::one_line_max(&text, 300))
 }
 
 /// An MCP tool result's content as text for a model: text blocks as they are, resource links

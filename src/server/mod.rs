@@ -3,13 +3,9 @@
 pub mod auth;
 pub mod config;
 pub mod connection;
-mod host_client;
-mod lifecycle;
 pub mod registry;
 pub mod requests;
 pub mod sse;
-mod subscriptions;
-mod ui_cache;
 
 pub use config::ServerSpec;
 pub use connection::Connection;

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{field, optional_string, Json};
+use super::fields::{field, optional_string, Json};
 
 /// The `model` section.
 #[derive(Debug, Clone, PartialEq, Eq)]

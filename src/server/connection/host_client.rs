@@ -23,12 +23,12 @@ use rmcp::ErrorData as McpError;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::{json, Map, Value};
 
-use super::requests::{
+use crate::protocol::jsonrpc::code;
+use crate::protocol::{EXTENSION_ID, RESOURCE_MIME_TYPE};
+use crate::server::requests::{
     parse_elicitation, validate_content, ElicitAnswer, ElicitationGate, ElicitationKind, Root, SharedRequests,
     SAMPLING_TIMEOUT,
 };
-use crate::protocol::jsonrpc::code;
-use crate::protocol::{EXTENSION_ID, RESOURCE_MIME_TYPE};
 
 pub(super) type ProgressRoutes = Arc<Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<Value>>>>;
 

@@ -9,7 +9,7 @@ use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt
 use rmcp::transport::IntoTransport;
 use rmcp::RoleClient;
 
-use super::connection::{auth_challenge, describe_init_error};
+use super::errors::{auth_challenge, describe_init_error};
 use super::host_client::HostClient;
 
 /// How a connection is started.

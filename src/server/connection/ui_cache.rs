@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
-use super::connection::ServerChange;
+use super::ServerChange;
 
 /// The most text one connection keeps.
 pub const MAX_BYTES: usize = 32 * 1024 * 1024;

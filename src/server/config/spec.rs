@@ -1,0 +1,329 @@
+//! The resolved model every config format and CLI flag turns into: [`ServerSpec`], its names
+//! and identity, and the checks of a remote URL and its header lines.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+
+/// One MCP server the host should connect to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerSpec {
+    /// A local process speaking MCP on stdin/stdout.
+    Stdio {
+        /// Display name.
+        name: String,
+        /// The executable: a bare name (looked up on `PATH` at spawn time) or a path.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Environment variables set on top of the host's own, in order (later wins).
+        env: Vec<(String, String)>,
+        /// The working directory; `None` = the host's.
+        cwd: Option<PathBuf>,
+    },
+    /// A remote server speaking MCP over Streamable HTTP.
+    StreamableHttp {
+        /// Display name.
+        name: String,
+        /// The MCP endpoint.
+        url: url::Url,
+        /// Extra request headers, names unique ignoring case.
+        headers: Vec<(String, String)>,
+        /// A client pre-registered with its authorization server (the config's `oauth`).
+        oauth: Option<OAuthClient>,
+    },
+    /// A remote server speaking the legacy (2024-11-05) HTTP+SSE transport.
+    Sse {
+        /// Display name.
+        name: String,
+        /// The SSE endpoint.
+        url: url::Url,
+        /// Extra request headers, names unique ignoring case.
+        headers: Vec<(String, String)>,
+        /// A client pre-registered with its authorization server (the config's `oauth`).
+        oauth: Option<OAuthClient>,
+    },
+    /// A server compiled into this host, run in-process (e.g. `demo`).
+    Builtin {
+        /// Its name (see [`crate::demo::builtin`]).
+        name: String,
+    },
+}
+
+/// A client registered beforehand with a remote server's authorization server: the config
+/// entry's `"oauth": {"clientId": "...", "clientSecret": "..."}` (secret optional).
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OAuthClient {
+    /// The client id.
+    pub client_id: String,
+    /// The client secret, for confidential clients.
+    pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "[REDACTED]"))
+            .finish()
+    }
+}
+
+impl ServerSpec {
+    /// A built-in, in-process server by name.
+    pub fn builtin(name: impl Into<String>) -> Self {
+        Self::Builtin { name: name.into() }
+    }
+
+    /// Parses a `--stdio "<command line>"` value with POSIX shell quoting (no expansion, no shell).
+    pub fn from_command_line(command_line: &str) -> Result<Self> {
+        let words = shell_words::split(command_line)
+            .map_err(|e| Error::BadCommand { command: command_line.to_owned(), reason: e.to_string() })?;
+        let mut words = words.into_iter();
+        let program = words
+            .next()
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| Error::BadCommand { command: command_line.to_owned(), reason: "it is empty".into() })?;
+        let args: Vec<String> = words.collect();
+        let name = display_name(&program, &args);
+        Ok(Self::Stdio { name, program, args, env: Vec::new(), cwd: None })
+    }
+
+    /// Parses a `--url` value and its `--header "Name: value"` lines.
+    ///
+    /// The URL must be absolute `http`/`https` without userinfo or fragment, and `https` unless
+    /// the host is `localhost` or a loopback IP. A URL whose path ends in `/sse` is taken as the
+    /// legacy HTTP+SSE transport, any other as Streamable HTTP.
+    pub fn from_url(url: &str, headers: &[String]) -> Result<Self> {
+        let parsed = parse_remote_url(url).map_err(|reason| Error::BadUrl { url: redact_url(url), reason })?;
+        let headers = parse_header_lines(headers)?;
+        let name = url_display_name(&parsed);
+        Ok(if url_looks_like_sse(&parsed) {
+            Self::Sse { name, url: parsed, headers, oauth: None }
+        } else {
+            Self::StreamableHttp { name, url: parsed, headers, oauth: None }
+        })
+    }
+
+    /// The display name.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Stdio { name, .. }
+            | Self::StreamableHttp { name, .. }
+            | Self::Sse { name, .. }
+            | Self::Builtin { name } => name,
+        }
+    }
+
+    /// The same server under another name (a registry's unique name for it: what its
+    /// requests to the host, sampling and elicitation, are known by). A built-in server keeps
+    /// its name.
+    pub fn named(&self, new: &str) -> Self {
+        let mut spec = self.clone();
+        match &mut spec {
+            Self::Stdio { name, .. } | Self::StreamableHttp { name, .. } | Self::Sse { name, .. } => {
+                *name = new.to_owned();
+            }
+            // A built-in server's name says which built-in it is.
+            Self::Builtin { .. } => {}
+        }
+        spec
+    }
+
+    /// Whether the name is only what the host made up from the command line or URL (as
+    /// [`ServerSpec::from_command_line`] and [`ServerSpec::from_url`] name servers), not one a
+    /// person gave (a config file's key, an embedder's name, a built-in server's). A made-up
+    /// name such as `index` (for `node dist/index.js`) gives way to the server's own name once
+    /// it is connected (see [`crate::server::registry::Registry::label`]). A key written the same
+    /// as the made-up name says no more than the command line, so it counts as made up too.
+    pub fn name_is_derived(&self) -> bool {
+        match self {
+            Self::Stdio { name, program, args, .. } => *name == display_name(program, args),
+            Self::StreamableHttp { name, url, .. } | Self::Sse { name, url, .. } => *name == url_display_name(url),
+            Self::Builtin { .. } => false,
+        }
+    }
+
+    /// A stable identity of the server (what its sandbox origin is derived from).
+    pub fn identity(&self) -> String {
+        match self {
+            Self::Stdio { program, args, .. } => {
+                format!("stdio:{}", shell_words::join(std::iter::once(program).chain(args)))
+            }
+            Self::StreamableHttp { url, .. } => format!("http:{url}"),
+            Self::Sse { url, .. } => format!("sse:{url}"),
+            Self::Builtin { name } => format!("builtin:{name}"),
+        }
+    }
+}
+
+/// The file name (without `.exe`) of the small binary that serves the host's built-in MCP
+/// servers (`mcp-apps-host-server probe|demo`, see `cli::builtin_server_main`).
+pub(crate) const BUILTIN_SERVER_BIN: &str = "mcp-apps-host-server";
+
+/// A short name for a command: the script for interpreters (`node server.mjs` -> `server`),
+/// the package for runners (`npx -y @scope/pkg` -> `@scope/pkg`), else the program's file name.
+fn display_name(program: &str, args: &[String]) -> String {
+    let base = |p: &str| {
+        let path = std::path::Path::new(p);
+        path.file_stem()
+            .or_else(|| path.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| p.to_owned())
+    };
+    // A host's own built-in server (`mcp-apps-host __demo-server`, `mcp-apps-host-server demo`)
+    // is named after what it serves.
+    if let Some(builtin) = args.first().and_then(|a| a.strip_prefix("__")) {
+        return builtin.to_owned();
+    }
+    let program_name = base(program);
+    if program_name == BUILTIN_SERVER_BIN {
+        if let [name] = args {
+            return format!("{name}-server");
+        }
+    }
+    let runners = ["node", "nodejs", "deno", "bun", "python", "python3", "uv", "uvx", "npx", "pnpm", "yarn"];
+    if runners.contains(&program_name.as_str()) {
+        if let Some(first) = args.iter().find(|a| !a.starts_with('-') && *a != "run") {
+            return if first.starts_with('@') { first.clone() } else { base(first) };
+        }
+    }
+    program_name
+}
+
+/// `host[:port]` of a remote server, its default display name.
+fn url_display_name(url: &url::Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    }
+}
+
+pub(super) fn url_looks_like_sse(url: &url::Url) -> bool {
+    url.path().trim_end_matches('/').ends_with("/sse")
+}
+
+/// Checks a remote server URL: absolute http(s), no userinfo, no fragment, https unless loopback.
+pub(crate) fn parse_remote_url(raw: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(raw).map_err(|e| match e {
+        url::ParseError::RelativeUrlWithoutBase => "it must be an absolute http:// or https:// URL".to_owned(),
+        other => format!("it is not a valid URL ({other})"),
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "scheme `{}` is not supported; use https:// (or http:// for a loopback host)",
+            url.scheme()
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("it has no host".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("it must not contain a user name or password (user:pass@); send credentials in a header".into());
+    }
+    if url.fragment().is_some() {
+        return Err("it must not contain a fragment (#...)".into());
+    }
+    if url.scheme() == "http" && !is_loopback(&url) {
+        return Err("plain http:// is allowed only for localhost or a loopback IP \
+                    (127.0.0.0/8, [::1]); use https://"
+            .into());
+    }
+    Ok(url)
+}
+
+fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(domain)) => domain.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// The URL as it may be shown in an error: without a password or user name in it.
+pub(super) fn redact_url(raw: &str) -> String {
+    match url::Url::parse(raw) {
+        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
+            // Both setters only fail for URLs that cannot carry userinfo, which this one does.
+            let _ = url.set_password(None);
+            let _ = url.set_username("");
+            url.to_string()
+        }
+        _ => raw.to_owned(),
+    }
+}
+
+/// Parses `--header "Name: value"` lines. Errors never show a header value (it may be a secret).
+fn parse_header_lines(lines: &[String]) -> Result<Vec<(String, String)>> {
+    let mut headers: Vec<(String, String)> = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        let bad = |header: String, reason: String| Error::BadHeader { header, reason };
+        let Some((name, value)) = line.split_once(':') else {
+            return Err(bad(format!("#{}", index + 1), "expected `Name: value` (no `:` found)".into()));
+        };
+        check_header_name(name).map_err(|reason| bad(format!("#{}", index + 1), reason))?;
+        let value = value.trim_matches([' ', '\t']);
+        check_header_value(name, value).map_err(|reason| bad(name.to_owned(), reason))?;
+        check_header_unique(&headers, name).map_err(|reason| bad(name.to_owned(), reason))?;
+        headers.push((name.to_owned(), value.to_owned()));
+    }
+    Ok(headers)
+}
+
+/// RFC 9110 `token`: what a field name may be made of.
+pub(super) fn check_header_name(name: &str) -> Result<(), String> {
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() {
+        return Err("the header name is empty".into());
+    }
+    if !name.chars().all(tchar) {
+        return Err(format!(
+            "header name {name:?} is not a valid HTTP field name \
+             (letters, digits and !#$%&'*+-.^_`|~ only)"
+        ));
+    }
+    Ok(())
+}
+
+/// RFC 9110 `field-value`: no control characters (CR, LF, NUL...). The value is never echoed.
+pub(super) fn check_header_value(name: &str, value: &str) -> Result<(), String> {
+    if value.chars().any(|c| c.is_ascii_control() && c != '\t') {
+        return Err(format!("the value of header {name:?} contains a control character (CR, LF, NUL...)"));
+    }
+    Ok(())
+}
+
+pub(super) fn check_header_unique(seen: &[(String, String)], name: &str) -> Result<(), String> {
+    match seen.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+        Some((first, _)) if first == name => Err(format!("header {name:?} is given twice")),
+        Some((first, _)) => {
+            Err(format!("header {name:?} repeats {first:?} with different case; HTTP field names ignore case"))
+        }
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+#[cfg(test)]
+mod naming_tests {
+    use super::*;
+
+    #[test]
+    fn only_made_up_names_are_derived() {
+        assert!(ServerSpec::from_command_line("node dist/index.js").unwrap().name_is_derived());
+        assert!(ServerSpec::from_url("https://example.com/mcp", &[]).unwrap().name_is_derived());
+        assert!(!ServerSpec::builtin("demo").name_is_derived());
+        let keyed = ServerSpec::Stdio {
+            name: "weather".into(),
+            program: "node".into(),
+            args: vec!["dist/index.js".into()],
+            env: Vec::new(),
+            cwd: None,
+        };
+        assert!(!keyed.name_is_derived(), "a config key is the person's name for the server");
+    }
+}
