@@ -710,3 +710,95 @@ fn a_sessions_click_and_keys_are_the_persons() {
         "{no_click:#}"
     );
 }
+
+/// Record and replay: a run of a published App with a session is recorded (`run --trace`),
+/// then replayed offline (`check --replay`, no npm server): the same session passes, and every
+/// message the host sent the View comes again as recorded (the server's time included, which
+/// a live server would not repeat). A new build of the View without the button the session
+/// clicks (`--html`) fails the same session, naming what is missing.
+#[test]
+fn check_replays_a_recorded_session_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = serde_json::json!({"tool": "get-time", "steps": [
+        {"click": {"text": "Get Server Time"}},
+        {"expectCall": {"tool": "get-time", "arguments": {}}},
+        {"expectText": "Server Time"}
+    ]});
+    let session = sessions(dir.path(), &[("time", script)]).remove(0);
+    let trace = dir.path().join("recorded.jsonl");
+    let out = host(
+        &[
+            "run",
+            "--stdio",
+            &basic_vanillajs(),
+            "--session",
+            &session,
+            "--trace",
+            trace.to_str().unwrap(),
+            "--consent",
+            "deny",
+        ],
+        false,
+    );
+    assert_eq!(out.code, Some(0), "the recording run: {}", out.stderr);
+    let recorded: Vec<Value> =
+        std::fs::read_to_string(&trace).unwrap().lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let time_of = |records: &[Value]| -> Vec<Value> {
+        records
+            .iter()
+            .filter(|r| r["dir"] == "host->view" && r["msg"]["result"]["structuredContent"]["time"].is_string())
+            .map(|r| r["msg"]["result"]["structuredContent"]["time"].clone())
+            .collect()
+    };
+    assert_eq!(time_of(&recorded).len(), 1, "the View's own call's answer was recorded");
+
+    let shots = dir.path().join("shots");
+    let out = host(
+        &[
+            "check",
+            "--replay",
+            trace.to_str().unwrap(),
+            "--session",
+            &session,
+            "--json",
+            "--screenshots",
+            shots.to_str().unwrap(),
+        ],
+        false,
+    );
+    let r = json_of(&out);
+    assert_eq!(out.code, Some(0), "{r:#}\n{}", out.stderr);
+    let t = tool(&r, "get-time");
+    assert_eq!(t["status"], "pass", "{t:#}");
+    assert!(r["server"].as_str().unwrap().contains("replay"), "the server was the recording: {r:#}");
+    let replay = &t["replay"];
+    assert!(replay["recorded"].as_u64().unwrap() >= 4, "{replay:#}");
+    assert_eq!(replay["same"], replay["recorded"], "every recorded message to the View came again: {replay:#}");
+
+    // A new build of the View that lost its button.
+    let html = recorded
+        .iter()
+        .find(|r| r["msg"]["method"] == "ui/notifications/sandbox-resource-ready")
+        .and_then(|r| r["msg"]["params"]["html"].as_str())
+        .unwrap()
+        .replace("Get Server Time", "Fetch");
+    let build = dir.path().join("new-build.html");
+    std::fs::write(&build, html).unwrap();
+    let out = host(
+        &[
+            "check",
+            "--replay",
+            trace.to_str().unwrap(),
+            "--html",
+            build.to_str().unwrap(),
+            "--session",
+            &session,
+            "--json",
+        ],
+        false,
+    );
+    let r = json_of(&out);
+    assert_eq!(out.code, Some(1), "{r:#}");
+    let reason = tool(&r, "get-time")["reasons"][0].as_str().unwrap().to_owned();
+    assert!(reason.contains(r#"step 1/3 click "Get Server Time" failed: no element of the View matches"#), "{reason}");
+}

@@ -61,6 +61,18 @@ pub struct CheckArgs {
     /// with sessions is checked once per session, and each step is reported (a JUnit test case).
     #[arg(long, value_name = "FILE|DIR", conflicts_with = "self_check")]
     session: Vec<PathBuf>,
+    /// Replay a recorded run (`run --trace FILE`) offline: its server's answers serve the View
+    /// again (the tool call that opened it, the View's own calls, its resource), and the report
+    /// says which of the host's recorded messages to the View came again. With --html, a new
+    /// build of the View is served instead of the recorded one.
+    #[arg(long, value_name = "TRACE", conflicts_with_all = ["stdio", "url", "config", "self_check"])]
+    replay: Option<PathBuf>,
+    /// The View's HTML for --replay (a new build), instead of the recorded one.
+    #[arg(long, value_name = "FILE", requires = "replay")]
+    html: Option<PathBuf>,
+    /// The recording --replay reads, once read.
+    #[arg(skip)]
+    recording: Option<super::replay::Recording>,
     /// Check this host instead of a server: a built-in probe View tests the host's MUSTs from inside.
     #[arg(long = "self", conflicts_with_all = ["stdio", "url", "config", "tool", "args"])]
     self_check: bool,
@@ -100,6 +112,10 @@ pub struct ToolCheck {
     /// How the View's picture compared with its baseline (`same`, `changed`, `updated`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<String>,
+    /// With --replay: how the host's messages to the View compare with the recording's
+    /// (`recorded`, `replayed`, `same`, `differences`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replay: Option<Value>,
     /// The interaction session it ran, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     session: Option<String>,
@@ -136,6 +152,7 @@ impl ToolCheck {
             session: None,
             steps: Vec::new(),
             session_file: None,
+            replay: None,
             figures: Figures::default(),
             duration_ms: 0,
         }
@@ -493,6 +510,15 @@ fn run_one(
         .collect();
     judge(check, &records, &stderr, code);
     check.figures = Figures::of(&records);
+    if let Some(recording) = &args.recording {
+        let replayed: Vec<Value> =
+            records.iter().filter(|r| r["dir"] == "host->view").map(|r| r["msg"].clone()).collect();
+        let compared = super::replay::compare(&recording.to_view, &replayed);
+        for d in compared["differences"].as_array().into_iter().flatten().take(5) {
+            check.warnings.push(format!("replay: {}", d.as_str().unwrap_or_default()));
+        }
+        check.replay = Some(compared);
+    }
     if let (Some(baseline), true) = (&args.baseline, check.handshake_completed) {
         let view = check.screenshot.as_ref().map(|p| p.with_extension("view.png"));
         compare_with_baseline(check, baseline, view.as_deref(), args.update_baseline);
@@ -726,6 +752,21 @@ fn sessions_of(paths: &[PathBuf], tools: &[&Value]) -> Result<Vec<Session>, Stri
 pub fn check(mut args: CheckArgs) -> anyhow::Result<i32> {
     if args.self_check {
         return self_check(&mut args);
+    }
+    if let Some(trace) = args.replay.clone() {
+        // The recording is the server, and its call's arguments are the call's.
+        let recording = match super::replay::Recording::read(&trace, None) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(2);
+            }
+        };
+        args.server.stdio = vec![super::replay::server_command(&trace, &recording.view, args.html.as_deref())?];
+        if args.args.is_none() && recording.arguments.is_object() {
+            args.args = Some(recording.arguments.to_string());
+        }
+        args.recording = Some(recording);
     }
     let explicit_args = match &args.args {
         Some(text) => Some(Value::Object(super::parse_args(text)?)),

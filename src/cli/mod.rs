@@ -7,6 +7,7 @@ mod install;
 #[cfg(feature = "desktop")]
 mod ipc_floor;
 mod probe_server;
+mod replay;
 mod server_args;
 
 use std::path::PathBuf;
@@ -69,6 +70,18 @@ enum Command {
     /// The embedded demo server (stdio MCP), started by `demo`.
     #[command(name = "__demo-server", hide = true)]
     DemoServer,
+    /// A recorded run's server, served again from its trace (stdio MCP), started by `check
+    /// --replay`.
+    #[command(name = "__replay-server", hide = true)]
+    ReplayServer {
+        trace: PathBuf,
+        /// Serve this HTML file as the View instead of the recorded one.
+        #[arg(long)]
+        html: Option<PathBuf>,
+        /// The recorded View (default: the first).
+        #[arg(long)]
+        view: Option<String>,
+    },
     /// The bare page <-> Rust round trip of this WebKit (the benchmarks' floor).
     #[command(name = "__ipc-floor", hide = true)]
     IpcFloor {
@@ -654,6 +667,7 @@ pub fn main() -> ExitCode {
             }
         }
         Command::DemoServer => serve_demo(),
+        Command::ReplayServer { trace, html, view } => replay::serve(&trace, html.as_deref(), view.as_deref()),
     };
     exit_code(outcome)
 }
