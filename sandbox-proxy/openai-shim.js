@@ -8,7 +8,7 @@
 // call it makes is an ordinary View request that the host decides as usual (tool visibility,
 // consent, policy), so it adds no capability.
 //
-// Mapping (also in the README, "ChatGPT Apps SDK widgets"):
+// Mapping (also in docs/app-developers.md, "ChatGPT Apps SDK widgets"):
 //   handshake                        ui/initialize (appInfo openai-apps-sdk-shim) + ui/notifications/initialized
 //   toolInput                        <- ui/notifications/tool-input  params.arguments
 //   toolOutput, toolResponseMetadata <- ui/notifications/tool-result params.structuredContent, params._meta

@@ -250,8 +250,8 @@ impl HostBuilder {
         self
     }
 
-    /// Whether ChatGPT Apps SDK widgets get the `window.openai` shim (default: yes; see the
-    /// README's "ChatGPT Apps SDK widgets").
+    /// Whether ChatGPT Apps SDK widgets get the `window.openai` shim (default: yes; see
+    /// "ChatGPT Apps SDK widgets" in docs/app-developers.md).
     pub fn openai_shim(mut self, on: bool) -> Self {
         self.openai_shim = Some(on);
         self

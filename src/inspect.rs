@@ -355,7 +355,7 @@ pub fn inspect(tools: &[Value], listed: &[Value], reads: &BTreeMap<String, Resul
     Report { tools: tool_reports, resources, findings }
 }
 
-/// The report as the documented `--json` shape (see the README).
+/// The report as the documented `--json` shape (see docs/app-developers.md).
 pub fn report_json(server: &str, report: &Report) -> Value {
     json!({
         "server": server,

@@ -10,7 +10,7 @@ use crate::protocol::{ResourceCsp, ResourcePermissions, LEGACY_RESOURCE_URI_META
 use crate::sandbox::csp::{csp_from_openai_widget_csp, OPENAI_WIDGET_CSP_KEY};
 
 /// The MIME type of OpenAI Apps SDK widget templates, accepted as a View (rendered with the
-/// `window.openai` shim, see the README's "ChatGPT Apps SDK widgets").
+/// `window.openai` shim, see "ChatGPT Apps SDK widgets" in docs/app-developers.md).
 pub const SKYBRIDGE_MIME_TYPE: &str = "text/html+skybridge";
 /// The tool `_meta` key naming an OpenAI Apps SDK widget template (a `ui://` URI).
 pub const OPENAI_OUTPUT_TEMPLATE_KEY: &str = "openai/outputTemplate";

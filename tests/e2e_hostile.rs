@@ -224,7 +224,7 @@ fn storage_of_another_servers_origin_is_not_visible() {
     );
     read.assert_honest_kept_working("v2", read.report_time("storage"));
 
-    // For the record: does a's storage survive to a's next run (README promises it does)?
+    // For the record: does a's storage survive to a's next run (the docs promise it does)?
     let again = run_host(
         &views(
             &hostile(Some("a")),

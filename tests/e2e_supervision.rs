@@ -1,6 +1,6 @@
 //! One View cannot freeze or kill the host (issue 14). Each server's Views have a web process of
-//! their own and the shell another (see README "Process model and supervision"): a View's loop,
-//! memory bomb or crash stops only its own server's Views. The host notices within 2 s, tells the
+//! their own and the shell another (see docs/architecture.md, "Process model and supervision"): a
+//! View's loop, memory bomb or crash stops only its own server's Views. The host notices within 2 s, tells the
 //! person, lets them wait or stop it (its close button keeps working), and brings back what
 //! stopped; another server's honest View never waits.
 //!

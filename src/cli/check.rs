@@ -27,7 +27,7 @@ pub struct CheckArgs {
     /// Arguments for the tool calls, as a JSON object (default: `{}` for tools with no required field).
     #[arg(long, value_name = "JSON")]
     args: Option<String>,
-    /// Print the report as JSON (shape documented in the README).
+    /// Print the report as JSON (shape documented in docs/app-developers.md).
     #[arg(long)]
     json: bool,
     /// Also write a JUnit XML report here.
@@ -57,8 +57,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "NAME", conflicts_with = "self_check")]
     profile: Vec<String>,
     /// Run interaction sessions: a script file (`TOOL.session.json`: click, type, press,
-    /// waitFor, expectCall, expectText, screenshot; see the README), or a folder of them. A tool
-    /// with sessions is checked once per session, and each step is reported (a JUnit test case).
+    /// waitFor, expectCall, expectText, screenshot; see docs/app-developers.md), or a folder of them.
+    /// A tool with sessions is checked once per session, and each step is reported (a JUnit test case).
     #[arg(long, value_name = "FILE|DIR", conflicts_with = "self_check")]
     session: Vec<PathBuf>,
     /// Replay a recorded run (`run --trace FILE`) offline: its server's answers serve the View

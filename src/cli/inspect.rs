@@ -16,7 +16,7 @@ use super::server_args::ServerArgs;
 pub struct InspectArgs {
     #[command(flatten)]
     server: ServerArgs,
-    /// Print the report as JSON (shape documented in the README).
+    /// Print the report as JSON (shape documented in docs/app-developers.md).
     #[arg(long)]
     json: bool,
 }

@@ -13,7 +13,7 @@ use crate::server::config::default_config_path;
 /// Install a server into your config file: from an `.mcpb` bundle (unpacked into your data
 /// directory), a registry `server.json` from a file or web address (its npm package run with
 /// npx, its PyPI package with uvx, or its remote) or an install link
-/// (`mcp-apps-host://install?config=<base64url JSON>`, see the README). Shows what will run and
+/// (`mcp-apps-host://install?config=<base64url JSON>`, see docs/user-guide.md). Shows what will run and
 /// asks for each setting (secrets without echo), or takes `--yes` with `--set KEY=VALUE`. The
 /// file is rewritten as JSON: its other keys and their order are kept, its formatting is not (a
 /// file with comments is refused, not rewritten).

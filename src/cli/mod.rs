@@ -162,7 +162,7 @@ struct RunArgs {
     #[arg(long)]
     no_openai_shim: bool,
     /// Stand in for another host: tell and allow Views what it does (`vscode`, `claude-web`,
-    /// `chatgpt`...; `check --profile all` lists them). Profiles are data files (see the README).
+    /// `chatgpt`...; `check --profile all` lists them). Profiles are data files (see docs/app-developers.md).
     #[arg(long, value_name = "NAME")]
     profile: Option<String>,
     /// Hold a conversation with this model, which calls the servers' tools: `PROVIDER:NAME`
@@ -584,9 +584,10 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 const INSTALL_HELP: &str = "Install a server into your config file: from an .mcpb bundle (unpacked into your data \
 directory; its signature is not checked), a registry server.json, from a file or a web address such as the \
 registry API's (its npm package run with npx, its PyPI package with uvx, or its remote) or an install link \
-(mcp-apps-host://install?config=<base64url JSON>, see the README). Shows what will run and asks for each setting \
-(secrets without echo), or takes --yes with --set KEY=VALUE. The config file is rewritten as JSON: its other keys \
-and their order are kept, its formatting is not, and a file with comments is refused rather than rewritten.";
+(mcp-apps-host://install?config=<base64url JSON>, see docs/user-guide.md). Shows what will run and asks for each \
+setting (secrets without echo), or takes --yes with --set KEY=VALUE. The config file is rewritten as JSON: its \
+other keys and their order are kept, its formatting is not, and a file with comments is refused rather than \
+rewritten.";
 
 /// `open`: installs what it is given (asking), then opens the app on the config file.
 fn open(target: Option<String>) -> anyhow::Result<i32> {
