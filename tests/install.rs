@@ -590,11 +590,9 @@ fn mcpb(args: &[&str], cwd: &Path) {
     assert!(out.status.success(), "mcpb {args:?}: {}", text(&out));
 }
 
-#[test]
-fn bundles_packed_and_signed_by_the_official_mcpb_tool_install() {
-    let home = tempfile::tempdir().unwrap();
-    // A bundle's source directory: the manifest (checked by `mcpb pack`) and the server.
-    let src = home.path().join("src");
+/// `clock.mcpb`, packed by `mcpb pack` from the clock manifest (0.4) and the reference server.
+fn packed_clock(dir: &Path) -> PathBuf {
+    let src = dir.join("src");
     std::fs::create_dir_all(src.join("server")).unwrap();
     let mut manifest = clock_manifest();
     manifest["manifest_version"] = json!("0.4");
@@ -603,35 +601,202 @@ fn bundles_packed_and_signed_by_the_official_mcpb_tool_install() {
     for name in ["index.js", "server.js", "mcp-app.html"] {
         std::fs::copy(dist.join(name), src.join("server").join(name)).unwrap();
     }
-    mcpb(&["pack", "src", "clock.mcpb"], home.path());
-    std::fs::copy(home.path().join("clock.mcpb"), home.path().join("signed.mcpb")).unwrap();
+    mcpb(&["pack", "src", "clock.mcpb"], dir);
+    dir.join("clock.mcpb")
+}
+
+/// What `mcpb sign --self-signed` names its signer (its certificate's CN and O).
+const MCPB_SELF_SIGNED: &str = "\"MCPB Self-Signed Certificate\" (MCPB Extensions)";
+
+#[test]
+fn bundles_packed_and_signed_by_the_official_mcpb_tool_install() {
+    let home = tempfile::tempdir().unwrap();
+    let unsigned = packed_clock(home.path());
+    let signed = home.path().join("signed.mcpb");
+    std::fs::copy(&unsigned, &signed).unwrap();
     mcpb(&["sign", "--self-signed", "signed.mcpb"], home.path());
 
     let config = home.path().join("mcp.json");
     let c = config.to_str().unwrap();
-    let unsigned = home.path().join("clock.mcpb");
     let out = install(home.path(), &[unsigned.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(stderr(&out).contains("Signature: none: the bundle is unsigned"), "{}", text(&out));
-    let signed = home.path().join("signed.mcpb");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(bundle unsigned)"), "{}", text(&out));
     let args = [signed.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k", "--name", "signed-clock"];
     let out = install(home.path(), &args);
     assert!(out.status.success(), "{}", text(&out));
-    assert!(stderr(&out).contains("Signature: signed, but NOT verified"), "{}", text(&out));
+    let consent = format!(
+        "Signature: signed by {MCPB_SELF_SIGNED}, verified; the certificate is self-signed and not trusted by this \
+         system's certificate store"
+    );
+    assert!(stderr(&out).contains(&consent), "the consent names the signer:\n{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("(bundle signed by {MCPB_SELF_SIGNED} (self-signed")),
+        "{}",
+        text(&out)
+    );
 
     let load = load_config(&config, &LoadOptions::new()).unwrap();
     let names: Vec<&str> = load.servers.iter().map(ServerSpec::name).collect();
     assert_eq!(names, ["clock-bundle", "signed-clock"], "{:?}", load.errors);
     let bundles = home.path().join("data/mcp-apps-host/bundles");
     assert!(bundles.join("signed-clock/server/index.js").is_file());
-    let only_unsigned = home.path().join("only-unsigned.json");
+    let only_signed = home.path().join("only-signed.json");
     std::fs::write(
-        &only_unsigned,
-        serde_json::to_string(&json!({"mcpServers": {"clock-bundle": serde_json::from_str::<Value>(
-            &std::fs::read_to_string(&config).unwrap()).unwrap()["mcpServers"]["clock-bundle"]}}))
+        &only_signed,
+        serde_json::to_string(&json!({"mcpServers": {"signed-clock": serde_json::from_str::<Value>(
+            &std::fs::read_to_string(&config).unwrap()).unwrap()["mcpServers"]["signed-clock"]}}))
         .unwrap(),
     )
     .unwrap();
-    let result = run_to_result(home.path(), &only_unsigned, home.path());
+    let result = run_to_result(home.path(), &only_signed, home.path());
     assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
+}
+
+/// A bundle changed after `mcpb sign` (one byte of its zip, or of its signature) is refused
+/// with what happened, and nothing is unpacked or written.
+#[test]
+fn a_bundle_changed_after_it_was_signed_is_refused_and_nothing_is_installed() {
+    let home = tempfile::tempdir().unwrap();
+    let signed = packed_clock(home.path());
+    mcpb(&["sign", "--self-signed", "clock.mcpb"], home.path());
+    let bytes = std::fs::read(&signed).unwrap();
+    let config = home.path().join("mcp.json");
+    let bundles = home.path().join("data/mcp-apps-host/bundles");
+
+    // The first entry's modification time in its local header: the zip stays a good zip with
+    // the same files, so only the signature can tell.
+    let mut zip_byte = bytes.clone();
+    assert_eq!(&zip_byte[..4], b"PK\x03\x04");
+    zip_byte[10] ^= 0x01;
+    // The last byte of the RSA signature, just before the block's end marker.
+    let mut sig_byte = bytes.clone();
+    let at = sig_byte.len() - "MCPB_SIG_END".len() - 1;
+    sig_byte[at] ^= 0x01;
+    for (name, changed, says) in [
+        ("zip-changed.mcpb", zip_byte, "the zip's SHA-256 is not the one that was signed"),
+        ("signature-changed.mcpb", sig_byte, "the signature does not match the signer's key"),
+    ] {
+        let file = home.path().join(name);
+        std::fs::write(&file, changed).unwrap();
+        let out = install(
+            home.path(),
+            &[file.to_str().unwrap(), "--config", config.to_str().unwrap(), "--yes", "--set", "api_key=k"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out));
+        let err = stderr(&out);
+        for s in ["signature does not verify", says, "changed after it was signed", "nothing was installed"] {
+            assert!(err.contains(s), "{name}: the error says {s:?}:\n{err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!config.exists() && !bundles.join("clock-bundle").exists(), "{name}: something was installed");
+    }
+    // The same bundle unchanged installs.
+    let out = install(
+        home.path(),
+        &[signed.to_str().unwrap(), "--config", config.to_str().unwrap(), "--yes", "--set", "api_key=k"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// A bundle signed with a certificate from a CA: trusted when the system's store holds the CA
+/// (`SSL_CERT_FILE`, which the store honours), named as untrusted when it does not.
+#[test]
+fn a_bundle_signed_under_a_ca_is_trusted_only_when_the_system_trusts_the_ca() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl runs");
+        assert!(out.status.success(), "openssl {args:?}: {}", text(&out));
+    };
+    std::fs::write(
+        dir.join("ca.cnf"),
+        "[ca]\nbasicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n\
+         [leaf]\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\n",
+    )
+    .unwrap();
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "30",
+        "-subj",
+        "/CN=Test Publisher CA/O=Test CA Org",
+        "-extensions",
+        "ca",
+        "-config",
+        "ca.cnf",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "leaf.csr",
+        "-subj",
+        "/CN=Clock Publisher/O=Clock Inc",
+    ]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "cert.pem",
+        "-days",
+        "30",
+        "-extfile",
+        "ca.cnf",
+        "-extensions",
+        "leaf",
+    ]);
+    let file = packed_clock(dir);
+    mcpb(&["sign", "clock.mcpb", "--cert", "cert.pem", "--key", "key.pem"], dir);
+
+    let config = dir.join("mcp.json");
+    let args = [file.to_str().unwrap(), "--config", config.to_str().unwrap(), "--yes", "--set", "api_key=k"];
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .arg("install")
+        .args(args)
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("SSL_CERT_FILE", dir.join("ca.pem"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(
+            "Signature: signed by \"Clock Publisher\" (Clock Inc), verified; its certificate is from \
+             \"Test Publisher CA\" (Test CA Org), which this system's certificate store trusts for code signing"
+        ),
+        "{}",
+        text(&out)
+    );
+    let out = install(dir, &[&args[..], &["--replace"]].concat());
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(
+            "signed by \"Clock Publisher\" (Clock Inc), verified; the certificate (issued by \"Test Publisher CA\" \
+             (Test CA Org)) is not trusted by this system's certificate store"
+        ),
+        "{}",
+        text(&out)
+    );
 }

@@ -127,7 +127,10 @@ pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
         u.keep();
     }
     let verb = if written.replaced { "replaced" } else { "installed" };
-    println!("{verb} {} in {}", plan.name, written.path.display());
+    match &bundle {
+        Some(b) => println!("{verb} {} in {} (bundle {})", plan.name, written.path.display(), b.signature.short()),
+        None => println!("{verb} {} in {}", plan.name, written.path.display()),
+    }
     if written.readable_by_others && plan.writes_secret(&answers) {
         eprintln!(
             "warning: {} holds a secret setting now and other users may read it (chmod 600 it)",

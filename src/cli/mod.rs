@@ -546,7 +546,8 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 
 /// The long help of `install` (clap takes the struct's doc comment for `--help` otherwise).
 const INSTALL_HELP: &str = "Install a server into your config file: from an .mcpb bundle (unpacked into your data \
-directory; its signature is not checked), a registry server.json, from a file or a web address such as the \
+directory; a signed bundle's signature is verified and its signer named, a bundle changed after it was \
+signed refused), a registry server.json, from a file or a web address such as the \
 registry API's (its npm package run with npx, its PyPI package with uvx, or its remote) or an install link \
 (mcp-apps-host://install?config=<base64url JSON>, see the README). Shows what will run and asks for each setting \
 (secrets without echo), or takes --yes with --set KEY=VALUE. The config file is rewritten as JSON: its other keys \

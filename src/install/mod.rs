@@ -12,6 +12,7 @@ pub(crate) mod link;
 pub(crate) mod mcpb;
 pub(crate) mod registry;
 pub(crate) mod server_json;
+pub(crate) mod signature;
 
 use std::collections::HashMap;
 
