@@ -45,6 +45,7 @@ mod private_file;
 pub mod profile;
 pub mod protocol;
 pub mod sandbox;
+mod secrets;
 pub mod server;
 pub mod ui_resource;
 
