@@ -100,13 +100,13 @@ fn read_key() -> anyhow::Result<String> {
 }
 
 /// The kept key of `provider` (`openai`, `anthropic`), if any; a keyring that cannot be read
-/// is logged and taken as no key.
+/// is taken as no key (said at debug: most runs without a key need none).
 pub(crate) fn stored_model_key(provider: &str) -> Option<String> {
     let secret = Secret::model_key(provider);
     match secrets::blocking(|| secrets::lookup(&secret)) {
         Ok(found) => found,
         Err(why) => {
-            tracing::warn!("the stored {provider} API key cannot be read: {why}");
+            tracing::debug!("no stored {provider} API key: {why}");
             None
         }
     }
