@@ -47,6 +47,7 @@ mod private_file;
 pub mod profile;
 pub mod protocol;
 pub mod sandbox;
+mod secrets;
 pub mod server;
 // Untrusted text shaped for a person: escaped, one line, bounded (re-exported by `consent`).
 mod text;

@@ -23,9 +23,19 @@ fn package_version() -> String {
 
 /// `mcp-apps-host install ARGS` with its own home, so the person's config is never touched.
 fn install(home: &Path, args: &[&str]) -> Output {
+    install_on_bus(home, args, NO_BUS)
+}
+
+/// A session bus address where nothing listens: the host finds no Secret Service (and no test
+/// reaches the keyring of the person running the tests).
+const NO_BUS: &str = "unix:path=/nonexistent/mcp-apps-host-test-bus";
+
+/// `install` with the D-Bus session bus at `bus`.
+fn install_on_bus(home: &Path, args: &[&str], bus: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
         .arg("install")
         .args(args)
+        .env("DBUS_SESSION_BUS_ADDRESS", bus)
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_DATA_HOME", home.join("data"))
@@ -45,6 +55,11 @@ fn stderr(o: &Output) -> String {
 /// `run --config FILE --tool get-time --exit-after result` in `cwd` (where npx finds the
 /// fixture package without the network); the tool result that reached the View.
 fn run_to_result(home: &Path, config: &Path, cwd: &Path) -> Value {
+    run_to_result_on_bus(home, config, cwd, NO_BUS).0
+}
+
+/// [`run_to_result`] with the D-Bus session bus at `bus`; also the host's stderr (its log).
+fn run_to_result_on_bus(home: &Path, config: &Path, cwd: &Path, bus: &str) -> (Value, String) {
     assert!(std::env::var_os("DISPLAY").is_some(), "run under a display (scripts/test uses xvfb-run)");
     let trace = home.join("trace.jsonl");
     let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
@@ -53,6 +68,7 @@ fn run_to_result(home: &Path, config: &Path, cwd: &Path) -> Value {
         .args(["--tool", "get-time", "--exit-after", "result", "--timeout", "120", "--trace"])
         .arg(&trace)
         .current_dir(cwd)
+        .env("DBUS_SESSION_BUS_ADDRESS", bus)
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_DATA_HOME", home.join("data"))
@@ -63,12 +79,13 @@ fn run_to_result(home: &Path, config: &Path, cwd: &Path) -> Value {
         .expect("the binary starts");
     assert!(out.status.success(), "{}", text(&out));
     let trace = std::fs::read_to_string(&trace).unwrap();
-    trace
+    let result = trace
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .find(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/notifications/tool-result")
         .map(|r| r["msg"]["params"].clone())
-        .unwrap_or_else(|| panic!("no tool-result reached the View:\n{trace}"))
+        .unwrap_or_else(|| panic!("no tool-result reached the View:\n{trace}"));
+    (result, stderr(&out))
 }
 
 fn write_json(dir: &Path, name: &str, value: &Value) -> PathBuf {
@@ -124,7 +141,12 @@ fn an_npm_server_json_installs_and_its_server_reaches_a_tool_result() {
     assert_eq!(program, "npx");
     assert_eq!(args, &["-y".to_owned(), format!("{PACKAGE}@{}", package_version()), "--stdio".to_owned()]);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    assert_eq!(env, [("GREETING_STYLE", "short"), ("EXAMPLE_TOKEN", "t0k3n"), ("EXAMPLE_LEVEL", "info")]);
+    // The secret is kept outside the config (here in an owner-only file: no keyring in this test).
+    assert_eq!(
+        env,
+        [("GREETING_STYLE", "short"), ("EXAMPLE_TOKEN", "${secret:EXAMPLE_TOKEN}"), ("EXAMPLE_LEVEL", "info")]
+    );
+    assert!(!std::fs::read_to_string(&config).unwrap().contains("t0k3n"));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -213,7 +235,8 @@ fn a_remote_installs_with_its_url_variables_and_secret_headers() {
     };
     assert_eq!((name.as_str(), url.as_str()), ("tickets", "https://acme.tickets.example/mcp"));
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    assert_eq!(headers, [("Authorization", "Bearer s3cret"), ("X-Region", "eu")]);
+    assert_eq!(headers, [("Authorization", "Bearer ${secret:api_token}"), ("X-Region", "eu")]);
+    assert!(!std::fs::read_to_string(&config).unwrap().contains("s3cret"), "the secret is kept outside the config");
 }
 
 #[test]
@@ -355,9 +378,12 @@ fn an_mcpb_bundle_unpacks_into_the_data_directory_and_reaches_a_tool_result() {
     assert_eq!(args, &[dir.join("server/index.js").to_str().unwrap().to_owned(), "--stdio".to_owned()]);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let home_dir = home.path().to_str().unwrap();
-    for pair in
-        [("CLOCK_API_KEY", "k3y"), ("CLOCK_HOME", home_dir), ("CLOCK_REFRESH", "5"), ("CLOCK_PLATFORM", "linux")]
-    {
+    for pair in [
+        ("CLOCK_API_KEY", "${secret:api_key}"),
+        ("CLOCK_HOME", home_dir),
+        ("CLOCK_REFRESH", "5"),
+        ("CLOCK_PLATFORM", "linux"),
+    ] {
         assert!(env.contains(&pair), "{pair:?} in {env:?}");
     }
 
@@ -424,6 +450,7 @@ fn in_a_terminal_it_asks_for_each_setting_and_a_secret_is_not_echoed() {
     ]);
     let mut child = Command::new("script")
         .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env("DBUS_SESSION_BUS_ADDRESS", NO_BUS)
         .env("HOME", home.path())
         .env("SHELL", "/bin/sh")
         .stdin(std::process::Stdio::piped())
@@ -471,7 +498,10 @@ fn in_a_terminal_it_asks_for_each_setting_and_a_secret_is_not_echoed() {
     let load = load_config(&config, &LoadOptions::new()).unwrap();
     let [ServerSpec::Stdio { env, .. }] = load.servers.as_slice() else { panic!("{:?}", load.servers) };
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    assert_eq!(env, [("GREETING_STYLE", "short"), ("EXAMPLE_TOKEN", "sup3rs3cret"), ("EXAMPLE_LEVEL", "info")]);
+    assert_eq!(
+        env,
+        [("GREETING_STYLE", "short"), ("EXAMPLE_TOKEN", "${secret:EXAMPLE_TOKEN}"), ("EXAMPLE_LEVEL", "info")]
+    );
 }
 
 #[test]
@@ -590,11 +620,9 @@ fn mcpb(args: &[&str], cwd: &Path) {
     assert!(out.status.success(), "mcpb {args:?}: {}", text(&out));
 }
 
-#[test]
-fn bundles_packed_and_signed_by_the_official_mcpb_tool_install() {
-    let home = tempfile::tempdir().unwrap();
-    // A bundle's source directory: the manifest (checked by `mcpb pack`) and the server.
-    let src = home.path().join("src");
+/// `clock.mcpb`, packed by `mcpb pack` from the clock manifest (0.4) and the reference server.
+fn packed_clock(dir: &Path) -> PathBuf {
+    let src = dir.join("src");
     std::fs::create_dir_all(src.join("server")).unwrap();
     let mut manifest = clock_manifest();
     manifest["manifest_version"] = json!("0.4");
@@ -603,35 +631,416 @@ fn bundles_packed_and_signed_by_the_official_mcpb_tool_install() {
     for name in ["index.js", "server.js", "mcp-app.html"] {
         std::fs::copy(dist.join(name), src.join("server").join(name)).unwrap();
     }
-    mcpb(&["pack", "src", "clock.mcpb"], home.path());
-    std::fs::copy(home.path().join("clock.mcpb"), home.path().join("signed.mcpb")).unwrap();
+    mcpb(&["pack", "src", "clock.mcpb"], dir);
+    dir.join("clock.mcpb")
+}
+
+/// What `mcpb sign --self-signed` names its signer (its certificate's CN and O).
+const MCPB_SELF_SIGNED: &str = "\"MCPB Self-Signed Certificate\" (MCPB Extensions)";
+
+#[test]
+fn bundles_packed_and_signed_by_the_official_mcpb_tool_install() {
+    let home = tempfile::tempdir().unwrap();
+    let unsigned = packed_clock(home.path());
+    let signed = home.path().join("signed.mcpb");
+    std::fs::copy(&unsigned, &signed).unwrap();
     mcpb(&["sign", "--self-signed", "signed.mcpb"], home.path());
 
     let config = home.path().join("mcp.json");
     let c = config.to_str().unwrap();
-    let unsigned = home.path().join("clock.mcpb");
     let out = install(home.path(), &[unsigned.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(stderr(&out).contains("Signature: none: the bundle is unsigned"), "{}", text(&out));
-    let signed = home.path().join("signed.mcpb");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(bundle unsigned)"), "{}", text(&out));
     let args = [signed.to_str().unwrap(), "--config", c, "--yes", "--set", "api_key=k", "--name", "signed-clock"];
     let out = install(home.path(), &args);
     assert!(out.status.success(), "{}", text(&out));
-    assert!(stderr(&out).contains("Signature: signed, but NOT verified"), "{}", text(&out));
+    let consent = format!(
+        "Signature: signed by {MCPB_SELF_SIGNED}, verified; the certificate is self-signed and not trusted by this \
+         system's certificate store"
+    );
+    assert!(stderr(&out).contains(&consent), "the consent names the signer:\n{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("(bundle signed by {MCPB_SELF_SIGNED} (self-signed")),
+        "{}",
+        text(&out)
+    );
 
     let load = load_config(&config, &LoadOptions::new()).unwrap();
     let names: Vec<&str> = load.servers.iter().map(ServerSpec::name).collect();
     assert_eq!(names, ["clock-bundle", "signed-clock"], "{:?}", load.errors);
     let bundles = home.path().join("data/mcp-apps-host/bundles");
     assert!(bundles.join("signed-clock/server/index.js").is_file());
-    let only_unsigned = home.path().join("only-unsigned.json");
+    let only_signed = home.path().join("only-signed.json");
     std::fs::write(
-        &only_unsigned,
-        serde_json::to_string(&json!({"mcpServers": {"clock-bundle": serde_json::from_str::<Value>(
-            &std::fs::read_to_string(&config).unwrap()).unwrap()["mcpServers"]["clock-bundle"]}}))
+        &only_signed,
+        serde_json::to_string(&json!({"mcpServers": {"signed-clock": serde_json::from_str::<Value>(
+            &std::fs::read_to_string(&config).unwrap()).unwrap()["mcpServers"]["signed-clock"]}}))
         .unwrap(),
     )
     .unwrap();
-    let result = run_to_result(home.path(), &only_unsigned, home.path());
+    let result = run_to_result(home.path(), &only_signed, home.path());
     assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
+}
+
+/// A bundle changed after `mcpb sign` (one byte of its zip, or of its signature) is refused
+/// with what happened, and nothing is unpacked or written.
+#[test]
+fn a_bundle_changed_after_it_was_signed_is_refused_and_nothing_is_installed() {
+    let home = tempfile::tempdir().unwrap();
+    let signed = packed_clock(home.path());
+    mcpb(&["sign", "--self-signed", "clock.mcpb"], home.path());
+    let bytes = std::fs::read(&signed).unwrap();
+    let config = home.path().join("mcp.json");
+    let bundles = home.path().join("data/mcp-apps-host/bundles");
+
+    // The first entry's modification time in its local header: the zip stays a good zip with
+    // the same files, so only the signature can tell.
+    let mut zip_byte = bytes.clone();
+    assert_eq!(&zip_byte[..4], b"PK\x03\x04");
+    zip_byte[10] ^= 0x01;
+    // The last byte of the RSA signature, just before the block's end marker.
+    let mut sig_byte = bytes.clone();
+    let at = sig_byte.len() - "MCPB_SIG_END".len() - 1;
+    sig_byte[at] ^= 0x01;
+    for (name, changed, says) in [
+        ("zip-changed.mcpb", zip_byte, "the zip's SHA-256 is not the one that was signed"),
+        ("signature-changed.mcpb", sig_byte, "the signature does not match the signer's key"),
+    ] {
+        let file = home.path().join(name);
+        std::fs::write(&file, changed).unwrap();
+        let out = install(
+            home.path(),
+            &[file.to_str().unwrap(), "--config", config.to_str().unwrap(), "--yes", "--set", "api_key=k"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out));
+        let err = stderr(&out);
+        for s in ["signature does not verify", says, "changed after it was signed", "nothing was installed"] {
+            assert!(err.contains(s), "{name}: the error says {s:?}:\n{err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!config.exists() && !bundles.join("clock-bundle").exists(), "{name}: something was installed");
+    }
+    // The same bundle unchanged installs.
+    let out = install(
+        home.path(),
+        &[signed.to_str().unwrap(), "--config", config.to_str().unwrap(), "--yes", "--set", "api_key=k"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// A bundle signed with a certificate from a CA: trusted when the system's store holds the CA
+/// (`SSL_CERT_FILE`, which the store honours), named as untrusted when it does not.
+#[test]
+fn a_bundle_signed_under_a_ca_is_trusted_only_when_the_system_trusts_the_ca() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl runs");
+        assert!(out.status.success(), "openssl {args:?}: {}", text(&out));
+    };
+    std::fs::write(
+        dir.join("ca.cnf"),
+        "[ca]\nbasicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n\
+         [leaf]\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\n",
+    )
+    .unwrap();
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "30",
+        "-subj",
+        "/CN=Test Publisher CA/O=Test CA Org",
+        "-extensions",
+        "ca",
+        "-config",
+        "ca.cnf",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "leaf.csr",
+        "-subj",
+        "/CN=Clock Publisher/O=Clock Inc",
+    ]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "cert.pem",
+        "-days",
+        "30",
+        "-extfile",
+        "ca.cnf",
+        "-extensions",
+        "leaf",
+    ]);
+    let file = packed_clock(dir);
+    mcpb(&["sign", "clock.mcpb", "--cert", "cert.pem", "--key", "key.pem"], dir);
+
+    let config = dir.join("mcp.json");
+    let args = [file.to_str().unwrap(), "--config", config.to_str().unwrap(), "--yes", "--set", "api_key=k"];
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .arg("install")
+        .args(args)
+        .env("DBUS_SESSION_BUS_ADDRESS", NO_BUS)
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("SSL_CERT_FILE", dir.join("ca.pem"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(
+            "Signature: signed by \"Clock Publisher\" (Clock Inc), verified; its certificate is from \
+             \"Test Publisher CA\" (Test CA Org), which this system's certificate store trusts for code signing"
+        ),
+        "{}",
+        text(&out)
+    );
+    let out = install(dir, &[&args[..], &["--replace"]].concat());
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        stderr(&out).contains(
+            "signed by \"Clock Publisher\" (Clock Inc), verified; the certificate (issued by \"Test Publisher CA\" \
+             (Test CA Org)) is not trusted by this system's certificate store"
+        ),
+        "{}",
+        text(&out)
+    );
+}
+
+/// A private D-Bus session bus with GNOME Keyring's Secret Service on it, in `home` (its
+/// login keyring made and unlocked with a password given on stdin, as a desktop session's
+/// PAM module does); both daemons end with the guard.
+struct PrivateKeyring {
+    address: String,
+    home: PathBuf,
+    children: Vec<std::process::Child>,
+}
+
+impl PrivateKeyring {
+    fn start(home: &Path) -> Self {
+        use std::io::{BufRead as _, Write as _};
+        use std::os::unix::fs::PermissionsExt as _;
+        let run = home.join("run");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let mut dbus = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .env("HOME", home)
+            .env("XDG_RUNTIME_DIR", &run)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("dbus-daemon runs (Debian dbus-daemon, installed by scripts/setup)");
+        let mut address = String::new();
+        std::io::BufReader::new(dbus.stdout.take().unwrap()).read_line(&mut address).unwrap();
+        let mut guard = Self { address: address.trim().to_owned(), home: home.to_owned(), children: vec![dbus] };
+        assert!(guard.address.starts_with("unix:"), "dbus-daemon said {address:?}");
+        let mut keyring = Command::new("gnome-keyring-daemon")
+            .args(["--unlock", "--components=secrets", "--foreground"])
+            .env("DBUS_SESSION_BUS_ADDRESS", &guard.address)
+            .env("HOME", home)
+            .env("XDG_RUNTIME_DIR", &run)
+            .env("XDG_DATA_HOME", home.join("data"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("gnome-keyring-daemon runs (Debian gnome-keyring, installed by scripts/setup)");
+        keyring.stdin.take().unwrap().write_all(b"keyring-test-password\n").unwrap();
+        guard.children.push(keyring);
+        // Ready when the login collection is the default one.
+        let started = std::time::Instant::now();
+        loop {
+            let out = Command::new("dbus-send")
+                .args(["--session", "--print-reply", "--reply-timeout=2000", "--dest=org.freedesktop.secrets"])
+                .args(["/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias", "string:default"])
+                .env("DBUS_SESSION_BUS_ADDRESS", &guard.address)
+                .output()
+                .unwrap();
+            if String::from_utf8_lossy(&out.stdout).contains("/collection/login") {
+                break guard;
+            }
+            assert!(started.elapsed().as_secs() < 20, "the Secret Service did not come up: {}", text(&out));
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
+    /// `secret-tool lookup ATTRIBUTE VALUE ...` on this bus (libsecret-tools).
+    fn lookup(&self, attributes: &[&str]) -> Option<String> {
+        let out = Command::new("secret-tool")
+            .arg("lookup")
+            .args(attributes)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .env("HOME", &self.home)
+            .output()
+            .expect("secret-tool runs (Debian libsecret-tools, installed by scripts/setup)");
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+impl Drop for PrivateKeyring {
+    fn drop(&mut self) {
+        for child in self.children.iter_mut().rev() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The clock bundle whose server first logs the SHA-256 of the `api_key` it got (so the test
+/// sees it arrived without the value reaching a log).
+fn clock_that_shows_its_key(dir: &Path) -> PathBuf {
+    let mut manifest = clock_manifest();
+    manifest["server"]["mcp_config"]["command"] = json!("sh");
+    manifest["server"]["mcp_config"]["args"] = json!([
+        "-c",
+        "printf 'KEY-SHA256 %s\\n' \"$(printf %s \"$CLOCK_API_KEY\" | sha256sum | cut -c1-64)\" >&2; exec node \"$0\" --stdio",
+        "${__dirname}/server/index.js"
+    ]);
+    bundle(dir, "clock.mcpb", &manifest, &[])
+}
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Every file under `dir` that holds `needle`.
+fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return found };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            found.extend(files_holding(&path, needle));
+        } else if kind.is_file()
+            && std::fs::read(&path).unwrap_or_default().windows(needle.len()).any(|w| w == needle.as_bytes())
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+const SECRET: &str = "s3kr1t-VALUE-9137";
+
+/// A bundle's `sensitive` setting, installed with a Secret Service running, is in the keyring
+/// (read back with libsecret's `secret-tool`), in no file under the home directory, and
+/// reaches the installed server when it runs; a model key set with `key set` goes there too.
+#[test]
+fn secrets_go_to_the_secret_service_and_reach_the_server() {
+    let home = tempfile::tempdir().unwrap();
+    let keyring = PrivateKeyring::start(home.path());
+    let file = clock_that_shows_its_key(home.path());
+    let config = home.path().join("config/mcp-apps-host/mcp.json");
+    let out = install_on_bus(
+        home.path(),
+        &[file.to_str().unwrap(), "--yes", "--set", &format!("api_key={SECRET}")],
+        &keyring.address,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("secret api_key: kept in the system keyring (Secret Service)"), "{}", text(&out));
+    assert!(stderr(&out).contains("in the system keyring (Secret Service)"), "the log says so: {}", text(&out));
+    let attrs = ["application", "mcp-apps-host", "kind", "setting", "server", "clock-bundle", "setting", "api_key"];
+    assert_eq!(keyring.lookup(&attrs).as_deref(), Some(SECRET), "the keyring holds it");
+    assert_eq!(files_holding(home.path(), SECRET), Vec::<PathBuf>::new(), "no file holds the secret");
+    assert!(std::fs::read_to_string(&config).unwrap().contains("${secret:api_key}"));
+
+    let (result, log) = run_to_result_on_bus(home.path(), &config, home.path(), &keyring.address);
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
+    assert!(log.contains(&format!("KEY-SHA256 {}", sha256_hex(SECRET))), "the server got the secret:\n{log}");
+    assert_eq!(files_holding(home.path(), SECRET), Vec::<PathBuf>::new(), "no file holds the secret after the run");
+
+    // The model key, without writing a file by hand.
+    let key = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["key", "set", "--provider", "anthropic"])
+        .env("DBUS_SESSION_BUS_ADDRESS", &keyring.address)
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        key.stdin.as_ref().unwrap().write_all(b"sk-ant-test-4242\n").unwrap();
+    }
+    let out = key.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("kept in the system keyring"), "{}", text(&out));
+    let attrs = ["application", "mcp-apps-host", "kind", "model-key", "id", "anthropic"];
+    assert_eq!(keyring.lookup(&attrs).as_deref(), Some("sk-ant-test-4242"));
+    assert_eq!(files_holding(home.path(), "sk-ant-test-4242"), Vec::<PathBuf>::new());
+}
+
+/// With no Secret Service on the bus the secret goes to an owner-only file of the host's, the
+/// output says so and why, and the server still gets it.
+#[test]
+fn without_a_secret_service_secrets_go_to_owner_only_files_and_it_says_so() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let home = tempfile::tempdir().unwrap();
+    let file = clock_that_shows_its_key(home.path());
+    let config = home.path().join("config/mcp-apps-host/mcp.json");
+    let started = std::time::Instant::now();
+    let out = install(home.path(), &[file.to_str().unwrap(), "--yes", "--set", &format!("api_key={SECRET}")]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(started.elapsed().as_secs() < 30, "no D-Bus is found out quickly");
+    let secrets = home.path().join("data/mcp-apps-host/secrets");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!("secret api_key: kept in an owner-only file, {}", secrets.display()))
+            && said.contains("(no system keyring: "),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        files_holding(home.path(), SECRET),
+        vec![std::fs::read_dir(&secrets).unwrap().next().unwrap().unwrap().path()]
+    );
+    let held = files_holding(home.path(), SECRET);
+    assert_eq!(std::fs::metadata(&held[0]).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::metadata(&secrets).unwrap().permissions().mode() & 0o777, 0o700);
+    assert!(!std::fs::read_to_string(&config).unwrap().contains(SECRET));
+
+    let (result, log) = run_to_result_on_bus(home.path(), &config, home.path(), NO_BUS);
+    assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains('T')), "{result}");
+    assert!(log.contains(&format!("KEY-SHA256 {}", sha256_hex(SECRET))), "the server got the secret:\n{log}");
+
+    let status = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["key", "status"])
+        .env("DBUS_SESSION_BUS_ADDRESS", NO_BUS)
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert!(said.contains(&format!("secrets go to owner-only files in {}", secrets.display())), "{said}");
 }

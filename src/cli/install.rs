@@ -113,6 +113,13 @@ pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
             bail!("nothing was installed (you said no)");
         }
     }
+    // Secret settings go to the keyring (or an owner-only file); the entry refers to them.
+    let mut secrets = Vec::new();
+    for s in plan.settings.iter().filter(|s| s.secret && !s.multiple) {
+        if let Some(value) = answers.get_mut(&s.key).filter(|v| !v.is_empty()) {
+            secrets.push((s.key.clone(), std::mem::replace(value, crate::secrets::reference(&s.key))));
+        }
+    }
     let entry = plan.resolve(&answers).map_err(anyhow::Error::msg).context("nothing was installed")?;
     // Dropped without keep (the config refused below), the unpacked bundle goes again and a
     // replaced one comes back.
@@ -123,11 +130,18 @@ pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
     let written = config_file::add_server(&path, &plan.name, &entry, args.replace)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("nothing was installed into {}", path.display()))?;
+    if !secrets.is_empty() {
+        store_secrets(&written.path, &plan.name, &secrets)?;
+    }
     if let Some(u) = unpacked {
         u.keep();
     }
     let verb = if written.replaced { "replaced" } else { "installed" };
-    println!("{verb} {} in {}", plan.name, written.path.display());
+    match &bundle {
+        Some(b) => println!("{verb} {} in {} (bundle {})", plan.name, written.path.display(), b.signature.short()),
+        None => println!("{verb} {} in {}", plan.name, written.path.display()),
+    }
+    answers.retain(|k, _| !secrets.iter().any(|(key, _)| key == k));
     if written.readable_by_others && plan.writes_secret(&answers) {
         eprintln!(
             "warning: {} holds a secret setting now and other users may read it (chmod 600 it)",
@@ -135,6 +149,27 @@ pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// Stores the secret settings of the server `name` just written to `config`, under the
+/// server's identity as the host will read it, and says where each went.
+fn store_secrets(config: &std::path::Path, name: &str, secrets: &[(String, String)]) -> anyhow::Result<()> {
+    use crate::server::config::{load_config, LoadOptions};
+    let load = load_config(config, &LoadOptions::new())?;
+    let spec = load
+        .servers
+        .iter()
+        .find(|s| s.name() == name)
+        .with_context(|| format!("{name} is not in {} after it was written", config.display()))?;
+    let identity = spec.identity();
+    for (key, value) in secrets {
+        let secret = crate::secrets::Secret::setting(name, &identity, key);
+        let place = crate::secrets::blocking(|| crate::secrets::store(&secret, value))
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("{name} is in {}, but its secret {key} could not be kept", config.display()))?;
+        println!("secret {key}: kept in {place}; the config refers to it as {}", crate::secrets::reference(key));
+    }
+    Ok(())
 }
 
 /// The plan for the source: an install link, or a server.json file.

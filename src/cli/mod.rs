@@ -6,6 +6,7 @@ mod inspect;
 mod install;
 #[cfg(feature = "desktop")]
 mod ipc_floor;
+mod key;
 mod probe_server;
 mod replay;
 mod server_args;
@@ -57,6 +58,12 @@ enum Command {
     /// install link.
     #[command(long_about = INSTALL_HELP)]
     Install(install::InstallArgs),
+    /// Keep the model's API key in the system keyring (`key set --provider openai|anthropic`,
+    /// reading stdin), forget it, or say where secrets go (`key status`).
+    Key {
+        #[command(subcommand)]
+        action: key::KeyAction,
+    },
     /// What the desktop entry runs: the app; given an install link, an .mcpb bundle or a
     /// server.json, install it first (asking in the terminal).
     Open {
@@ -346,6 +353,14 @@ fn model_of(args: &RunArgs) -> anyhow::Result<Option<std::sync::Arc<dyn crate::m
         return Ok(Some(std::sync::Arc::new(ScriptedModel)));
     }
     let mut spec = ModelSpec::parse(&spec, url.as_deref())?;
+    // No key from the environment or a key file: the one `key set` kept, which then follows
+    // the environment's rules (its provider's endpoint, or one named on the command line; a
+    // config file's other endpoint asks first).
+    if spec.api_key.is_none() && key_file.is_none() && spec.key_variable().is_some() {
+        if let Some(k) = key::stored_model_key(provider_word(&spec)) {
+            spec.api_key = Some(ApiKey::new(k));
+        }
+    }
     match (&key_file, &config) {
         (Some(path), Some(_)) => {
             crate::model::key_policy::key_file_allowed(path, &own_dirs()).map_err(anyhow::Error::msg)?;
@@ -582,7 +597,8 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 
 /// The long help of `install` (clap takes the struct's doc comment for `--help` otherwise).
 const INSTALL_HELP: &str = "Install a server into your config file: from an .mcpb bundle (unpacked into your data \
-directory; its signature is not checked), a registry server.json, from a file or a web address such as the \
+directory; a signed bundle's signature is verified and its signer named, a bundle changed after it was \
+signed refused), a registry server.json, from a file or a web address such as the \
 registry API's (its npm package run with npx, its PyPI package with uvx, or its remote) or an install link \
 (mcp-apps-host://install?config=<base64url JSON>, see docs/user-guide.md). Shows what will run and asks for each \
 setting (secrets without echo), or takes --yes with --set KEY=VALUE. The config file is rewritten as JSON: its \
@@ -655,6 +671,7 @@ pub fn main() -> ExitCode {
         Command::Approve(args) => approve(args),
         Command::Demo(args) => demo(args),
         Command::Install(args) => install::install(args),
+        Command::Key { action } => key::key(action),
         Command::Open { target } => open(target),
         Command::Preview(mut args) => {
             args.preview = true;

@@ -6,8 +6,8 @@
 //! and `${user_config.KEY}` filled from the bundle's `user_config` settings (`sensitive`,
 //! `required`, `default`, number `min`/`max`, booleans). Manifest versions 0.2 to 0.4.
 //!
-//! Not done: a signed bundle's signature (the block `mcpb sign` appends) is found but not
-//! verified, and the host says so, as it says when a bundle is unsigned. A `multiple`
+//! A signed bundle's signature (the block `mcpb sign` appends) is verified before anything is
+//! read, and only the signed bytes are read as the zip ([`super::signature`]). A `multiple`
 //! setting's values become one argument each where the setting is an argument of its own
 //! (`"args": ["${user_config.dirs}"]`); anywhere else several values are refused.
 
@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::signature::{self, Prefix, Signature};
 use super::{check_name, Part, Plan, Setting, Target, Template};
 
 /// The manifest versions this host reads.
@@ -101,6 +102,10 @@ pub(crate) struct Bundle {
     pub plan: Plan,
     /// The bundle file.
     pub file: PathBuf,
+    /// How many of its bytes are the zip (the rest, a signature block).
+    pub zip_len: u64,
+    /// What its signature says (checked: one that does not verify is refused in [`read`]).
+    pub signature: Signature,
     /// Where [`unpack`] puts it.
     pub dir: PathBuf,
 }
@@ -112,7 +117,9 @@ pub(crate) fn bundles_dir() -> Option<PathBuf> {
 
 /// Reads the bundle's manifest (nothing is unpacked yet). `name` replaces the manifest's.
 pub(crate) fn read(file: &Path, bundles: &Path, name: Option<&str>) -> Result<Bundle, String> {
-    let mut zip = open(file)?;
+    // A signature that is there must verify before anything of the bundle is read.
+    let checked = signature::check(file)?;
+    let mut zip = open(file, checked.zip_len)?;
     check_entries(&mut zip)?;
     let mut text = String::new();
     zip.by_name("manifest.json")
@@ -127,48 +134,20 @@ pub(crate) fn read(file: &Path, bundles: &Path, name: Option<&str>) -> Result<Bu
     let dir = bundles.join(&name);
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()).unwrap_or_default();
     let mut plan = plan(&manifest, &name, &dir, &home)?;
-    let signature = match signature_block(file) {
-        Ok(true) => "signed, but NOT verified: this host does not check bundle signatures yet",
-        Ok(false) => "none: the bundle is unsigned, so nothing says who made it",
-        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
-    };
-    plan.facts.insert(0, ("Signature".to_owned(), signature.to_owned()));
-    Ok(Bundle { plan, file: file.to_owned(), dir })
+    plan.facts.insert(0, ("Signature".to_owned(), checked.signature.describe()));
+    Ok(Bundle { plan, file: file.to_owned(), zip_len: checked.zip_len, signature: checked.signature, dir })
 }
 
-/// Whether the file ends with the signature block `mcpb sign` appends after the zip:
-/// `MCPB_SIG_V1`, a little-endian u32 length, that many bytes of PKCS#7, `MCPB_SIG_END`.
-fn signature_block(file: &Path) -> std::io::Result<bool> {
-    use std::io::{Seek, SeekFrom};
-    const HEADER: &[u8] = b"MCPB_SIG_V1";
-    const FOOTER: &[u8] = b"MCPB_SIG_END";
-    let mut f = std::fs::File::open(file)?;
-    let len = f.metadata()?.len();
-    // A signature with its certificates is a few KiB; a tail of 1 MiB holds any real one.
-    let tail_len = len.min(1024 * 1024);
-    f.seek(SeekFrom::Start(len - tail_len))?;
-    let mut tail = Vec::new();
-    f.take(tail_len).read_to_end(&mut tail)?;
-    let Some(body) = tail.strip_suffix(FOOTER) else { return Ok(false) };
-    let found = (0..body.len().saturating_sub(HEADER.len() + 4)).rev().any(|at| {
-        let rest = &body[at..];
-        rest.starts_with(HEADER) && {
-            let n = &rest[HEADER.len()..HEADER.len() + 4];
-            let n = u32::from_le_bytes([n[0], n[1], n[2], n[3]]) as usize;
-            rest.len() == HEADER.len() + 4 + n
-        }
-    });
-    Ok(found)
-}
-
-fn open(file: &Path) -> Result<zip::ZipArchive<std::fs::File>, String> {
+/// The zip of a bundle: its first `zip_len` bytes (a signature block after them is not read).
+fn open(file: &Path, zip_len: u64) -> Result<zip::ZipArchive<Prefix>, String> {
     let f = std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    zip::ZipArchive::new(f).map_err(|e| format!("{} is not a zip archive (an .mcpb is one): {e}", file.display()))
+    zip::ZipArchive::new(Prefix::new(f, zip_len))
+        .map_err(|e| format!("{} is not a zip archive (an .mcpb is one): {e}", file.display()))
 }
 
 /// Every entry must stay inside the bundle's directory, be a file or a directory, and the
 /// whole fit [`MAX_UNPACKED`]; else the bundle is refused before anything is written.
-fn check_entries(zip: &mut zip::ZipArchive<std::fs::File>) -> Result<(), String> {
+fn check_entries(zip: &mut zip::ZipArchive<Prefix>) -> Result<(), String> {
     if zip.len() > MAX_ENTRIES {
         return Err(format!("the bundle has {} entries, more than {MAX_ENTRIES}", zip.len()));
     }
@@ -358,7 +337,7 @@ pub(crate) fn unpack(bundle: &Bundle, replace: bool) -> Result<Unpacked, String>
     let aside = parent.join(format!(".{}.old-{}", bundle.plan.name, std::process::id()));
     let _ = std::fs::remove_dir_all(&fresh);
     let mut unpacked = Unpacked { dir: bundle.dir.clone(), old: None, kept: false };
-    let outcome = extract(&bundle.file, &fresh).and_then(|()| {
+    let outcome = extract(bundle, &fresh).and_then(|()| {
         if bundle.dir.exists() {
             std::fs::rename(&bundle.dir, &aside)
                 .map_err(|e| format!("cannot move the old {} aside: {e}", bundle.dir.display()))?;
@@ -416,8 +395,8 @@ pub(crate) fn check_free(bundle: &Bundle, replace: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn extract(file: &Path, into: &Path) -> Result<(), String> {
-    let mut zip = open(file)?;
+fn extract(bundle: &Bundle, into: &Path) -> Result<(), String> {
+    let mut zip = open(&bundle.file, bundle.zip_len)?;
     check_entries(&mut zip)?;
     std::fs::create_dir_all(into).map_err(|e| format!("cannot create {}: {e}", into.display()))?;
     let mut written = 0u64;

@@ -12,6 +12,7 @@ pub(crate) mod link;
 pub(crate) mod mcpb;
 pub(crate) mod registry;
 pub(crate) mod server_json;
+pub(crate) mod signature;
 
 use std::collections::HashMap;
 
@@ -229,7 +230,9 @@ impl Plan {
             let value = answers.get(&s.key).filter(|v| !v.is_empty()).cloned().or_else(|| s.default.clone());
             match value {
                 Some(v) => {
-                    for one in v.split(SEP) {
+                    // A secret kept in the keyring is checked when given, not as its reference.
+                    let kept = s.secret && v == crate::secrets::reference(&s.key);
+                    for one in v.split(SEP).filter(|_| !kept) {
                         s.check(one)?;
                     }
                     values.insert(s.key.clone(), v);

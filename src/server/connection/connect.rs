@@ -124,6 +124,10 @@ impl Connection {
         let handshake_failed = |reason: String| Error::Handshake { server: name.clone(), reason };
         let (service, pid) = match spec {
             ServerSpec::Stdio { program, args, env, cwd, .. } => {
+                // `${secret:KEY}` in the entry: the value from the keyring or its owner-only file.
+                let (args, env) =
+                    crate::secrets::fill_spec(&name, &spec.identity(), args, env).await.map_err(handshake_failed)?;
+                let (args, env) = (&args, &env);
                 let mut startup = if options.known_legacy { Startup::Initialize } else { Startup::Probe };
                 loop {
                     let (transport, pid) = spawn_stdio(&name, program, args, env, cwd.as_deref(), &stderr_tail)?;
@@ -141,7 +145,9 @@ impl Connection {
                 }
             }
             ServerSpec::StreamableHttp { url, headers, .. } => {
-                let headers = request_headers(headers)?;
+                let headers =
+                    crate::secrets::fill_pairs(&name, &spec.identity(), headers).await.map_err(handshake_failed)?;
+                let headers = request_headers(&headers)?;
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
                 // Every remote connection can carry a sign-in: stored tokens are sent (and
@@ -197,7 +203,9 @@ impl Connection {
                 (service, None)
             }
             ServerSpec::Sse { url, headers, .. } => {
-                let headers = request_headers(headers)?;
+                let headers =
+                    crate::secrets::fill_pairs(&name, &spec.identity(), headers).await.map_err(handshake_failed)?;
+                let headers = request_headers(&headers)?;
                 let mut sse = SseOptions::default().headers(headers).connect_timeout(options.handshake_timeout);
                 let manager = match signed_in {
                     Some(m) => Some(m),
