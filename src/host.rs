@@ -57,6 +57,7 @@ pub struct HostBuilder {
     conversation_events: Option<mpsc::UnboundedSender<crate::conversation::Event>>,
     openai_shim: Option<bool>,
     interaction: Option<Interaction>,
+    test_requests: Option<crate::app::test_interface::TestRequests>,
     error: Option<Error>,
 }
 
@@ -265,6 +266,14 @@ impl HostBuilder {
         self
     }
 
+    /// A conformance runner's handle on the host once it runs: the test interface
+    /// ([`TestInterface`]).
+    pub fn test_interface(mut self) -> (Self, TestInterface) {
+        let (tx, requests) = crate::app::test_interface::TestRequests::channel();
+        self.test_requests = Some(requests);
+        (self, TestInterface { tx })
+    }
+
     /// The host, or the first configuration error.
     pub fn build(self) -> Result<Host> {
         if let Some(e) = self.error {
@@ -296,6 +305,7 @@ impl HostBuilder {
             options.exit_after = Some(ExitAfter::Initialized);
         }
         options.interaction = self.interaction;
+        options.test_requests = self.test_requests;
         if let Some(t) = self.timeout {
             options.timeout = t;
         }
@@ -307,6 +317,80 @@ impl HostBuilder {
             options.openai_shim = shim;
         }
         Ok(Host { options })
+    }
+}
+
+/// A conformance runner's handle on a running host: the test interface that the MCP Apps
+/// conformance work proposes hosts offer (ext-apps issue #743), from any thread. Each request
+/// goes the way the person's action would and is answered with JSON, or an error that says why.
+/// `run --test-interface` offers the same over stdin and stdout.
+#[derive(Debug, Clone)]
+pub struct TestInterface {
+    tx: mpsc::UnboundedSender<crate::app::test_interface::TestRequest>,
+}
+
+impl TestInterface {
+    /// One request by name (`displayTestApp`, `resetEnvironment`, `getConversation`,
+    /// `getConversationContext`, `changeHostContext`, `confirmAction`, `sendMessage`, `callTool`,
+    /// `readModelToolList`, `interact`) with its params; see the App developers' guide.
+    pub async fn call(&self, method: &str, params: Value) -> std::result::Result<Value, String> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let request = crate::app::test_interface::TestRequest { method: method.to_owned(), params, reply };
+        self.tx.send(request).map_err(|_| "the host is not running".to_owned())?;
+        answer.await.map_err(|_| "the host ended before it answered".to_owned())?
+    }
+
+    /// [`Self::call`] from a thread outside any async runtime.
+    pub fn call_blocking(&self, method: &str, params: Value) -> std::result::Result<Value, String> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let request = crate::app::test_interface::TestRequest { method: method.to_owned(), params, reply };
+        self.tx.send(request).map_err(|_| "the host is not running".to_owned())?;
+        answer.blocking_recv().map_err(|_| "the host ended before it answered".to_owned())?
+    }
+
+    /// Calls `tool` as the person would from the picker and answers once its View initialized:
+    /// `{"view", "tool"}`.
+    pub async fn display_test_app(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> std::result::Result<Value, String> {
+        self.call("displayTestApp", serde_json::json!({ "tool": tool, "arguments": arguments })).await
+    }
+
+    /// Closes every View and refuses every open question.
+    pub async fn reset_environment(&self) -> std::result::Result<Value, String> {
+        self.call("resetEnvironment", Value::Null).await
+    }
+
+    /// The conversation's turns: `{"messages": [{"role", "from", "text", ...}]}`.
+    pub async fn get_conversation(&self) -> std::result::Result<Value, String> {
+        self.call("getConversation", Value::Null).await
+    }
+
+    /// Each View's model context: `{"contexts": [{"view", "from", "text"}]}`.
+    pub async fn get_conversation_context(&self) -> std::result::Result<Value, String> {
+        self.call("getConversationContext", Value::Null).await
+    }
+
+    /// Changes the host context of every open View (`ui/notifications/host-context-changed`).
+    pub async fn change_host_context(&self, context: Value) -> std::result::Result<Value, String> {
+        self.call("changeHostContext", serde_json::json!({ "context": context })).await
+    }
+
+    /// Answers the oldest open consent dialog, yes or no, as the person would.
+    pub async fn confirm_action(&self, accept: bool) -> std::result::Result<Value, String> {
+        self.call("confirmAction", serde_json::json!({ "accept": accept })).await
+    }
+
+    /// Sends the person's message to the model (a model must be configured).
+    pub async fn send_message(&self, text: &str) -> std::result::Result<Value, String> {
+        self.call("sendMessage", serde_json::json!({ "text": text })).await
+    }
+
+    /// Calls a server's tool as the host; its result.
+    pub async fn call_tool(&self, name: &str, arguments: Map<String, Value>) -> std::result::Result<Value, String> {
+        self.call("callTool", serde_json::json!({ "name": name, "arguments": arguments })).await
     }
 }
 

@@ -437,6 +437,35 @@ pub(super) async fn run(
     0
 }
 
+/// Carries out the one step of `script` if it acts on the View or checks what it shows (the
+/// test interface's `interact`); says what it did. Steps that wait for the View's messages need
+/// a session's view of the trace: they are refused here.
+pub(super) async fn act(script: &Interaction, view: &str, ui: &Ui) -> Result<Option<String>, String> {
+    let limit = script.timeout;
+    match script.steps.first() {
+        Some(Step::Click(target)) => click(ui, view, target, limit).await,
+        Some(Step::Type { text, into }) => {
+            if let Some(target) = into {
+                click(ui, view, target, limit).await?;
+            }
+            type_text(ui, view, text, into.is_some(), limit).await
+        }
+        Some(Step::Press(key)) => {
+            let press = |done| InputOp::Key { view: view.to_owned(), key: key.clone(), done };
+            ask_in_sight(ui, limit, press).await.map(|()| None)
+        }
+        Some(Step::ExpectText { text, timeout }) => expect_text(ui, view, text, timeout.unwrap_or(limit)).await,
+        Some(Step::Wait(d)) => {
+            tokio::time::sleep(*d).await;
+            Ok(None)
+        }
+        Some(step) => {
+            Err(format!("{} is a session's step (read the conversation or the trace instead)", step.describe()))
+        }
+        None => Err("no step".into()),
+    }
+}
+
 /// Asks the window for one input operation and waits (bounded) for its answer.
 async fn ask<T>(ui: &Ui, op: impl FnOnce(oneshot::Sender<Result<T, String>>) -> InputOp) -> Result<T, String> {
     let (tx, rx) = oneshot::channel();

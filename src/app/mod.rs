@@ -51,6 +51,7 @@ mod recovery;
 mod servers;
 pub(crate) mod shell;
 pub(crate) mod supervisor;
+pub(crate) mod test_interface;
 mod views;
 pub(crate) mod window;
 
@@ -241,6 +242,8 @@ pub(super) struct Controller {
     hibernation: Hibernation,
     /// The interaction session of the run, if it has one.
     interaction: interaction::Slot,
+    /// Runner requests (the test interface) waiting for a View to initialize.
+    test_waiting: test_interface::Waiting,
 }
 
 /// A View's session, or why it could not start.
@@ -336,6 +339,7 @@ impl Controller {
             app_tools: Default::default(),
             hibernation,
             interaction,
+            test_waiting: Default::default(),
         };
         (
             controller,
@@ -447,6 +451,10 @@ impl Controller {
         }
         self.shell(ShellCommand::Theme { theme: self.theme });
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Theme(self.theme)));
+        // A runner's requests (the test interface), if the run takes any; else a line nobody
+        // sends on (its sender kept, so it waits instead of ending).
+        let (_no_runner, idle) = mpsc::unbounded_channel();
+        let mut test_requests = self.options.test_requests.as_ref().and_then(|t| t.take()).unwrap_or(idle);
         let (tap_tx, mut tap_rx) = mpsc::unbounded_channel::<Value>();
         if self.options.preview || self.interaction.feed.is_some() {
             self.trace = self.trace.clone().with_tap(tap_tx);
@@ -565,6 +573,7 @@ impl Controller {
                     }
                 },
                 Some(code) = interaction_end.recv() => self.finish(code),
+                Some(request) = test_requests.recv() => self.on_test_request(request),
                 Some(()) = reload_rx.recv() => self.reload_all(),
                 event = server_events.recv() => match event {
                     Ok(event) => self.on_server_event(event),

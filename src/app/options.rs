@@ -54,6 +54,8 @@ pub struct RunOptions {
     /// result; the run then ends with its outcome (0 when every step passed), instead of at
     /// `exit_after`.
     pub interaction: Option<Interaction>,
+    /// A conformance runner's requests (the test interface: `super::test_interface`).
+    pub test_requests: Option<super::test_interface::TestRequests>,
     /// Show the developer panel (live log, host-context controls, notification editor, CSP).
     pub preview: bool,
     /// Serve this local HTML file as the View of the opened tools, reloading it when it changes.
@@ -138,6 +140,7 @@ impl RunOptions {
             theme: None,
             screenshot: None,
             interaction: None,
+            test_requests: None,
             settle: Duration::from_millis(500),
             preview: false,
             html: None,

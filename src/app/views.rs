@@ -478,6 +478,7 @@ impl Controller {
                     v.reached.initialized = true;
                 }
                 self.probation_initialized(view);
+                self.test_view_initialized(view);
                 // An interaction session runs in the first View once it has its result, and the
                 // run ends with it.
                 if let Some(script) = &self.options.interaction {
@@ -554,6 +555,7 @@ impl Controller {
     }
 
     pub(super) fn close_view(&mut self, view: &str) {
+        self.test_view_gone(view, "it was closed");
         if self.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
             self.on_probation = None;
             self.advance_probation();

@@ -164,6 +164,12 @@ struct RunArgs {
     /// when every step passed. Without --tool, the script's `tool` is opened.
     #[arg(long, value_name = "FILE")]
     session: Option<PathBuf>,
+    /// Take a conformance runner's requests on stdin and answer on stdout, one JSON-RPC object a
+    /// line (`displayTestApp`, `resetEnvironment`, `getConversation`, `getConversationContext`,
+    /// `changeHostContext`, `confirmAction`, `sendMessage`, `callTool`, `readModelToolList`,
+    /// `interact`; see the App developers' guide). The run ends when stdin closes.
+    #[arg(long)]
+    test_interface: bool,
     /// Render OpenAI Apps SDK widgets (`text/html+skybridge`, `openai/outputTemplate`) without
     /// the `window.openai` shim (they then get no `window.openai`).
     #[arg(long)]
@@ -487,6 +493,62 @@ pub(crate) fn parse_args(text: &str) -> anyhow::Result<Map<String, Value>> {
     }
 }
 
+/// `run --test-interface`: a runner's JSON-RPC requests, a line each on stdin, go to the run;
+/// each answer is written to stdout as it comes (requests may overlap). When stdin closes, the
+/// process ends: a runner that goes takes its host with it.
+#[cfg(feature = "desktop")]
+fn serve_test_interface() -> crate::app::test_interface::TestRequests {
+    use std::io::{BufRead, Write};
+    let (tx, requests) = crate::app::test_interface::TestRequests::channel();
+    // One line at a time: the lock on stdout keeps overlapping answers whole.
+    fn write(line: Value) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
+    }
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+                write(
+                    serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "not JSON"}}),
+                );
+                continue;
+            };
+            let id = msg.get("id").cloned().unwrap_or(Value::Null);
+            let Some(method) = msg.get("method").and_then(Value::as_str) else {
+                write(
+                    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message": "no method"}}),
+                );
+                continue;
+            };
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            let params = msg.get("params").cloned().unwrap_or(Value::Null);
+            let request = crate::app::test_interface::TestRequest { method: method.to_owned(), params, reply };
+            if tx.send(request).is_err() {
+                break;
+            }
+            std::thread::spawn(move || {
+                let line = match answer.blocking_recv() {
+                    Ok(Ok(result)) => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                    Ok(Err(message)) => {
+                        serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": message}})
+                    }
+                    Err(_) => {
+                        serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "the host ended before it answered"}})
+                    }
+                };
+                write(line);
+            });
+        }
+        // The runner went: so does the host.
+        std::process::exit(0);
+    });
+    requests
+}
+
 #[cfg(feature = "desktop")]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
     use crate::desktop::RunOptions;
@@ -520,6 +582,9 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
             options.opens.push((tool, script.arguments.clone().unwrap_or_default()));
         }
         options.interaction = Some(script);
+    }
+    if args.test_interface {
+        options.test_requests = Some(serve_test_interface());
     }
     let answer = matches!(args.exit_after, Some(ExitAfterArg::Answer));
     if answer && args.prompt.is_none() {
