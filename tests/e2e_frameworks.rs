@@ -490,3 +490,73 @@ fn a_views_call_meta_reaches_a_real_server_and_its_progress_comes_back() {
     let answer = run.position(|r| r["dir"] == "host->view" && r["msg"]["id"] == 2 && r["msg"].get("result").is_some());
     assert!(last_progress < answer, "progress after the answer");
 }
+
+/// `check` as the CI of Apps built with two other frameworks would run it: a skybridge App (its
+/// bundle from the server's origin, which it declares in `resourceDomains`) and an mcp-use App
+/// (its bundle inline), each under this host's profile and Claude for iOS's (whose hard-coded
+/// CSP honours no declared domain), each with a session that expects the View's own call back.
+/// The skybridge App fails under Claude for iOS for a stated reason (its bundle is blocked, so
+/// the View never starts and never calls back); the mcp-use App passes under both.
+#[test]
+fn check_runs_framework_apps_under_host_profiles_with_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |url: &str, tool: &str, echo: &str, from: &str| -> Value {
+        let script = serde_json::json!({"tool": tool, "arguments": {"name": "WebKit"}, "steps": [
+            {"expectCall": {"tool": echo, "arguments": {"from": from}}, "timeoutMs": 15000}
+        ]});
+        let session = dir.path().join(format!("{tool}.session.json"));
+        std::fs::write(&session, script.to_string()).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+            .args([
+                "check",
+                "--url",
+                url,
+                "--tool",
+                tool,
+                "--json",
+                "--timeout",
+                "15",
+                "--profile",
+                "mcp-apps-host,claude-ios",
+            ])
+            .arg("--session")
+            .arg(&session)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let under = |r: &Value, profile: &str| -> Value {
+        r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["profile"] == profile)
+            .cloned()
+            .unwrap_or_else(|| panic!("{r:#}"))
+    };
+
+    let (_skybridge, url) = http_fixture("skybridge/server.mjs", "skybridge-server ready");
+    let r = check(&url, "sb-greet", "sb-echo", "skybridge view");
+    let here = under(&r, "mcp-apps-host");
+    assert_eq!(here["status"], "pass", "{here:#}");
+    assert_eq!(here["steps"][0]["ok"], true, "{here:#}");
+    let ios = under(&r, "claude-ios");
+    assert_eq!(ios["status"], "fail", "{ios:#}");
+    let reasons: Vec<&str> = ios["reasons"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(
+        reasons.iter().any(|r| r.starts_with("CSP violation: ") && r.contains("/assets/")),
+        "the reason names the blocked bundle: {reasons:#?}"
+    );
+
+    let (_mcp_use, url) = http_fixture("mcp-use/server.mjs", "mcp-use-server ready");
+    let r = check(&url, "mu-greet", "mu-echo", "mcp-use view");
+    for profile in ["mcp-apps-host", "claude-ios"] {
+        let t = under(&r, profile);
+        assert_eq!(
+            (t["status"].as_str(), t["steps"][0]["ok"].as_bool()),
+            (Some("pass"), Some(true)),
+            "{profile}: {t:#}"
+        );
+    }
+}
