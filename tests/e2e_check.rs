@@ -775,6 +775,36 @@ fn check_replays_a_recorded_session_offline() {
     assert!(replay["recorded"].as_u64().unwrap() >= 4, "{replay:#}");
     assert_eq!(replay["same"], replay["recorded"], "every recorded message to the View came again: {replay:#}");
 
+    // Screenshot baselines of a published App: its replay shows the same inputs every time (a
+    // live server's time would change its picture), so its picture is stored, matches again,
+    // and a new build with another heading fails with the changed area and a diff image.
+    let baseline = dir.path().join("baseline");
+    let base = baseline.to_str().unwrap();
+    let picture = |extra: &[&str]| -> (Option<i32>, Value) {
+        let mut args = vec!["check", "--replay", trace.to_str().unwrap(), "--json", "--baseline", base];
+        args.extend_from_slice(extra);
+        let out = host(&args, false);
+        let r = json_of(&out);
+        (out.code, tool(&r, "get-time").clone())
+    };
+    let (code, t) = picture(&["--update-baseline"]);
+    assert_eq!((code, t["baseline"].as_str()), (Some(0), Some("updated")), "{t:#}");
+    let (code, t) = picture(&[]);
+    assert_eq!((code, t["baseline"].as_str()), (Some(0), Some("same")), "{t:#}");
+    let recorded_html = recorded
+        .iter()
+        .find(|r| r["msg"]["method"] == "ui/notifications/sandbox-resource-ready")
+        .and_then(|r| r["msg"]["params"]["html"].as_str())
+        .unwrap()
+        .to_owned();
+    let restyled = dir.path().join("restyled.html");
+    std::fs::write(&restyled, recorded_html.replace("</head>", "<style>p { color: #c00 !important; }</style></head>"))
+        .unwrap();
+    let (code, t) = picture(&["--html", restyled.to_str().unwrap()]);
+    assert_eq!((code, t["baseline"].as_str()), (Some(1), Some("changed")), "{t:#}");
+    assert!(t["reasons"][0].as_str().unwrap().starts_with("the View looks different from its baseline: "), "{t:#}");
+    assert!(baseline.join("get-time.diff.png").exists());
+
     // A new build of the View that lost its button.
     let html = recorded
         .iter()
