@@ -12,7 +12,8 @@
 //! process (and one origin, by design); another server's Views get another. A View's busy loop,
 //! memory bomb or crash then stops only its own server's Views: the shell and the other servers
 //! keep their timers, tool calls and clicks. [`FrameLayer::tick`] pings each process and tells
-//! the controller when one stops answering ([`HANG_AFTER`]) and when it answers again; WebKit's
+//! the controller when one stops answering
+//! ([`HANG_AFTER`](crate::app::supervisor::HANG_AFTER)) and when it answers again; WebKit's
 //! `web-process-terminated` tells it when one is gone.
 //!
 //! Inside each View's webview the frame tree is the spec's: the host's top document on

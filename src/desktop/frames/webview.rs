@@ -26,7 +26,7 @@ impl FrameLayer {
     /// A webview for a View's proxy page at `src`, out of sight, loading. Its IPC line and its
     /// navigations speak for whatever View `binding` names; while it names none (a spare), the
     /// line keeps only the proxy's ready message, in `early_ready`. Also returns the flag its
-    /// proxy page's load sets (see [`ViewFrame::loaded`]).
+    /// proxy page's load sets (see [`ViewFrame::loaded`](super::ViewFrame::loaded)).
     pub(super) fn view_webview(
         &mut self,
         src: &str,
