@@ -142,6 +142,7 @@ fn the_crate_package_holds_what_the_build_needs_and_no_installed_dependencies() 
         "sandbox-proxy/proxy.js",
         "sandbox-proxy/proxy.html",
         "assets/shell.js",
+        "assets/shell/page.js",
         "assets/demo/weather.html",
         "assets/probe/view.html",
         "src/bin/mcp-apps-host-server.rs",

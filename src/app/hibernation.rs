@@ -24,7 +24,7 @@
 //! Sleeping is fair: a View that never finished its handshake (with its result, 10 s after its
 //! mount) counts against the budget first and is put away before any live View, its card saying
 //! why it is not live; and a View changing its height never makes another sleep or wake (the
-//! shell re-reads what is near sight only when the person scrolls, see `assets/shell.js`).
+//! shell re-reads what is near sight only when the person scrolls, see `assets/shell/layout.js`).
 
 use super::*;
 

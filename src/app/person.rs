@@ -68,7 +68,7 @@ impl Controller {
                 tracing::warn!(view = %view, "the View's proxy dropped a message: {reason}");
                 self.trace.record(Some(&view), Direction::Rejected, &json!({"reason": reason}));
             }
-            // Carried out on the UI thread (`frames.rs`), never sent here.
+            // Carried out on the UI thread (`desktop/frames/`), never sent here.
             ShellMessage::Frames { .. } | ShellMessage::Keyboard { .. } => {}
             ShellMessage::Wait { view } => self.wait_for(&view),
             ShellMessage::StopApp { view } => self.stop_app(&view),

@@ -1,7 +1,7 @@
 //! The shell protocol, typed both ways. What Rust tells the shell page
 //! (`window.__mcpShell.dispatch`) is one enum, [`ShellCommand`], serialized in one place
 //! ([`ShellCommand::to_text`]); what the shell tells Rust is [`ShellMessage`].
-//! Messages for Views do not pass the shell: each View has a webview of its own (`frames.rs`).
+//! Messages for Views do not pass the shell: each View has a webview of its own (`desktop/frames/`).
 //!
 //! Every text a server or View controls is already made safe for a person by the controller
 //! (see [`crate::consent`]); the shell puts it into `textContent` only. The command reaches the
@@ -42,7 +42,7 @@ pub(crate) enum ShellCommand {
     },
     /// A card waiting for its View, with a Cancel button.
     Pending { view: String, title: String },
-    /// A View's card, with the slot its webview is placed over (`frames.rs`).
+    /// A View's card, with the slot its webview is placed over (`desktop/frames/`).
     Mount {
         view: String,
         /// The View's sandbox origin (said in the card's tooltip).
@@ -361,12 +361,12 @@ pub enum ShellMessage {
         reason: String,
     },
     /// A dialog (consent or a server's question) is open, or the last one closed: while one is
-    /// open the shell holds the keyboard and no View may take it (`frames.rs`).
+    /// open the shell holds the keyboard and no View may take it (`desktop/frames/`).
     Keyboard {
         /// A dialog is open.
         dialog: bool,
     },
-    /// Where the Views' slots are, in the rectangle they are clipped to (`frames.rs`).
+    /// Where the Views' slots are, in the rectangle they are clipped to (`desktop/frames/`).
     Frames {
         /// The clip rectangle: the stream, or the window in fullscreen and pip.
         clip: super::window::Rect,

@@ -134,7 +134,7 @@ impl Supervisor {
     }
 }
 
-/// The web processes of Views, one per server (by sandbox label; see `frames.rs`): which do not
+/// The web processes of Views, one per server (by sandbox label; see `desktop/frames/`): which do not
 /// respond and since when, when each stopped, and why the host ended one.
 #[derive(Debug, Default)]
 pub(crate) struct ViewProcesses {

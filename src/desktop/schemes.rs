@@ -11,6 +11,21 @@ use crate::app::proxies::ProxyRegistry;
 const SHELL_HTML: &str = include_str!("../../assets/index.html");
 const SHELL_JS: &str = include_str!("../../assets/shell.js");
 const SHELL_CSS: &str = include_str!("../../assets/shell.css");
+/// The shell's modules (`assets/shell/`), which `shell.js` imports: served beside it, as they are.
+const SHELL_MODULES: &[(&str, &str)] = &[
+    ("/shell/cards.js", include_str!("../../assets/shell/cards.js")),
+    ("/shell/composer.js", include_str!("../../assets/shell/composer.js")),
+    ("/shell/conversation.js", include_str!("../../assets/shell/conversation.js")),
+    ("/shell/dev.js", include_str!("../../assets/shell/dev.js")),
+    ("/shell/dialogs.js", include_str!("../../assets/shell/dialogs.js")),
+    ("/shell/forms.js", include_str!("../../assets/shell/forms.js")),
+    ("/shell/layout.js", include_str!("../../assets/shell/layout.js")),
+    ("/shell/markdown.js", include_str!("../../assets/shell/markdown.js")),
+    ("/shell/page.js", include_str!("../../assets/shell/page.js")),
+    ("/shell/servers.js", include_str!("../../assets/shell/servers.js")),
+    ("/shell/side.js", include_str!("../../assets/shell/side.js")),
+    ("/shell/status.js", include_str!("../../assets/shell/status.js")),
+];
 const PROXY_HTML: &str = include_str!("../../sandbox-proxy/proxy.html");
 const PROXY_JS: &str = include_str!("../../sandbox-proxy/proxy.js");
 /// The `window.openai` shim the proxy writes into an OpenAI Apps SDK widget's document.
@@ -113,11 +128,15 @@ pub fn serve_host(request: &Request<Vec<u8>>) -> Response<Body> {
     if uri.host() != Some("app") {
         return not_found(&uri.to_string());
     }
-    let (ct, body) = match uri.path() {
+    let path = uri.path();
+    let (ct, body) = match path {
         "/" | "/index.html" => ("text/html; charset=utf-8", SHELL_HTML),
         "/shell.js" => ("text/javascript; charset=utf-8", SHELL_JS),
         "/shell.css" => ("text/css; charset=utf-8", SHELL_CSS),
-        _ => return not_found(&uri.to_string()),
+        _ => match SHELL_MODULES.iter().find(|(p, _)| *p == path) {
+            Some((_, module)) => ("text/javascript; charset=utf-8", *module),
+            None => return not_found(&uri.to_string()),
+        },
     };
     response(StatusCode::OK, ct, Cow::Borrowed(body.as_bytes()), Some(SHELL_CSP))
 }
@@ -335,5 +354,34 @@ mod tests {
         assert_eq!(r.status(), 200);
         assert!(r.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap().contains("frame-src mcp-sandbox:"));
         assert_eq!(serve_host(&get("mcp-host://evil/")).status(), 404);
+    }
+
+    /// The shell's entry imports its modules by relative path: every module in `assets/shell/`
+    /// is served, as JavaScript with the shell's policy, and every import names one that is.
+    #[test]
+    fn every_module_of_the_shell_is_served_as_javascript() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/shell");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| format!("/shell/{}", e.unwrap().file_name().to_string_lossy()))
+            .collect();
+        on_disk.sort();
+        let served: Vec<String> = SHELL_MODULES.iter().map(|(p, _)| (*p).to_owned()).collect();
+        assert_eq!(served, on_disk, "each module is in SHELL_MODULES, in order");
+        let entry = std::iter::once(("/shell.js", "/"));
+        for (path, dir) in entry.chain(SHELL_MODULES.iter().map(|(p, _)| (*p, "/shell/"))) {
+            let r = serve_host(&get(&format!("mcp-host://app{path}")));
+            assert_eq!(r.status(), 200, "{path}");
+            assert_eq!(r.headers()[header::CONTENT_TYPE], "text/javascript; charset=utf-8", "{path}");
+            assert_eq!(r.headers()[header::CONTENT_SECURITY_POLICY], SHELL_CSP, "{path}");
+            let text = std::str::from_utf8(r.body()).unwrap();
+            for import in text.split(" from \"./").skip(1) {
+                let target = format!("{dir}{}", &import[..import.find('"').unwrap()]);
+                assert!(
+                    SHELL_MODULES.iter().any(|(p, _)| *p == target),
+                    "{path} imports {target}, which is not served"
+                );
+            }
+        }
     }
 }

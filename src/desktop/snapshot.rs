@@ -1,5 +1,5 @@
 //! Screenshots are WebKit's own snapshots (what each webview renders, no X server capture),
-//! composed by `frames.rs`; this writes the PNG.
+//! composed by `frames/screenshot.rs`; this writes the PNG.
 
 /// Writes `image` to `path` as PNG: beside it first, then renamed, so whoever waits for the file
 /// never reads half a PNG.

@@ -1,0 +1,130 @@
+// The servers panel: every server with its status, sign-in, approval mode and restart, and
+// its tools, each with a form from its inputSchema to call it.
+
+import { fillFields, readFields } from "./forms.js";
+import { el, send } from "./page.js";
+
+// The tool picker: every server with its status, and a form per tool from its inputSchema.
+var toolsByKey = new Map(); // server + "\u0000" + tool -> { server, tool }
+var selected = null;
+
+// The approval modes (conversation::Approval), in the order the person reads them.
+var APPROVALS = [["changes", "Ask before changes"], ["always", "Ask before every call"], ["never", "Never ask for its own data"]];
+export function servers(cmd) {
+  document.getElementById("picker").hidden = false;
+  var several = cmd.servers.length > 1;
+  // A server's `name` is its key (sent back to Rust); its `label` is what a person reads.
+  var labelOf = function (s) { return s.label || s.name; };
+  document.getElementById("picker-server").textContent = several ? "Servers" : cmd.servers[0] ? labelOf(cmd.servers[0]) : "";
+  var only = !several && cmd.servers[0];
+  document.getElementById("picker-server").title = only && only.protocol ? "MCP " + only.protocol : "";
+  var list = document.getElementById("tools");
+  list.textContent = "";
+  toolsByKey.clear();
+  cmd.servers.forEach(function (s) {
+    if (several || s.status !== "ready" || s.approval || s.instructions) {
+      var head = el("li", "server " + s.status.replace(/ /g, "-"));
+      head.dataset.server = s.name;
+      var line = el("div", "server-line");
+      line.append(el("span", "server-name", labelOf(s)), el("span", "state", s.status));
+      if (s.protocol) line.title = "MCP " + s.protocol;
+      head.append(line);
+      if (s.reason) {
+        var why = el("p", "server-reason", s.reason);
+        if (typeof s.retryIn === "number" && s.retryIn > 0) why.textContent += " (restarts when needed, after " + s.retryIn + " s)";
+        head.append(why);
+      }
+      if (s.status === "sign-in required") {
+        var signIn = el("button", "restart primary", "Sign in");
+        signIn.type = "button";
+        signIn.dataset.signIn = s.name;
+        signIn.addEventListener("click", function () { send({ kind: "sign-in", server: s.name }); });
+        head.append(signIn);
+      }
+      if (s.status === "signing in") {
+        var cancel = el("button", "restart", "Cancel sign-in");
+        cancel.type = "button";
+        cancel.dataset.cancelSignIn = s.name;
+        cancel.addEventListener("click", function () { send({ kind: "cancel-sign-in", server: s.name }); });
+        head.append(cancel);
+      }
+      if (s.instructions) {
+        // The server's own words for the model, as text.
+        var said = el("details", "server-instructions");
+        said.append(el("summary", "", "Its instructions for the model"), el("p", "", s.instructions));
+        head.append(said);
+      }
+      if (s.approval) {
+        // When the model's calls to this server ask first; kept across runs.
+        var approval = el("select", "approval");
+        approval.dataset.approval = s.name;
+        approval.setAttribute("aria-label", "When the model's calls to " + labelOf(s) + " ask first");
+        APPROVALS.forEach(function (a) {
+          var o = el("option", "", a[1]);
+          o.value = a[0];
+          o.selected = a[0] === s.approval;
+          approval.append(o);
+        });
+        approval.addEventListener("change", function () { send({ kind: "approval", server: s.name, mode: approval.value }); });
+        head.append(approval);
+      }
+      if (s.status === "failed") {
+        var restart = el("button", "restart", "Restart now");
+        restart.type = "button";
+        restart.dataset.restart = s.name;
+        restart.addEventListener("click", function () { send({ kind: "restart", server: s.name }); });
+        head.append(restart);
+      }
+      list.append(head);
+    }
+    s.tools.forEach(function (t) {
+      var key = s.name + "\u0000" + t.name;
+      toolsByKey.set(key, { server: s.name, tool: t });
+      var li = el("li");
+      var b = el("button", "", t.title || t.name);
+      b.type = "button";
+      b.dataset.tool = t.name;
+      b.dataset.server = s.name;
+      b.dataset.key = key;
+      b.setAttribute("aria-pressed", String(!!selected && selected.key === key));
+      if (t.hasUi) b.append(el("span", "badge", "App"));
+      b.title = (t.description || t.name) + (several ? " — " + labelOf(s) : "");
+      b.addEventListener("click", function () { selectTool(key); });
+      li.append(b);
+      list.append(li);
+    });
+  });
+  if (selected && !toolsByKey.has(selected.key)) {
+    selected = null;
+    document.getElementById("form").hidden = true;
+  }
+}
+
+function selectTool(key) {
+  var entry = toolsByKey.get(key);
+  if (!entry) return;
+  var t = entry.tool;
+  selected = { key: key, server: entry.server, tool: t };
+  document.querySelectorAll("#tools button[data-key]").forEach(function (b) { b.setAttribute("aria-pressed", String(b.dataset.key === key)); });
+  var fields = document.getElementById("form-fields");
+  fillFields(fields, "arg-", t.inputSchema || {});
+  document.getElementById("form-title").textContent = t.title || t.name;
+  document.getElementById("form-description").textContent = t.description || "";
+  document.getElementById("form-error").textContent = "";
+  document.getElementById("form").hidden = false;
+  var first = fields.querySelector("input, select, textarea");
+  (first || document.getElementById("form-call")).focus();
+}
+
+document.getElementById("form").addEventListener("submit", function (e) {
+  e.preventDefault();
+  if (!selected) return;
+  var errorLine = document.getElementById("form-error");
+  try {
+    var args = readFields(document.getElementById("form-fields"));
+    errorLine.textContent = "";
+    send({ kind: "call-tool", server: selected.server, tool: selected.tool.name, arguments: args });
+  } catch (message) {
+    errorLine.textContent = String(message);
+  }
+});
