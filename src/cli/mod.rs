@@ -203,7 +203,8 @@ struct LogoutArgs {
     server: server_args::ServerArgs,
 }
 
-/// `logout`: deletes the token file of every remote server the flags name.
+/// `logout`: deletes the sign-in tokens of every remote server the flags name, from the system
+/// keyring and from their owner-only file.
 fn logout(args: LogoutArgs) -> anyhow::Result<i32> {
     use crate::server::auth::TokenFile;
     use crate::server::ServerSpec;
@@ -215,7 +216,7 @@ fn logout(args: LogoutArgs) -> anyhow::Result<i32> {
         remote += 1;
         let file = TokenFile::for_server(&spec.identity(), None).context("no data directory for sign-in tokens")?;
         match file.forget() {
-            Ok(true) => println!("signed out of {} (deleted {})", spec.name(), file.path().display()),
+            Ok(true) => println!("signed out of {} (its tokens are deleted)", spec.name()),
             Ok(false) => println!("{} had no stored sign-in", spec.name()),
             Err(e) => bail!("cannot delete {}: {e}", file.path().display()),
         }
