@@ -8,8 +8,10 @@
 //! given for the fallback, never a hang.
 //!
 //! An item carries the attributes `application=mcp-apps-host`, `kind` (`model-key`,
-//! `setting`) and `id`; a setting also `server` and `setting` (its key), for the person
-//! reading their keyring. A config file never holds a secret setting: the installer writes
+//! `setting`, `oauth-token`) and `id`; a setting also `server` and `setting` (its key), a
+//! remote server's sign-in tokens also `server` (its URL without query), for the person
+//! reading their keyring. Sign-in tokens fall back to the owner-only file they were always kept
+//! in (`<data dir>/mcp-apps-host/tokens/<id>.json`, see `server::auth::TokenFile`). A config file never holds a secret setting: the installer writes
 //! `${secret:KEY}` where the value goes, and the host fills it in when it starts the server.
 //! A setting's `id` is a hash of the server's name, its identity (command line or URL, as
 //! written, references included) and the key, so a reference reaches only the secret given to
@@ -36,6 +38,8 @@ pub(crate) enum Kind {
     ModelKey,
     /// A server's secret setting.
     Setting,
+    /// A remote server's OAuth sign-in tokens (JSON: client id, token response, scopes).
+    OauthToken,
 }
 
 impl Kind {
@@ -43,6 +47,7 @@ impl Kind {
         match self {
             Kind::ModelKey => "model-key",
             Kind::Setting => "setting",
+            Kind::OauthToken => "oauth-token",
         }
     }
 }
@@ -54,6 +59,8 @@ pub(crate) struct Secret {
     id: String,
     label: String,
     extra: Vec<(&'static str, String)>,
+    /// The fallback file, when not `<secrets dir>/<kind>-<id>`.
+    file: Option<PathBuf>,
 }
 
 impl Secret {
@@ -70,6 +77,7 @@ impl Secret {
             id,
             label: format!("mcp-apps-host: {key} of the server {server}"),
             extra: vec![("server", server.to_owned()), ("setting", key.to_owned())],
+            file: None,
         }
     }
 
@@ -80,6 +88,21 @@ impl Secret {
             id: provider.to_owned(),
             label: format!("mcp-apps-host: {provider} API key"),
             extra: vec![("provider", provider.to_owned())],
+            file: None,
+        }
+    }
+
+    /// The sign-in tokens of the remote server whose identity is `identity` (`http:URL`,
+    /// `sse:URL`), `id` the hash that also names its fallback `file`. The label and the
+    /// `server` attribute, which anyone with the bus can read, name the URL without its query.
+    pub(crate) fn oauth_token(identity: &str, id: String, file: PathBuf) -> Self {
+        let shown = shown_url(identity);
+        Self {
+            kind: Kind::OauthToken,
+            id,
+            label: format!("mcp-apps-host: sign-in tokens for {shown}"),
+            extra: vec![("server", shown)],
+            file: Some(file),
         }
     }
 
@@ -95,7 +118,24 @@ impl Secret {
     }
 
     fn file(&self) -> Option<PathBuf> {
+        if let Some(f) = &self.file {
+            return Some(f.clone());
+        }
         secrets_dir().map(|d| d.join(format!("{}-{}", self.kind.word(), self.id)))
+    }
+
+    /// What the secret is, for messages (`mcp-apps-host: ...`).
+    pub(crate) fn label(&self) -> &str {
+        &self.label
+    }
+}
+
+/// A remote server identity's URL as it may be shown: origin and path, no query or user info.
+fn shown_url(identity: &str) -> String {
+    let url = identity.split_once(':').map_or(identity, |(_, rest)| rest);
+    match url::Url::parse(url) {
+        Ok(u) => format!("{}{}", u.origin().ascii_serialization(), u.path()),
+        Err(_) => "a remote server".to_owned(),
     }
 }
 
@@ -150,7 +190,7 @@ async fn connect() -> Result<SecretService<'static>, String> {
 
 /// Stores in the keyring's default collection (unlocked first), replacing an item of the same
 /// attributes.
-async fn keyring_store(s: &Secret, value: &str) -> Result<(), String> {
+pub(crate) async fn keyring_store(s: &Secret, value: &str) -> Result<(), String> {
     let service = connect().await?;
     let collection = match bounded("its default collection", service.get_default_collection()).await {
         Ok(c) => c,
@@ -162,7 +202,7 @@ async fn keyring_store(s: &Secret, value: &str) -> Result<(), String> {
     Ok(())
 }
 
-async fn keyring_lookup(s: &Secret) -> Result<Option<String>, String> {
+pub(crate) async fn keyring_lookup(s: &Secret) -> Result<Option<String>, String> {
     let service = connect().await?;
     let found = bounded("searching the keyring", service.search_items(s.key_attributes())).await?;
     let item = match (found.unlocked.first(), found.locked.first()) {
@@ -177,7 +217,7 @@ async fn keyring_lookup(s: &Secret) -> Result<Option<String>, String> {
     String::from_utf8(bytes).map(Some).map_err(|_| "the keyring's item is not text".to_owned())
 }
 
-async fn keyring_delete(s: &Secret) -> Result<bool, String> {
+pub(crate) async fn keyring_delete(s: &Secret) -> Result<bool, String> {
     let service = connect().await?;
     let found = bounded("searching the keyring", service.search_items(s.key_attributes())).await?;
     let mut any = false;
@@ -190,23 +230,24 @@ async fn keyring_delete(s: &Secret) -> Result<bool, String> {
 
 /// Stores `value`: in the keyring when it answers, else in an owner-only file; says where.
 pub(crate) async fn store(s: &Secret, value: &str) -> Result<Place, String> {
+    let place = put(s, value).await?;
+    tracing::info!(kind = s.kind.word(), "stored {} in {place}", s.label);
+    Ok(place)
+}
+
+/// [`store`] without the log line (for a secret written again and again, such as refreshed
+/// sign-in tokens, whose caller says where once).
+pub(crate) async fn put(s: &Secret, value: &str) -> Result<Place, String> {
     let file = s.file().ok_or("no data directory for the host's secret files")?;
     match keyring_store(s, value).await {
         Ok(()) => {
             // A copy an earlier run left in a file goes: the value is in one place.
             let _ = std::fs::remove_file(&file);
-            tracing::info!(kind = s.kind.word(), "stored {} in the system keyring (Secret Service)", s.label);
             Ok(Place::Keyring)
         }
         Err(why) => {
             crate::private_file::write(&file, value.as_bytes())
                 .map_err(|e| format!("cannot write the secret file {}: {e}", file.display()))?;
-            tracing::info!(
-                kind = s.kind.word(),
-                "stored {} in the owner-only file {} (no system keyring: {why})",
-                s.label,
-                file.display()
-            );
             Ok(Place::File { path: file, why })
         }
     }
@@ -346,5 +387,14 @@ mod tests {
         assert_ne!(a.id, Secret::setting("clock2", "stdio:node a.js", "api_key").id);
         assert_ne!(a.id, Secret::setting("clock", "stdio:node a.js", "other").id);
         assert_eq!(reference("api_key"), "${secret:api_key}");
+    }
+
+    #[test]
+    fn a_token_items_readable_attributes_hold_no_query() {
+        let s = Secret::oauth_token("http:https://user:pw@mcp.example/mcp?key=abc", "0f".into(), "/t/0f.json".into());
+        assert_eq!(s.kind.word(), "oauth-token");
+        assert_eq!(s.label, "mcp-apps-host: sign-in tokens for https://mcp.example/mcp");
+        assert_eq!(s.attributes().get("server"), Some(&"https://mcp.example/mcp"));
+        assert_eq!(s.file().unwrap(), PathBuf::from("/t/0f.json"));
     }
 }

@@ -4,6 +4,8 @@
 //! App SDK (`fixtures/chat-app-server.mjs`).
 
 mod common;
+#[allow(dead_code)]
+mod keyring_support;
 #[path = "common/model_server.rs"]
 mod model_server;
 
@@ -385,6 +387,47 @@ fn a_config_files_model_section_is_used_without_flags() {
     assert!(tool_names(&requests[0]["body"]).contains(&"shop__show-order".to_owned()));
     let answer = run.dir("model->host").next().unwrap();
     assert_eq!(answer["text"], "Hello from the fixture model.");
+}
+
+/// No key in the environment and no key file: `run --model openai:...` sends the key that
+/// `key set` kept (here in its owner-only file: no Secret Service on the test's bus).
+#[test]
+fn run_sends_the_key_kept_by_key_set() {
+    use keyring_support::NO_BUS;
+    const STORED: &str = "sk-kept-by-key-set-7311";
+    let model = ModelServer::start();
+    let data_home = model.data_home();
+    let mut set = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["key", "set", "--provider", "openai"])
+        .env("DBUS_SESSION_BUS_ADDRESS", NO_BUS)
+        .env("XDG_DATA_HOME", &data_home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        set.stdin.take().unwrap().write_all(format!("{STORED}\n").as_bytes()).unwrap();
+    }
+    let out = set.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains("kept in an owner-only file"), "{said}");
+
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--prompt", "hello", "--exit-after", "answer"].map(str::to_owned));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = run_host_env(
+        &args,
+        &[("XDG_DATA_HOME", &data_home), ("DBUS_SESSION_BUS_ADDRESS", NO_BUS), ("OPENAI_API_KEY", "")],
+        LIMIT,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    assert_eq!(requests[0]["headers"]["authorization"], format!("Bearer {STORED}"));
+    assert!(!run.stderr.contains(STORED), "the key is not logged");
 }
 
 /// A hostile View floods a conversation (2,000 model-context updates and 200 messages at once)

@@ -3,6 +3,8 @@
 
 mod common;
 #[allow(dead_code)]
+mod keyring_support;
+#[allow(dead_code)]
 mod server_support;
 
 use std::time::Duration;
@@ -192,14 +194,15 @@ fn a_server_behind_sign_in_shows_a_button_and_works_after_the_browser_step() {
     let called = |t: &[Value]| t.iter().any(|r| r["dir"] == "server->host" && r["msg"]["method"] == "tools/call");
     let run = run_host_until_env(
         &["run", "--url", &url, "--open-with", &opener, "--automation", &script],
-        &[("XDG_DATA_HOME", data_home)],
+        &[("XDG_DATA_HOME", data_home), ("DBUS_SESSION_BUS_ADDRESS", keyring_support::NO_BUS)],
         called,
         LIMIT,
     );
     let text = result_text(&run, "whoami", 0).unwrap_or_else(|| panic!("no result; stderr:\n{}", run.stderr));
     assert_eq!(text, "called with token #1", "the call went out signed in");
     assert!(run.stderr.contains("sign-in required") && run.stderr.contains("signed in"), "{}", run.stderr);
-    // The token is kept for the owner only, and it is in neither the trace nor the log.
+    // No Secret Service on the bus: the token is kept in a file for the owner only, and it is in
+    // neither the trace nor the log.
     let tokens: Vec<std::path::PathBuf> = std::fs::read_dir(data.path().join("mcp-apps-host/tokens"))
         .expect("a token directory")
         .map(|e| e.unwrap().path())
@@ -219,6 +222,7 @@ fn a_server_behind_sign_in_shows_a_button_and_works_after_the_browser_step() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
         .args(["logout", "--url", &url])
         .env("XDG_DATA_HOME", data_home)
+        .env("DBUS_SESSION_BUS_ADDRESS", keyring_support::NO_BUS)
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
@@ -242,7 +246,7 @@ fn a_views_call_on_an_expired_session_signs_in_again_and_completes() {
     };
     let run = run_host_until_env(
         &["run", "--url", &url, "--open-with", &opener, "--tool", "signed-in-view"],
-        &[("XDG_DATA_HOME", data.path().to_str().unwrap())],
+        &[("XDG_DATA_HOME", data.path().to_str().unwrap()), ("DBUS_SESSION_BUS_ADDRESS", keyring_support::NO_BUS)],
         answered,
         LIMIT,
     );

@@ -3,11 +3,14 @@
 //! reach a tool result in a real host (under Xvfb). Every refusal says what to do.
 
 mod common;
+#[allow(dead_code)]
+mod keyring_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use base64::Engine as _;
+use keyring_support::{files_holding, PrivateKeyring, NO_BUS};
 use mcp_apps_host::server::config::{load_config, LoadOptions};
 use mcp_apps_host::server::ServerSpec;
 use serde_json::{json, Value};
@@ -25,10 +28,6 @@ fn package_version() -> String {
 fn install(home: &Path, args: &[&str]) -> Output {
     install_on_bus(home, args, NO_BUS)
 }
-
-/// A session bus address where nothing listens: the host finds no Secret Service (and no test
-/// reaches the keyring of the person running the tests).
-const NO_BUS: &str = "unix:path=/nonexistent/mcp-apps-host-test-bus";
 
 /// `install` with the D-Bus session bus at `bus`.
 fn install_on_bus(home: &Path, args: &[&str], bus: &str) -> Output {
@@ -832,86 +831,6 @@ fn a_bundle_signed_under_a_ca_is_trusted_only_when_the_system_trusts_the_ca() {
     );
 }
 
-/// A private D-Bus session bus with GNOME Keyring's Secret Service on it, in `home` (its
-/// login keyring made and unlocked with a password given on stdin, as a desktop session's
-/// PAM module does); both daemons end with the guard.
-struct PrivateKeyring {
-    address: String,
-    home: PathBuf,
-    children: Vec<std::process::Child>,
-}
-
-impl PrivateKeyring {
-    fn start(home: &Path) -> Self {
-        use std::io::{BufRead as _, Write as _};
-        use std::os::unix::fs::PermissionsExt as _;
-        let run = home.join("run");
-        std::fs::create_dir_all(&run).unwrap();
-        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
-        let mut dbus = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
-            .env("HOME", home)
-            .env("XDG_RUNTIME_DIR", &run)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("dbus-daemon runs (Debian dbus-daemon, installed by scripts/setup)");
-        let mut address = String::new();
-        std::io::BufReader::new(dbus.stdout.take().unwrap()).read_line(&mut address).unwrap();
-        let mut guard = Self { address: address.trim().to_owned(), home: home.to_owned(), children: vec![dbus] };
-        assert!(guard.address.starts_with("unix:"), "dbus-daemon said {address:?}");
-        let mut keyring = Command::new("gnome-keyring-daemon")
-            .args(["--unlock", "--components=secrets", "--foreground"])
-            .env("DBUS_SESSION_BUS_ADDRESS", &guard.address)
-            .env("HOME", home)
-            .env("XDG_RUNTIME_DIR", &run)
-            .env("XDG_DATA_HOME", home.join("data"))
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("gnome-keyring-daemon runs (Debian gnome-keyring, installed by scripts/setup)");
-        keyring.stdin.take().unwrap().write_all(b"keyring-test-password\n").unwrap();
-        guard.children.push(keyring);
-        // Ready when the login collection is the default one.
-        let started = std::time::Instant::now();
-        loop {
-            let out = Command::new("dbus-send")
-                .args(["--session", "--print-reply", "--reply-timeout=2000", "--dest=org.freedesktop.secrets"])
-                .args(["/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias", "string:default"])
-                .env("DBUS_SESSION_BUS_ADDRESS", &guard.address)
-                .output()
-                .unwrap();
-            if String::from_utf8_lossy(&out.stdout).contains("/collection/login") {
-                break guard;
-            }
-            assert!(started.elapsed().as_secs() < 20, "the Secret Service did not come up: {}", text(&out));
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    }
-
-    /// `secret-tool lookup ATTRIBUTE VALUE ...` on this bus (libsecret-tools).
-    fn lookup(&self, attributes: &[&str]) -> Option<String> {
-        let out = Command::new("secret-tool")
-            .arg("lookup")
-            .args(attributes)
-            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
-            .env("HOME", &self.home)
-            .output()
-            .expect("secret-tool runs (Debian libsecret-tools, installed by scripts/setup)");
-        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-}
-
-impl Drop for PrivateKeyring {
-    fn drop(&mut self) {
-        for child in self.children.iter_mut().rev() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
 /// The clock bundle whose server first logs the SHA-256 of the `api_key` it got (so the test
 /// sees it arrived without the value reaching a log).
 fn clock_that_shows_its_key(dir: &Path) -> PathBuf {
@@ -928,24 +847,6 @@ fn clock_that_shows_its_key(dir: &Path) -> PathBuf {
 fn sha256_hex(text: &str) -> String {
     use sha2::Digest as _;
     sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Every file under `dir` that holds `needle`.
-fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return found };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let kind = entry.file_type().unwrap();
-        if kind.is_dir() {
-            found.extend(files_holding(&path, needle));
-        } else if kind.is_file()
-            && std::fs::read(&path).unwrap_or_default().windows(needle.len()).any(|w| w == needle.as_bytes())
-        {
-            found.push(path);
-        }
-    }
-    found
 }
 
 const SECRET: &str = "s3kr1t-VALUE-9137";

@@ -3,6 +3,8 @@
 //! tokens are kept, refresh on expiry, logout, and that no token reaches the logs.
 
 #[allow(dead_code)]
+mod keyring_support;
+#[allow(dead_code)]
 mod server_support;
 
 use std::io::Write;
@@ -30,6 +32,13 @@ impl Write for Captured {
     }
 }
 
+/// Points this process at a session bus where nothing listens, before any test connects: the
+/// tokens go to their owner-only files, never to the keyring of the person running the tests.
+fn no_keyring() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| std::env::set_var("DBUS_SESSION_BUS_ADDRESS", keyring_support::NO_BUS));
+}
+
 fn capture_logs() -> Captured {
     let captured = Captured::default();
     let writer = captured.clone();
@@ -39,6 +48,7 @@ fn capture_logs() -> Captured {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sign_in_stores_owner_only_tokens_refreshes_them_and_never_logs_them() {
+    no_keyring();
     let logs = capture_logs();
     let server = Server::fixture("oauth-server.mjs", &["--expires", "2"]);
     let spec = ServerSpec::from_url(&server.url("/mcp"), &[]).unwrap();
@@ -101,6 +111,7 @@ async fn sign_in_stores_owner_only_tokens_refreshes_them_and_never_logs_them() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_id_from_the_config_is_used_instead_of_registering() {
+    no_keyring();
     let server = Server::fixture("oauth-server.mjs", &[]);
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("mcp.json");
@@ -123,6 +134,7 @@ async fn a_client_id_from_the_config_is_used_instead_of_registering() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_legacy_sse_server_signs_in_the_same_way() {
+    no_keyring();
     let server = Server::fixture("oauth-server.mjs", &[]);
     let spec = ServerSpec::from_url(&server.url("/sse"), &[]).unwrap();
     assert!(matches!(spec, ServerSpec::Sse { .. }));
@@ -157,6 +169,7 @@ impl mcp_apps_host::server::auth::Authorizer for Abandoned {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sign_in_in_progress_can_be_cancelled_and_tried_again() {
+    no_keyring();
     use mcp_apps_host::server::registry::{Registry, ServerStatus};
     let server = Server::fixture("oauth-server.mjs", &[]);
     let spec = ServerSpec::from_url(&server.url("/mcp"), &[]).unwrap();

@@ -209,7 +209,8 @@ struct LogoutArgs {
     server: server_args::ServerArgs,
 }
 
-/// `logout`: deletes the token file of every remote server the flags name.
+/// `logout`: deletes the sign-in tokens of every remote server the flags name, from the system
+/// keyring and from their owner-only file.
 fn logout(args: LogoutArgs) -> anyhow::Result<i32> {
     use crate::server::auth::TokenFile;
     use crate::server::ServerSpec;
@@ -221,7 +222,7 @@ fn logout(args: LogoutArgs) -> anyhow::Result<i32> {
         remote += 1;
         let file = TokenFile::for_server(&spec.identity(), None).context("no data directory for sign-in tokens")?;
         match file.forget() {
-            Ok(true) => println!("signed out of {} (deleted {})", spec.name(), file.path().display()),
+            Ok(true) => println!("signed out of {} (its tokens are deleted)", spec.name()),
             Ok(false) => println!("{} had no stored sign-in", spec.name()),
             Err(e) => bail!("cannot delete {}: {e}", file.path().display()),
         }
@@ -362,9 +363,11 @@ fn model_of(args: &RunArgs) -> anyhow::Result<Option<std::sync::Arc<dyn crate::m
     // No key from the environment or a key file: the one `key set` kept, which then follows
     // the environment's rules (its provider's endpoint, or one named on the command line; a
     // config file's other endpoint asks first).
+    let mut source = KeySource::Environment;
     if spec.api_key.is_none() && key_file.is_none() && spec.key_variable().is_some() {
         if let Some(k) = key::stored_model_key(provider_word(&spec)) {
             spec.api_key = Some(ApiKey::new(k));
+            source = KeySource::Stored;
         }
     }
     match (&key_file, &config) {
@@ -375,7 +378,7 @@ fn model_of(args: &RunArgs) -> anyhow::Result<Option<std::sync::Arc<dyn crate::m
         (Some(path), None) => spec.api_key = Some(ApiKey::from_file(path)?),
         (None, Some(config)) if spec.api_key.is_some() && url.is_some() => {
             let named = ModelSpec::parse(&format!("{}:{}", provider_word(&spec), spec.name), None)?.base_url;
-            check_config_endpoint(&spec, &named, config)?;
+            check_config_endpoint(&spec, &named, config, source)?;
         }
         _ => {}
     }
@@ -396,13 +399,36 @@ fn own_dirs() -> Vec<std::path::PathBuf> {
     vec![dirs.config_dir().to_path_buf(), dirs.data_dir().to_path_buf()]
 }
 
-/// A config file points the key from the environment at its own URL: allowed when that is the
-/// origin the environment names anyway (`named`), or one the person said yes to, here or
-/// before; else the key is not sent and the host says why.
+/// Where the model's key came from, for the question a config file's endpoint asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeySource {
+    /// `OPENAI_API_KEY`/`ANTHROPIC_API_KEY`.
+    Environment,
+    /// What `key set` kept (the keyring or its owner-only file).
+    Stored,
+}
+
+/// What the host asks (and says when it cannot ask) before a config file's endpoint gets the
+/// key: whose key it is and where it came from.
+fn endpoint_question(config: &std::path::Path, variable: &str, origin: &str, source: KeySource) -> String {
+    let key = match source {
+        KeySource::Environment => format!("your {variable} (from the environment)"),
+        KeySource::Stored => "the model API key you stored with `mcp-apps-host key set`".to_owned(),
+    };
+    format!(
+        "The config file {} sends {key} to {origin}, which neither the environment nor the command line named.",
+        config.display()
+    )
+}
+
+/// A config file points the key from the environment (or the one `key set` kept) at its own
+/// URL: allowed when that is the origin the environment names anyway (`named`), or one the
+/// person said yes to, here or before; else the key is not sent and the host says why.
 fn check_config_endpoint(
     spec: &crate::model::ModelSpec,
     named: &url::Url,
     config: &std::path::Path,
+    source: KeySource,
 ) -> anyhow::Result<()> {
     use crate::model::key_policy::{origin_of, EndpointApprovals};
     let origin = origin_of(&spec.base_url);
@@ -414,11 +440,7 @@ fn check_config_endpoint(
     if approvals.as_ref().is_some_and(|a| a.allows(variable, &origin)) {
         return Ok(());
     }
-    let question = format!(
-        "The config file {} sends your {variable} (from the environment) to {origin}, which neither the \
-         environment nor the command line named.",
-        config.display()
-    );
+    let question = endpoint_question(config, variable, &origin, source);
     let terminal =
         std::io::IsTerminal::is_terminal(&std::io::stdin()) && std::io::IsTerminal::is_terminal(&std::io::stderr());
     if terminal {
@@ -797,4 +819,23 @@ pub(crate) fn builtin_server_command(name: &str) -> std::io::Result<String> {
     let small = exe.with_file_name(format!("{BUILTIN_SERVER_BIN}{}", std::env::consts::EXE_SUFFIX));
     let quoted = |p: &std::path::Path| shell_words::quote(&p.to_string_lossy()).into_owned();
     Ok(if small.is_file() { format!("{} {name}", quoted(&small)) } else { format!("{} __{name}-server", quoted(&exe)) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_endpoint_question_says_where_the_key_comes_from() {
+        let config = std::path::Path::new("/p/mcp.json");
+        let asked = endpoint_question(config, "OPENAI_API_KEY", "https://elsewhere.example", KeySource::Stored);
+        assert_eq!(
+            asked,
+            "The config file /p/mcp.json sends the model API key you stored with `mcp-apps-host key set` to \
+             https://elsewhere.example, which neither the environment nor the command line named."
+        );
+        let asked = endpoint_question(config, "OPENAI_API_KEY", "https://elsewhere.example", KeySource::Environment);
+        assert!(asked.contains("sends your OPENAI_API_KEY (from the environment) to https://elsewhere.example"));
+        assert!(!asked.contains("key set"));
+    }
 }

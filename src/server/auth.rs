@@ -5,10 +5,12 @@
 //! (pre-registered id, client ID metadata document or dynamic registration), builds the
 //! authorization URL, exchanges the code and refreshes tokens. This module adds what a desktop
 //! host needs around it: the person's browser ([`Authorizer`]), a loopback listener for the
-//! redirect, and tokens stored per server in the user's data directory, readable by the owner
-//! only ([`TokenFile`]). Tokens never appear in logs, traces or Views.
+//! redirect, and tokens stored per server in the system keyring, else in the user's data
+//! directory readable by the owner only ([`TokenFile`]). Tokens never appear in logs, traces or
+//! Views.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,22 +21,34 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::bridge::BoxFuture;
+use crate::secrets::{self, Place, Secret};
 
 /// How long a person has to finish signing in before the attempt is abandoned.
 pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
 /// The client name shown on the authorization server's consent page.
 const CLIENT_NAME: &str = "mcp-apps-host";
 
-/// One server's OAuth tokens in a JSON file that only its owner can read (mode 0600 in a 0700
-/// directory). The file holds the client id, the token response and the granted scopes.
+/// One server's OAuth tokens (the client id, the token response and the granted scopes, as
+/// JSON): in the system keyring (Secret Service, item kind `oauth-token`) when one answers, else
+/// in a file that only its owner can read (mode 0600 in a 0700 directory), where earlier
+/// versions kept them. Such a file from before is still read, and moved into the keyring when
+/// one answers. Where new tokens went is logged once per run.
 #[derive(Debug, Clone)]
 pub struct TokenFile {
     path: PathBuf,
+    secret: Secret,
+    keyring: bool,
 }
 
+/// Where the host last said sign-in tokens go (0: not yet, 1: the keyring, 2: files): it says so
+/// once, and again only when that changes.
+static SAID_WHERE: AtomicU8 = AtomicU8::new(0);
+
 impl TokenFile {
-    /// The token file for a server identity (see [`ServerSpec::identity`]) under `dir`, or under
-    /// the user's data directory (`~/.local/share/mcp-apps-host/tokens`) when `dir` is `None`.
+    /// The tokens of a server identity (see [`ServerSpec::identity`]); their file, when there is
+    /// no system keyring, is under `dir`, or under the user's data directory
+    /// (`~/.local/share/mcp-apps-host/tokens`) when `dir` is `None`. The keyring item is the
+    /// identity's whatever `dir` is.
     ///
     /// [`ServerSpec::identity`]: super::ServerSpec::identity
     pub fn for_server(identity: &str, dir: Option<&Path>) -> Option<Self> {
@@ -43,53 +57,114 @@ impl TokenFile {
             None => directories::ProjectDirs::from("", "", "mcp-apps-host")?.data_dir().join("tokens"),
         };
         let name: String = Sha256::digest(identity.as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect();
-        Some(Self { path: dir.join(format!("{name}.json")) })
+        let path = dir.join(format!("{name}.json"));
+        Some(Self { secret: Secret::oauth_token(identity, name, path.clone()), path, keyring: true })
     }
 
-    /// Where the tokens are kept.
+    /// The owner-only file the tokens are kept in when no system keyring answers (and where
+    /// earlier versions kept them).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Forgets the tokens (logout). `Ok(false)` when there were none.
+    /// Forgets the tokens (logout): from the system keyring and the file. `Ok(false)` when there
+    /// were none.
     pub fn forget(&self) -> std::io::Result<bool> {
-        match std::fs::remove_file(&self.path) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(e),
-        }
+        secrets::blocking(|| self.forget_now())
     }
 
-    fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
-        crate::private_file::write(&self.path, bytes)
+    async fn forget_now(&self) -> std::io::Result<bool> {
+        let in_keyring = match self.keyring {
+            true => secrets::keyring_delete(&self.secret).await.unwrap_or_else(|why| {
+                tracing::debug!("sign-in tokens not looked for in the system keyring: {why}");
+                false
+            }),
+            false => false,
+        };
+        let in_file = match std::fs::remove_file(&self.path) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(e),
+        };
+        Ok(in_keyring || in_file)
+    }
+
+    /// The stored JSON: the keyring's, else the file's (moved into the keyring when one answers).
+    async fn read(&self) -> Result<Option<String>, AuthError> {
+        let keyring = match self.keyring {
+            true => secrets::keyring_lookup(&self.secret).await,
+            false => Err("not asked".to_owned()),
+        };
+        if let Ok(Some(json)) = keyring {
+            return Ok(Some(json));
+        }
+        let json = match tokio::fs::read_to_string(&self.path).await {
+            Ok(json) => json,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(store_error("cannot read", e)),
+        };
+        if keyring.is_ok() {
+            // A file from before (or from a run without a keyring), and a keyring that answers
+            // now: the tokens move there, and the file goes.
+            match secrets::keyring_store(&self.secret, &json).await {
+                Ok(()) => {
+                    let _ = std::fs::remove_file(&self.path);
+                    tracing::info!(
+                        "moved {} from the owner-only file {} into the system keyring (Secret Service)",
+                        self.secret.label(),
+                        self.path.display()
+                    );
+                }
+                Err(why) => tracing::debug!("sign-in tokens stay in their file: {why}"),
+            }
+        }
+        Ok(Some(json))
+    }
+
+    /// Stores the JSON: in the keyring when it answers, else in the file; says where once.
+    async fn write(&self, json: &str) -> Result<(), AuthError> {
+        let place = match self.keyring {
+            true => secrets::put(&self.secret, json).await.map_err(|e| store_error("cannot store", e))?,
+            false => {
+                crate::private_file::write(&self.path, json.as_bytes()).map_err(|e| store_error("cannot write", e))?;
+                Place::File { path: self.path.clone(), why: "not asked".to_owned() }
+            }
+        };
+        let kind = if place == Place::Keyring { 1 } else { 2 };
+        if SAID_WHERE.swap(kind, Ordering::Relaxed) != kind {
+            tracing::info!("sign-in tokens are kept in {place}");
+        }
+        Ok(())
+    }
+
+    /// The same tokens, never in the keyring (the unit tests do not touch the person's).
+    #[cfg(test)]
+    fn without_keyring(mut self) -> Self {
+        self.keyring = false;
+        self
     }
 }
 
 fn store_error(what: &str, e: impl std::fmt::Display) -> AuthError {
-    AuthError::InternalError(format!("token file: {what}: {e}"))
+    AuthError::InternalError(format!("token store: {what}: {e}"))
 }
 
 #[async_trait::async_trait]
 impl CredentialStore for TokenFile {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        match tokio::fs::read(&self.path).await {
-            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| store_error("unreadable", e)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(store_error("cannot read", e)),
+        match self.read().await? {
+            Some(json) => serde_json::from_str(&json).map(Some).map_err(|e| store_error("unreadable", e)),
+            None => Ok(None),
         }
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let bytes = serde_json::to_vec(&credentials).map_err(|e| store_error("cannot encode", e))?;
-        let me = self.clone();
-        tokio::task::spawn_blocking(move || me.write(&bytes))
-            .await
-            .map_err(|e| store_error("cannot write", e))?
-            .map_err(|e| store_error("cannot write", e))
+        let json = serde_json::to_string(&credentials).map_err(|e| store_error("cannot encode", e))?;
+        self.write(&json).await
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.forget().map(drop).map_err(|e| store_error("cannot remove", e))
+        self.forget_now().await.map(drop).map_err(|e| store_error("cannot remove", e))
     }
 }
 
@@ -347,7 +422,7 @@ mod tests {
     #[tokio::test]
     async fn tokens_are_owner_only_and_forgotten_on_logout() {
         let dir = tempfile::tempdir().unwrap();
-        let store = TokenFile::for_server("http:https://mcp.example/mcp", Some(dir.path())).unwrap();
+        let store = TokenFile::for_server("http:https://mcp.example/mcp", Some(dir.path())).unwrap().without_keyring();
         assert!(store.load().await.unwrap().is_none());
         let credentials: StoredCredentials =
             serde_json::from_value(serde_json::json!({"client_id": "c1", "token_response": null})).unwrap();

@@ -70,7 +70,9 @@ pub struct ConnectOptions {
     pub roots: Vec<Root>,
     /// How long an elicitation may wait for its answer before it is cancelled.
     pub elicitation_timeout: Duration,
-    /// Where sign-in tokens of remote servers are kept (default: the user's data directory).
+    /// Where sign-in tokens of remote servers are kept when no system keyring answers, and where
+    /// earlier versions kept them (default: the user's data directory; see
+    /// [`TokenFile`](crate::server::auth::TokenFile)).
     pub token_dir: Option<std::path::PathBuf>,
     /// Who takes a person through sign-in (none: a server that needs it fails with
     /// [`Error::AuthRequired`]).
@@ -156,7 +158,7 @@ impl ConnectOptions {
         self
     }
 
-    /// Sets where sign-in tokens are kept.
+    /// Sets where sign-in tokens are kept when no system keyring answers.
     pub fn token_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
         self.token_dir = Some(dir.into());
         self
