@@ -19,11 +19,12 @@ import { send, stream } from "./shell/page.js";
 import * as servers from "./shell/servers.js";
 import * as side from "./shell/side.js";
 import * as status from "./shell/status.js";
+import * as welcome from "./shell/welcome.js";
 
 var handlers = {
   mount: cards.mount, resize: cards.resize, hung: cards.hung, unmount: cards.unmount, text: cards.text,
   display: cards.display, asleep: cards.asleep, pending: cards.pending,
-  servers: servers.servers,
+  servers: servers.servers, "server-log": servers.serverLog, welcome: welcome.welcome,
   dev: dev.showDev, log: dev.log, csp: dev.csp, "view-tools": dev.viewTools, diagnostic: dev.diagnostic,
   message: side.message, context: side.context, theme: status.setTheme,
   chat: conversation.chat, "chat-text": conversation.chatText, "chat-end": conversation.chatEnd,

@@ -657,3 +657,46 @@ fn a_view_far_out_of_sight_sleeps_and_wakes_with_its_input_and_result_when_scrol
     let calls = run.dir("host->server").filter(|m| m["params"]["name"] == "bench-view").count();
     assert_eq!(calls, 5, "stderr:\n{}", run.stderr);
 }
+
+/// The first run: with an empty home the app opens on its welcome instead of failing; one click
+/// writes the embedded demo server into the default config file and starts it in this window,
+/// and its Views then open from the picker and get their result.
+#[test]
+fn with_an_empty_home_the_welcome_adds_the_demo_server_and_its_view_opens() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        const add = await until(() => document.getElementById("welcome-add-demo"));
+        add.click();
+        await until(() => !document.getElementById("welcome"));
+        await call("weather");
+        "##,
+    );
+    let config_home = home.path().join(".config");
+    let data_home = home.path().join(".local/share");
+    let run = run_host_until_env(
+        &["run", "--automation", &script],
+        &[
+            ("HOME", home.path().to_str().unwrap()),
+            ("XDG_CONFIG_HOME", config_home.to_str().unwrap()),
+            ("XDG_DATA_HOME", data_home.to_str().unwrap()),
+        ],
+        |t| t.iter().any(|r| r["msg"]["method"] == "ui/notifications/tool-result"),
+        LIMIT,
+    );
+    assert!(
+        run.trace.iter().any(|r| r["msg"]["method"] == "ui/notifications/tool-result"),
+        "the demo View got no result; stderr:\n{}",
+        run.stderr
+    );
+    assert_eq!(initialized(&run.trace), ["v1"], "stderr:\n{}", run.stderr);
+    let written: Value = serde_json::from_str(
+        &std::fs::read_to_string(config_home.join("mcp-apps-host/mcp.json")).expect("the config file was written"),
+    )
+    .unwrap();
+    let demo = &written["mcpServers"]["demo"];
+    assert!(demo["command"].as_str().unwrap().ends_with("mcp-apps-host-server"), "{written}");
+    assert_eq!(demo["args"], serde_json::json!(["demo"]), "{written}");
+}

@@ -98,6 +98,7 @@ export function servers(cmd) {
     selected = null;
     document.getElementById("form").hidden = true;
   }
+  editor(cmd);
 }
 
 function selectTool(key) {
@@ -128,3 +129,94 @@ document.getElementById("form").addEventListener("submit", function (e) {
     errorLine.textContent = String(message);
   }
 });
+
+// The servers editor (the app's servers came from a config file): each entry of the file with
+// enable/disable, its log and remove, and a form to add a command line or a URL. Rust writes
+// the file (checked by the loader first) and starts, stops or restarts only what changed.
+var editorBox = null;
+var logs = new Map(); // server -> its <pre>, while shown
+
+export function editor(cmd) {
+  if (!cmd.editor) {
+    if (editorBox) editorBox.hidden = true;
+    return;
+  }
+  if (!editorBox) {
+    editorBox = el("section", "server-editor");
+    editorBox.id = "server-editor";
+    document.getElementById("picker").insertBefore(editorBox, document.getElementById("form"));
+  }
+  var box = editorBox;
+  box.hidden = false;
+  box.textContent = "";
+  box.append(el("h2", "", "Your servers"));
+  var file = el("p", "muted", "In " + cmd.editor.config);
+  box.append(file);
+  var list = el("ul", "tools");
+  var statusOf = new Map();
+  cmd.servers.forEach(function (s) { statusOf.set(s.name, s.status); });
+  cmd.editor.entries.forEach(function (e) {
+    var li = el("li", "server-entry");
+    li.dataset.entry = e.key;
+    var line = el("div", "server-line");
+    line.append(el("span", "server-name", e.name), el("span", "state", e.disabled ? "disabled" : (statusOf.get(e.key) || "")));
+    li.append(line, el("p", "muted server-what", e.what));
+    var toggle = el("button", "", e.disabled ? "Enable" : "Disable");
+    toggle.type = "button";
+    toggle.dataset.toggle = e.key;
+    toggle.addEventListener("click", function () { send({ kind: "enable-server", server: e.key, enabled: e.disabled }); });
+    var log = el("button", "", "Log");
+    log.type = "button";
+    log.dataset.log = e.key;
+    log.addEventListener("click", function () { send({ kind: "server-log", server: e.key }); });
+    var remove = el("button", "", "Remove");
+    remove.type = "button";
+    remove.dataset.remove = e.key;
+    // Two steps: the first click asks, the second removes (no native dialog).
+    remove.addEventListener("click", function () {
+      if (remove.dataset.armed) {
+        send({ kind: "remove-server", server: e.key });
+        return;
+      }
+      remove.dataset.armed = "1";
+      remove.textContent = "Remove " + e.name + " from the file?";
+    });
+    li.append(toggle, log, remove);
+    var shownLog = logs.get(e.key);
+    if (shownLog) li.append(shownLog);
+    list.append(li);
+  });
+  box.append(list);
+  var form = el("form", "form add-server");
+  form.id = "add-server";
+  var name = el("input");
+  name.id = "add-server-name";
+  name.placeholder = "Name (optional)";
+  name.setAttribute("aria-label", "The new server's name");
+  var what = el("input");
+  what.id = "add-server-line";
+  what.placeholder = "Command line or https:// URL";
+  what.setAttribute("aria-label", "The new server's command line or URL");
+  what.required = true;
+  var add = el("button", "primary", "Add a server");
+  add.type = "submit";
+  form.append(el("h3", "", "Add a server"), name, what, add);
+  form.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    if (what.value.trim()) send({ kind: "add-server", name: name.value, line: what.value });
+  });
+  box.append(form);
+  var error = el("p", "form-error", cmd.editor.error || "");
+  error.setAttribute("role", "alert");
+  box.append(error);
+}
+
+export function serverLog(cmd) {
+  var pre = el("pre", "server-log", cmd.lines.length ? cmd.lines.join("\n") : "(it wrote nothing on stderr)");
+  pre.setAttribute("aria-label", "Log of " + cmd.server);
+  var old = logs.get(cmd.server);
+  if (old) old.remove();
+  logs.set(cmd.server, pre);
+  var entry = editorBox && Array.from(editorBox.querySelectorAll("li[data-entry]")).find(function (li) { return li.dataset.entry === cmd.server; });
+  if (entry) entry.append(pre);
+}

@@ -244,6 +244,10 @@ pub(super) struct Controller {
     interaction: interaction::Slot,
     /// Runner requests (the test interface) waiting for a View to initialize.
     test_waiting: test_interface::Waiting,
+    /// The welcome is shown (see `servers.rs`).
+    welcomed: bool,
+    /// Why the servers editor's last change was refused, shown in it until the next one works.
+    editor_error: Option<String>,
 }
 
 /// A View's session, or why it could not start.
@@ -340,6 +344,8 @@ impl Controller {
             hibernation,
             interaction,
             test_waiting: Default::default(),
+            welcomed: false,
+            editor_error: None,
         };
         (
             controller,
@@ -484,7 +490,9 @@ impl Controller {
         let (started_tx, mut started_rx) = oneshot::channel::<()>();
         if self.exiting.is_none() {
             let names = self.servers.names();
-            self.status(&format!("Starting {}…", names.join(", ")), false);
+            if !names.is_empty() {
+                self.status(&format!("Starting {}…", names.join(", ")), false);
+            }
             self.show_servers();
             let servers = self.servers.clone();
             // Tools named at start are the person's request: their servers may sign in at once.

@@ -92,6 +92,12 @@ pub struct RunOptions {
     pub live_views: Option<usize>,
     /// Mounted in an embedder's window (no picture-in-picture: the window is not ours to move).
     pub(crate) embedded: bool,
+    /// The config file the servers came from, which the servers panel edits (none: servers
+    /// given on the command line, which the app does not write anywhere).
+    pub(crate) config: Option<PathBuf>,
+    /// The command line the welcome's "Add the demo server" writes (none: this executable's
+    /// own, see [`crate::cli::builtin_server_entry`]).
+    pub(crate) demo_command: Option<(String, Vec<String>)>,
 }
 
 /// A [`crate::model::Model`] shared with the host (a newtype so options stay `Debug`).
@@ -158,6 +164,8 @@ impl RunOptions {
             conversation_events: None,
             live_views: None,
             embedded: false,
+            config: None,
+            demo_command: None,
         }
     }
 }

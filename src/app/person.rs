@@ -165,6 +165,11 @@ impl Controller {
                 }
                 None => tracing::warn!("the shell sent an unknown approval mode {mode:?}"),
             },
+            ShellMessage::AddDemo => self.add_demo(),
+            ShellMessage::AddServer { name, line } => self.add_server(&name, &line),
+            ShellMessage::RemoveServer { server } => self.remove_server(&server),
+            ShellMessage::EnableServer { server, enabled } => self.enable_server(&server, enabled),
+            ShellMessage::ServerLog { server } => self.server_log(&server),
             ShellMessage::Restart { server } => {
                 let servers = self.servers.clone();
                 tokio::spawn(async move {

@@ -1,13 +1,27 @@
 //! The servers as the app shows them: their start, their status and tools in the picker, and
-//! what changes when a server's tools or resources change.
+//! what changes when a server's tools or resources change; the first-run welcome and the
+//! servers editor, which change the config file the app read and start, stop or restart only
+//! the servers whose entry changed.
 
 use super::*;
+use crate::install::config_file::{self, ConfigEntry};
+use crate::install::Resolved;
+use crate::server::config::{load_config, LoadOptions};
+
+/// The lines of a server's log the person is shown (the registry keeps its stderr's tail).
+const LOG_LINES: usize = 40;
 
 impl Controller {
     /// Every server was tried: open the tools still waiting, or fail when no server works.
     pub(super) fn on_started(&mut self) {
         self.servers_started = true;
         let servers = self.servers.servers();
+        if servers.is_empty() && self.options.config.is_some() {
+            // The first run: the welcome says what to do.
+            self.status("No servers yet", false);
+            self.show_servers();
+            return;
+        }
         let failed: Vec<String> = servers
             .iter()
             .filter_map(|s| match &s.status {
@@ -166,7 +180,169 @@ impl Controller {
                     "instructions": instructions})
             })
             .collect();
-        self.shell(ShellCommand::Servers { servers });
+        let editor = self.editor();
+        self.shell(ShellCommand::Servers { servers, editor });
+        if let Some(path) = &self.options.config {
+            let shown = self.servers.names().is_empty();
+            if shown || self.welcomed {
+                self.welcomed = shown;
+                let config = path.display().to_string();
+                self.shell(ShellCommand::Welcome { shown, config });
+            }
+        }
+    }
+
+    /// The servers editor's part of the picker: the config file's entries (disabled ones too).
+    fn editor(&self) -> Option<Value> {
+        let path = self.options.config.as_ref()?;
+        let (entries, error) = match config_file::entries(path) {
+            Ok(entries) => (entries, self.editor_error.clone()),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        let entries: Vec<Value> = entries
+            .into_iter()
+            .map(|ConfigEntry { name, disabled, what }| {
+                json!({"name": consent::one_line_max(&name, 200), "key": name, "disabled": disabled,
+                    "what": consent::one_line_max(&what, 300)})
+            })
+            .collect();
+        Some(json!({"config": consent::one_line(&path.display().to_string()), "entries": entries,
+            "error": error.map(|e| consent::one_line_max(&e, 1000))}))
+    }
+
+    /// "Add the demo server": the embedded demo server's entry goes into the config file (as
+    /// `demo`, or `demo-2`... when that name is taken), then it starts in this window.
+    pub(super) fn add_demo(&mut self) {
+        let (command, args) = match self.options.demo_command.clone() {
+            Some(entry) => entry,
+            None => match crate::cli::builtin_server_entry("demo") {
+                Ok(entry) => entry,
+                Err(e) => return self.editor_failed(format!("cannot find this program to run its demo server: {e}")),
+            },
+        };
+        let taken: Vec<String> = self
+            .options
+            .config
+            .as_deref()
+            .and_then(|p| config_file::entries(p).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        let name = std::iter::once("demo".to_owned())
+            .chain((2..).map(|n| format!("demo-{n}")))
+            .find(|n| !taken.contains(n))
+            .unwrap_or_default();
+        self.edit_config(|path| {
+            config_file::add_server(path, &name, &Resolved::Stdio { command, args, env: Vec::new() }, false).map(|_| ())
+        });
+    }
+
+    /// The servers editor adds `line`: an `https://` (or local `http://`) URL, else a command
+    /// line.
+    pub(super) fn add_server(&mut self, name: &str, line: &str) {
+        let line = line.trim();
+        let remote = line.starts_with("https://") || line.starts_with("http://");
+        let derived =
+            if remote { ServerSpec::from_url(line, &[] as &[String]) } else { ServerSpec::from_command_line(line) };
+        let spec = match derived {
+            Ok(spec) => spec,
+            Err(e) => return self.editor_failed(format!("cannot add {line:?}: {e}")),
+        };
+        let name = match name.trim() {
+            "" => spec.name().to_owned(),
+            given => given.to_owned(),
+        };
+        let entry = match spec {
+            ServerSpec::Stdio { program, args, .. } => Resolved::Stdio { command: program, args, env: Vec::new() },
+            ServerSpec::StreamableHttp { url, .. } => {
+                Resolved::Remote { url: url.to_string(), sse: false, headers: Vec::new() }
+            }
+            ServerSpec::Sse { url, .. } => Resolved::Remote { url: url.to_string(), sse: true, headers: Vec::new() },
+            _ => return self.editor_failed(format!("cannot add {line:?}: give a command line or a URL")),
+        };
+        self.edit_config(|path| config_file::add_server(path, &name, &entry, false).map(|_| ()));
+    }
+
+    /// The servers editor removes `server`'s entry.
+    pub(super) fn remove_server(&mut self, server: &str) {
+        self.edit_config(|path| config_file::remove_server(path, server));
+    }
+
+    /// The servers editor enables or disables `server`.
+    pub(super) fn enable_server(&mut self, server: &str, enabled: bool) {
+        self.edit_config(|path| config_file::set_disabled(path, server, !enabled));
+    }
+
+    /// A server's log for the person: its stderr's last lines, and why it failed if it did.
+    pub(super) fn server_log(&mut self, server: &str) {
+        let mut lines = self.servers.stderr_tail(server);
+        if let Some(ServerStatus::Failed { reason, .. }) = self.servers.status(server) {
+            lines.push(reason);
+        }
+        let start = lines.len().saturating_sub(LOG_LINES);
+        let lines = lines[start..].iter().map(|l| consent::one_line_max(l, 500)).collect();
+        self.shell(ShellCommand::ServerLog { server: server.to_owned(), lines });
+    }
+
+    /// Changes the config file with `edit` (which checks the new file with the loader before it
+    /// replaces the old one), then brings the running servers in line with it.
+    fn edit_config(&mut self, edit: impl FnOnce(&std::path::Path) -> Result<(), String>) {
+        let Some(path) = self.options.config.clone() else {
+            return self.editor_failed(
+                "these servers were given on the command line: there is no config file to change".into(),
+            );
+        };
+        match edit(&path) {
+            Ok(()) => {
+                self.editor_error = None;
+                self.apply_config(&path);
+            }
+            Err(e) => self.editor_failed(e),
+        }
+    }
+
+    fn editor_failed(&mut self, reason: String) {
+        tracing::warn!("{}", say(&reason));
+        self.status(&reason, true);
+        self.editor_error = Some(reason);
+        self.show_servers();
+    }
+
+    /// Brings the registry in line with the config file: new entries start, gone (or disabled)
+    /// ones stop, and a server restarts only when its own entry changed.
+    fn apply_config(&mut self, path: &std::path::Path) {
+        let load = match load_config(path, &LoadOptions::new()) {
+            Ok(load) => load,
+            Err(e) => return self.editor_failed(e.to_string()),
+        };
+        let running = self.servers.names();
+        for name in &running {
+            if !load.servers.iter().any(|s| s.name() == name) {
+                tracing::info!(server = %name, "stopped: its entry is gone or disabled");
+                self.servers.remove(name);
+            }
+        }
+        for spec in load.servers {
+            let name = spec.name().to_owned();
+            match self.servers.spec(&name) {
+                None => {
+                    tracing::info!(server = %name, "started: its entry is new or enabled");
+                    self.servers.add(spec);
+                }
+                Some(old) if old != spec => {
+                    tracing::info!(server = %name, "restarted: its entry changed");
+                    let servers = self.servers.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = servers.replace(&name, spec).await {
+                            tracing::warn!(server = %name, "restart failed: {e}");
+                        }
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        self.show_servers();
     }
 
     /// What the person sees for `server`: its label (see [`Registry::label`]), never its key.

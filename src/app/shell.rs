@@ -74,8 +74,19 @@ pub(crate) enum ShellCommand {
     /// A View's web process does not respond (`hung`), or responds again: the card says so and
     /// offers to wait or to stop it.
     Hung { view: String, hung: bool, text: String },
-    /// The tool picker: servers with their status and tools.
-    Servers { servers: Vec<Value> },
+    /// The tool picker: servers with their status and tools; with `editor` (the app's servers
+    /// come from a config file) the servers editor: `{config, entries: [{name, disabled, what}],
+    /// error}`, every text already made safe for a person.
+    Servers {
+        servers: Vec<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        editor: Option<Value>,
+    },
+    /// The first-run welcome (no server yet), or its end (`shown` false). `config` is the file
+    /// the demo server is written into.
+    Welcome { shown: bool, config: String },
+    /// A server's log: the last lines it wrote on stderr, made safe for a person.
+    ServerLog { server: String, lines: Vec<String> },
     /// A record of the developer panel's live log.
     Log { record: Value },
     /// The CSP a View was granted, for the developer panel.
@@ -218,6 +229,34 @@ pub enum ShellMessage {
     },
     /// The person cancelled a sign-in in progress.
     CancelSignIn {
+        /// The server.
+        server: String,
+    },
+    /// The person asked for the demo server from the welcome: written into the config file,
+    /// then started.
+    AddDemo,
+    /// The person adds a server in the servers editor.
+    AddServer {
+        /// Its name in the config file (empty: made from the command or URL).
+        #[serde(default)]
+        name: String,
+        /// A command line (POSIX quoting) or an `https://` URL.
+        line: String,
+    },
+    /// The person removes a server from the config file.
+    RemoveServer {
+        /// The server.
+        server: String,
+    },
+    /// The person enables or disables a server (`"disabled": true` in its entry).
+    EnableServer {
+        /// The server.
+        server: String,
+        /// Enabled (else disabled).
+        enabled: bool,
+    },
+    /// The person asks for a server's log.
+    ServerLog {
         /// The server.
         server: String,
     },
@@ -396,7 +435,9 @@ mod tests {
             ShellCommand::Resize { view: s(), height: 300.0 },
             ShellCommand::Display { view: s(), mode: DisplayMode::Pip },
             ShellCommand::Unmount { view: s() },
-            ShellCommand::Servers { servers: vec![json!({"name": "a"})] },
+            ShellCommand::Servers { servers: vec![json!({"name": "a"})], editor: Some(json!({"config": "c"})) },
+            ShellCommand::Welcome { shown: true, config: s() },
+            ShellCommand::ServerLog { server: s(), lines: vec![s()] },
             ShellCommand::Log { record: json!({"dir": "rejected"}) },
             ShellCommand::Csp { view: s(), header: s(), granted: json!({}), rejected: vec![] },
             ShellCommand::Diagnostic { view: s(), kind: s(), detail: json!(null) },

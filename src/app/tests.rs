@@ -376,7 +376,7 @@ async fn a_tool_the_person_picks_without_a_ui_shows_its_result_as_text() {
     let mut window = Window::open(options);
     window
         .shell_command("the demo's tools in the picker", |c| match c {
-            ShellCommand::Servers { servers } if servers.iter().any(|s| s["status"] == "ready") => Some(()),
+            ShellCommand::Servers { servers, .. } if servers.iter().any(|s| s["status"] == "ready") => Some(()),
             _ => None,
         })
         .await;
@@ -458,4 +458,164 @@ async fn a_view_reopened_twice_in_a_row_keeps_its_result_and_the_tool_is_called_
     let again = window.method_to(third.id(), methods::TOOL_RESULT).await;
     assert_eq!(again["params"], result["params"], "the last result again");
     assert_eq!(tool_calls(&trace, "weather"), 1, "the tool was called again");
+}
+
+/// A stdio server that behaves (`tests/fixtures/fault-server-stdio.mjs ok`), answering as `label`:
+/// its stderr says each method it gets with its process id.
+fn node_server(label: &str) -> (String, Vec<String>) {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fault-server-stdio.mjs");
+    ("node".to_owned(), vec![script.to_string_lossy().into_owned(), "ok".to_owned(), label.to_owned()])
+}
+
+/// The app on the config file `path`, as `run` with no server flags opens it.
+fn on_config(path: &std::path::Path) -> Window {
+    let load = crate::server::config::load_config(path, &Default::default()).map(|l| l.servers).unwrap_or_default();
+    let mut options = RunOptions::app_with(load);
+    options.config = Some(path.to_owned());
+    options.timeout = LIMIT;
+    options.demo_command = Some(node_server("demo"));
+    Window::open(options)
+}
+
+/// The statuses of the last servers list.
+fn statuses(window: &Window) -> Vec<(String, String)> {
+    window
+        .shell
+        .iter()
+        .rev()
+        .find_map(|c| match c {
+            ShellCommand::Servers { servers, .. } => Some(
+                servers
+                    .iter()
+                    .map(|s| (s["name"].as_str().unwrap().to_owned(), s["status"].as_str().unwrap().to_owned())),
+            ),
+            _ => None,
+        })
+        .map(|s| s.collect())
+        .unwrap_or_default()
+}
+
+impl Window {
+    /// Waits until the last servers list is `want` (name and status each, in order).
+    async fn servers_are(&mut self, want: &[(&str, &str)]) {
+        let want: Vec<(String, String)> = want.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
+        let what = format!("the servers {want:?}");
+        self.until(&what, |w, _| (statuses(w) == want).then_some(())).await;
+    }
+
+    /// The process id a server's log names (each method it gets is logged with it).
+    async fn server_pid(&mut self, server: &str) -> String {
+        self.person(ShellMessage::ServerLog { server: server.to_owned() });
+        let seen = self.shell.len();
+        let lines = self
+            .until("the server's log", |w, _| {
+                w.shell[seen..].iter().find_map(|c| match c {
+                    ShellCommand::ServerLog { server: s, lines } if s == server => Some(lines.clone()),
+                    _ => None,
+                })
+            })
+            .await;
+        let line =
+            lines.iter().find(|l| l.starts_with("METHOD ")).unwrap_or_else(|| panic!("no METHOD line: {lines:?}"));
+        line.rsplit(' ').next().unwrap().to_owned()
+    }
+}
+
+#[tokio::test]
+async fn with_no_server_the_app_welcomes_and_adds_the_demo_server_in_one_click() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config/mcp.json");
+    let mut window = on_config(&path);
+    let config = window
+        .shell_command("the welcome", |c| match c {
+            ShellCommand::Welcome { shown: true, config } => Some(config.clone()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(config, path.display().to_string());
+    assert!(!path.exists());
+
+    window.person(ShellMessage::AddDemo);
+    window.servers_are(&[("demo", "ready")]).await;
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let (command, args) = node_server("demo");
+    assert_eq!(written, json!({"mcpServers": {"demo": {"command": command, "args": args}}}));
+    window
+        .shell_command("the welcome's end", |c| matches!(c, ShellCommand::Welcome { shown: false, .. }).then_some(()))
+        .await;
+    assert!(window.exit.is_none(), "the app did not exit");
+}
+
+#[tokio::test]
+async fn the_servers_editor_writes_the_file_and_restarts_only_the_server_it_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    let entry = |label: &str| {
+        let (command, args) = node_server(label);
+        json!({"command": command, "args": args})
+    };
+    let mut a = entry("a");
+    a["autoApprove"] = json!(["work"]);
+    std::fs::write(&path, json!({"theme": "dark", "mcpServers": {"a": a, "b": entry("b")}}).to_string()).unwrap();
+    let mut window = on_config(&path);
+    window.servers_are(&[("a", "ready"), ("b", "ready")]).await;
+    let a_pid = window.server_pid("a").await;
+    let read = || -> Value { serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap() };
+
+    // Disable b: its entry says so, it stops, a runs on.
+    window.person(ShellMessage::EnableServer { server: "b".into(), enabled: false });
+    window.servers_are(&[("a", "ready")]).await;
+    assert_eq!(read()["mcpServers"]["b"]["disabled"], true);
+    let editor = window
+        .shell
+        .iter()
+        .rev()
+        .find_map(|c| match c {
+            ShellCommand::Servers { editor: Some(e), .. } => Some(e.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(editor["entries"][1]["name"], "b");
+    assert_eq!(editor["entries"][1]["disabled"], true, "a disabled server stays listed: {editor}");
+
+    // Enable it again, then add c and remove it.
+    window.person(ShellMessage::EnableServer { server: "b".into(), enabled: true });
+    window.servers_are(&[("a", "ready"), ("b", "ready")]).await;
+    assert!(read()["mcpServers"]["b"].get("disabled").is_none());
+    let (command, args) = node_server("c");
+    let line = shell_words::join(std::iter::once(command.clone()).chain(args.clone()));
+    window.person(ShellMessage::AddServer { name: "c".into(), line });
+    window.servers_are(&[("a", "ready"), ("b", "ready"), ("c", "ready")]).await;
+    assert_eq!(read()["mcpServers"]["c"], json!({"command": command, "args": args}));
+    window.person(ShellMessage::RemoveServer { server: "c".into() });
+    window.servers_are(&[("a", "ready"), ("b", "ready")]).await;
+    assert!(read()["mcpServers"].get("c").is_none());
+
+    // The person's own keys stayed; a bad entry is refused and said so, the file unchanged.
+    let before = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(read()["theme"], "dark");
+    assert_eq!(read()["mcpServers"]["a"]["autoApprove"], json!(["work"]));
+    window.person(ShellMessage::AddServer { name: "x".into(), line: "http://example.com/mcp".into() });
+    window
+        .shell_command("the refusal", |c| match c {
+            ShellCommand::Servers { editor: Some(e), .. } if e["error"].is_string() => Some(()),
+            _ => None,
+        })
+        .await;
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+
+    // a was never restarted: the same process, and it never left "ready".
+    assert_eq!(window.server_pid("a").await, a_pid);
+    let a_statuses: Vec<String> = window
+        .shell
+        .iter()
+        .filter_map(|c| match c {
+            ShellCommand::Servers { servers, .. } => {
+                servers.iter().find(|s| s["name"] == "a").map(|s| s["status"].as_str().unwrap().to_owned())
+            }
+            _ => None,
+        })
+        .skip_while(|s| s != "ready")
+        .collect();
+    assert!(a_statuses.iter().all(|s| s == "ready"), "{a_statuses:?}");
 }

@@ -576,11 +576,12 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     use crate::desktop::RunOptions;
     use crate::host::{Consent, ExitAfter};
     use crate::protocol::Theme;
-    let servers = args.server.resolve_all()?;
+    let (servers, config) = args.server.app_servers()?;
     if args.args.len() > args.tool.len() {
         bail!("--args given {} times for {} --tool", args.args.len(), args.tool.len());
     }
     let mut options = RunOptions::app_with(servers);
+    options.config = config;
     for dir in &args.root {
         options.roots.push(crate::server::requests::Root::directory(dir)?);
     }
@@ -674,7 +675,7 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 
 #[cfg(not(feature = "desktop"))]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
-    let _ = args.server.resolve_all()?;
+    let _ = args.server.app_servers()?;
     let _ = model_of(&args)?;
     for text in &args.args {
         parse_args(text)?;
@@ -815,10 +816,20 @@ pub fn builtin_server_main() -> ExitCode {
 /// [`BUILTIN_SERVER_BIN`] beside this binary when it is there (they are built and installed
 /// together), else this binary's own `__<name>-server`.
 pub(crate) fn builtin_server_command(name: &str) -> std::io::Result<String> {
+    let (program, args) = builtin_server_entry(name)?;
+    Ok(shell_words::join(std::iter::once(program).chain(args)))
+}
+
+/// [`builtin_server_command`] as a program and its arguments (a config file's `command` and
+/// `args`).
+pub(crate) fn builtin_server_entry(name: &str) -> std::io::Result<(String, Vec<String>)> {
     let exe = std::env::current_exe()?;
     let small = exe.with_file_name(format!("{BUILTIN_SERVER_BIN}{}", std::env::consts::EXE_SUFFIX));
-    let quoted = |p: &std::path::Path| shell_words::quote(&p.to_string_lossy()).into_owned();
-    Ok(if small.is_file() { format!("{} {name}", quoted(&small)) } else { format!("{} __{name}-server", quoted(&exe)) })
+    Ok(if small.is_file() {
+        (small.to_string_lossy().into_owned(), vec![name.to_owned()])
+    } else {
+        (exe.to_string_lossy().into_owned(), vec![format!("__{name}-server")])
+    })
 }
 
 #[cfg(test)]

@@ -85,6 +85,28 @@ impl ServerArgs {
         Ok(specs)
     }
 
+    /// The servers of the app (`run`, `open`) and the config file it may edit: with no server
+    /// flags (or `--config FILE` alone) the config file's servers, none when the file is missing
+    /// or has none (the app then opens on its welcome), and that file; with other flags the
+    /// servers they name and no file to edit.
+    pub fn app_servers(&self) -> anyhow::Result<(Vec<ServerSpec>, Option<PathBuf>)> {
+        if self.builtin.is_some() || !self.stdio.is_empty() || !self.url.is_empty() || !self.server.is_empty() {
+            return Ok((self.resolve_all()?, None));
+        }
+        let path = match &self.config {
+            Some(path) => path.clone(),
+            None => default_config_path().context("no config directory: give --config FILE")?,
+        };
+        if !path.exists() {
+            return Ok((Vec::new(), Some(path)));
+        }
+        let load = load_config(&path, &LoadOptions::new()).with_context(|| format!("cannot use {}", path.display()))?;
+        for e in &load.errors {
+            eprintln!("warning: {e}");
+        }
+        Ok((load.servers, Some(path)))
+    }
+
     /// The `model` section of the config file these flags use (with `--config`, or the default
     /// file when no other server is named).
     pub fn config_model(&self) -> anyhow::Result<Option<(crate::server::config::ModelConfig, std::path::PathBuf)>> {

@@ -25,6 +25,7 @@ const SHELL_MODULES: &[(&str, &str)] = &[
     ("/shell/servers.js", include_str!("../../assets/shell/servers.js")),
     ("/shell/side.js", include_str!("../../assets/shell/side.js")),
     ("/shell/status.js", include_str!("../../assets/shell/status.js")),
+    ("/shell/welcome.js", include_str!("../../assets/shell/welcome.js")),
 ];
 const PROXY_HTML: &str = include_str!("../../sandbox-proxy/proxy.html");
 const PROXY_JS: &str = include_str!("../../sandbox-proxy/proxy.js");

@@ -31,13 +31,133 @@ pub(crate) fn add_server(path: &Path, name: &str, entry: &Resolved, replace: boo
     let (mut doc, format) = if created {
         (Doc::Object(vec![("mcpServers".to_owned(), Doc::Object(Vec::new()))]), ConfigFormat::DesktopClient)
     } else {
-        let load = load_config(path, &LoadOptions::new())
-            .map_err(|e| format!("cannot add a server to it: {e}; fix the file first, or use another with --config"))?;
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let doc: Doc = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text))
-            .map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
-        (doc, load.format)
+        open(path, "--config")?
     };
+    let servers = servers_of(&mut doc, format, path)?;
+    let replaced = servers.has(name);
+    if replaced && !replace {
+        return Err(format!(
+            "{} already has a server named {name:?}; nothing was changed. Pass --replace to overwrite it, or \
+             --name NAME to install this one under another name",
+            path.display()
+        ));
+    }
+    servers.set(name, entry_doc(entry, format));
+    let mode = write_checked(path, &doc, |load| {
+        if let Some(e) = load.errors.iter().find(|e| e.entry == name) {
+            return Err(format!("the new entry would not load, nothing was changed: {}", e.rule));
+        }
+        if !load.servers.iter().any(|s| s.name() == name) {
+            return Err(format!("the new entry {name:?} would not load, nothing was changed"));
+        }
+        Ok(())
+    })?;
+    Ok(Written { path: path.to_owned(), replaced, created, readable_by_others: mode.unwrap_or(0o600) & 0o077 != 0 })
+}
+
+/// One server entry of a config file as the servers editor lists it: enabled or not, and what
+/// it runs or reaches, as the file says (the person's own text, shown as one line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ConfigEntry {
+    /// Its key.
+    pub name: String,
+    /// It has `"disabled": true`.
+    pub disabled: bool,
+    /// Its command line or URL.
+    pub what: String,
+}
+
+/// The server entries of `path`, in file order; none when the file is missing.
+pub(crate) fn entries(path: &Path) -> Result<Vec<ConfigEntry>, String> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let (mut doc, format) = open(path, "the servers editor")?;
+    let Doc::Object(servers) = servers_of(&mut doc, format, path)? else { return Ok(Vec::new()) };
+    Ok(servers
+        .iter()
+        .map(|(name, entry)| {
+            let text = |key: &str| match entry {
+                Doc::Object(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()),
+                _ => None,
+            };
+            let what = match (text("command"), text("url")) {
+                (Some(Doc::String(command)), _) => {
+                    let args = match text("args") {
+                        Some(Doc::Array(args)) => args
+                            .into_iter()
+                            .filter_map(|a| match a {
+                                Doc::String(a) => Some(a),
+                                _ => None,
+                            })
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    shell_words::join(std::iter::once(command).chain(args))
+                }
+                (_, Some(Doc::String(url))) => url,
+                _ => String::new(),
+            };
+            ConfigEntry { name: name.clone(), disabled: text("disabled") == Some(Doc::Bool(true)), what }
+        })
+        .collect())
+}
+
+/// Takes the server `name` out of `path`.
+pub(crate) fn remove_server(path: &Path, name: &str) -> Result<(), String> {
+    let (mut doc, format) = open(path, "the servers editor")?;
+    if !servers_of(&mut doc, format, path)?.remove(name) {
+        return Err(format!("{} has no server named {name:?}; nothing was changed", path.display()));
+    }
+    write_checked(path, &doc, |_| Ok(())).map(|_| ())
+}
+
+/// Disables (`"disabled": true`) or enables (the key taken out) the server `name` of `path`;
+/// the entry's other keys stay as they are.
+pub(crate) fn set_disabled(path: &Path, name: &str, disabled: bool) -> Result<(), String> {
+    let (mut doc, format) = open(path, "the servers editor")?;
+    let entry = servers_of(&mut doc, format, path)?
+        .get_mut(name)
+        .filter(|e| matches!(e, Doc::Object(_)))
+        .ok_or_else(|| format!("{} has no server named {name:?}; nothing was changed", path.display()))?;
+    if disabled {
+        entry.set("disabled", Doc::Bool(true));
+    } else {
+        entry.remove("disabled");
+    }
+    write_checked(path, &doc, |load| {
+        if let Some(e) = load.errors.iter().find(|e| e.entry == name) {
+            return Err(format!("the entry {name:?} would not load, nothing was changed: {}", e.rule));
+        }
+        if !disabled && !load.servers.iter().any(|s| s.name() == name) {
+            return Err(format!("the entry {name:?} would not load, nothing was changed"));
+        }
+        Ok(())
+    })
+    .map(|_| ())
+}
+
+/// Reads `path` for an edit: its document and format. A file the loader cannot read is refused
+/// (`fix` says where to go instead); a file with comments (VS Code's JSONC) is refused by name,
+/// since rewriting it as JSON would drop them.
+fn open(path: &Path, elsewhere: &str) -> Result<(Doc, ConfigFormat), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    if serde_json::from_str::<serde_json::Value>(text).is_err() && has_comments(text) {
+        return Err(format!(
+            "{} has comments, which rewriting it as JSON would drop; nothing was changed. Edit it in a text \
+             editor, or take the comments out first",
+            path.display()
+        ));
+    }
+    let load = load_config(path, &LoadOptions::new())
+        .map_err(|e| format!("cannot change its servers: {e}; fix the file first, or use another with {elsewhere}"))?;
+    let doc: Doc = serde_json::from_str(text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    Ok((doc, load.format))
+}
+
+/// The object that holds the servers of a file in `format`.
+fn servers_of<'a>(doc: &'a mut Doc, format: ConfigFormat, path: &Path) -> Result<&'a mut Doc, String> {
     let key = match format {
         ConfigFormat::DesktopClient => "mcpServers",
         ConfigFormat::VsCode => "servers",
@@ -53,16 +173,39 @@ pub(crate) fn add_server(path: &Path, name: &str, entry: &Resolved, replace: boo
     if !matches!(servers, Doc::Object(_)) {
         return Err(format!("\"{key}\" in {} is not an object", path.display()));
     }
-    let replaced = servers.has(name);
-    if replaced && !replace {
-        return Err(format!(
-            "{} already has a server named {name:?}; nothing was changed. Pass --replace to overwrite it, or \
-             --name NAME to install this one under another name",
-            path.display()
-        ));
-    }
-    servers.set(name, entry_doc(entry, format));
+    Ok(servers)
+}
 
+/// `//` or `/*` outside a string: JSON with comments.
+fn has_comments(text: &str) -> bool {
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if c == '/' && matches!(chars.peek(), Some('/' | '*')) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Writes `doc` beside `path`, loads it with the host's loader, lets `check` judge what loaded,
+/// and only then renames it over `path`: a change that would not load leaves the file as it
+/// was. Returns the file's mode (an existing file keeps its own).
+fn write_checked(
+    path: &Path,
+    doc: &Doc,
+    check: impl FnOnce(&crate::server::config::ConfigLoad) -> Result<(), String>,
+) -> Result<Option<u32>, String> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     create_private_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let tmp = dir.join(format!(
@@ -73,13 +216,15 @@ pub(crate) fn add_server(path: &Path, name: &str, entry: &Resolved, replace: boo
     let mode = existing_mode(path);
     let outcome = write_new(&tmp, &doc.to_pretty(), mode)
         .map_err(|e| format!("cannot write {}: {e}", tmp.display()))
-        .and_then(|()| check_loads(&tmp, name))
+        .and_then(|()| {
+            load_config(&tmp, &LoadOptions::new()).map_err(|e| format!("the new config would not load: {e}"))
+        })
+        .and_then(|load| check(&load))
         .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| format!("cannot replace {}: {e}", path.display())));
     if outcome.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    outcome?;
-    Ok(Written { path: path.to_owned(), replaced, created, readable_by_others: mode.unwrap_or(0o600) & 0o077 != 0 })
+    outcome.map(|()| mode)
 }
 
 /// The entry as the file's format writes it; the transport always named, so a URL ending in
@@ -108,18 +253,6 @@ fn entry_doc(entry: &Resolved, format: ConfigFormat) -> Doc {
         }
     }
     Doc::Object(fields)
-}
-
-/// The loader must read the new file and the new server from it.
-fn check_loads(path: &Path, name: &str) -> Result<(), String> {
-    let load = load_config(path, &LoadOptions::new()).map_err(|e| format!("the new config would not load: {e}"))?;
-    if let Some(e) = load.errors.iter().find(|e| e.entry == name) {
-        return Err(format!("the new entry would not load, nothing was changed: {}", e.rule));
-    }
-    if !load.servers.iter().any(|s| s.name() == name) {
-        return Err(format!("the new entry {name:?} would not load, nothing was changed"));
-    }
-    Ok(())
 }
 
 #[cfg(unix)]
@@ -204,8 +337,12 @@ mod tests {
         let bad = dir.path().join("bad.json");
         std::fs::write(&bad, "{\"mcpServers\": {}, // mine\n}").unwrap();
         let err = add_server(&bad, "r", &remote, false).unwrap_err();
-        assert!(err.contains("not valid JSON") && err.contains("fix the file first"), "{err}");
+        assert!(err.contains("has comments") && err.contains("nothing was changed"), "{err}");
         assert!(std::fs::read_to_string(&bad).unwrap().contains("// mine"));
+        let broken = dir.path().join("broken.json");
+        std::fs::write(&broken, "{\"mcpServers\": {\"a\": \"http://x//y\"},}").unwrap();
+        let err = add_server(&broken, "r", &remote, false).unwrap_err();
+        assert!(err.contains("not valid JSON") && err.contains("fix the file first"), "{err}");
 
         // The loader's own rules decide: an http URL that is not local is refused, nothing written.
         let insecure = Resolved::Remote { url: "http://example.com/mcp".into(), sse: false, headers: Vec::new() };
@@ -225,5 +362,57 @@ mod tests {
         assert_eq!(load.format, ConfigFormat::VsCode);
         assert_eq!(load.servers.len(), 1);
         assert!(std::fs::read_to_string(&path).unwrap().contains("\"type\": \"stdio\""));
+    }
+
+    #[test]
+    fn the_editor_keeps_the_persons_keys_and_refuses_what_would_not_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp.json");
+        let original = r#"{"zTheme": "dark", "mcpServers": {"a": {"command": "x", "autoApprove": ["t"], "args": ["--v"]}, "b": {"url": "https://example.com/mcp"}}, "aOther": 1}"#;
+        std::fs::write(&path, original).unwrap();
+
+        set_disabled(&path, "a", true).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let order: Vec<usize> = ["zTheme", "\"a\"", "autoApprove", "--v", "\"disabled\": true", "\"b\"", "aOther"]
+            .iter()
+            .map(|k| text.find(k).unwrap_or_else(|| panic!("{k} missing:\n{text}")))
+            .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+        let load = load_config(&path, &LoadOptions::new()).unwrap();
+        assert_eq!(load.servers.iter().map(|s| s.name()).collect::<Vec<_>>(), ["b"]);
+        let listed = entries(&path).unwrap();
+        assert_eq!(
+            listed,
+            [
+                ConfigEntry { name: "a".into(), disabled: true, what: "x --v".into() },
+                ConfigEntry { name: "b".into(), disabled: false, what: "https://example.com/mcp".into() },
+            ]
+        );
+
+        set_disabled(&path, "a", false).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("disabled") && text.contains("autoApprove"), "{text}");
+        remove_server(&path, "b").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("\"b\"") && text.contains("zTheme") && text.contains("aOther"), "{text}");
+        let err = remove_server(&path, "b").unwrap_err();
+        assert!(err.contains("no server named \"b\""), "{err}");
+
+        // A bad entry is refused before anything is written.
+        let before = std::fs::read_to_string(&path).unwrap();
+        let bad = Resolved::Stdio { command: String::new(), args: Vec::new(), env: Vec::new() };
+        let err = add_server(&path, "empty", &bad, false).unwrap_err();
+        assert!(err.contains("would not load") && err.contains("must not be empty"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+
+        // VS Code's JSONC: refused by name, the file untouched.
+        let jsonc = dir.path().join("vscode.json");
+        let text = "{\n  // my servers\n  \"servers\": {\"a\": {\"type\": \"stdio\", \"command\": \"x\"}}\n}";
+        std::fs::write(&jsonc, text).unwrap();
+        for err in [set_disabled(&jsonc, "a", true).unwrap_err(), remove_server(&jsonc, "a").unwrap_err()] {
+            assert!(err.contains("has comments") && err.contains("nothing was changed"), "{err}");
+        }
+        assert_eq!(std::fs::read_to_string(&jsonc).unwrap(), text);
+        assert!(!has_comments(r#"{"url": "https://x//y/*z*/", "q": "\"//"}"#));
     }
 }

@@ -43,6 +43,18 @@ impl Doc {
         }
     }
 
+    /// Takes `key` out of an object; whether it was there.
+    pub(crate) fn remove(&mut self, key: &str) -> bool {
+        match self {
+            Self::Object(fields) => {
+                let before = fields.len();
+                fields.retain(|(k, _)| k != key);
+                fields.len() != before
+            }
+            _ => false,
+        }
+    }
+
     /// Whether an object has `key`.
     pub(crate) fn has(&self, key: &str) -> bool {
         matches!(self, Self::Object(fields) if fields.iter().any(|(k, _)| k == key))

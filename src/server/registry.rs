@@ -566,6 +566,79 @@ impl Registry {
         self.connection(name).await
     }
 
+    /// Adds a server to a running registry (the person added it in the app) and starts
+    /// connecting it: its status goes out as for the servers of the start, `starting` first.
+    /// Returns its name (the spec's, made unique).
+    pub fn add(self: &Arc<Self>, spec: ServerSpec) -> String {
+        let name = {
+            let mut entries = self.lock();
+            let name = unique(spec.name(), entries.iter().map(|e| e.name.as_str()));
+            entries.push(Entry {
+                label: name.clone(),
+                name: name.clone(),
+                spec,
+                status: ServerStatus::Starting,
+                connection: None,
+                last: None,
+                failures: 0,
+                connecting: Arc::default(),
+                generation: 0,
+                cancel_sign_in: Arc::default(),
+            });
+            name
+        };
+        let _ = self
+            .events
+            .send(ServerEvent { server: name.clone(), kind: ServerEventKind::Status(ServerStatus::Starting) });
+        let me = self.clone();
+        let started = name.clone();
+        tokio::spawn(async move {
+            let _ = me.connect(&started, false).await;
+        });
+        name
+    }
+
+    /// Takes a server out (the person removed or disabled it): it leaves the list at once, its
+    /// connection shuts down behind, and a last `stopped` status goes out. False when there is
+    /// no such server.
+    pub fn remove(&self, name: &str) -> bool {
+        let removed = {
+            let mut entries = self.lock();
+            let Some(at) = entries.iter().position(|e| e.name == name) else { return false };
+            entries.remove(at)
+        };
+        if let Some(conn) = removed.connection {
+            tokio::spawn(async move { conn.shutdown().await });
+        }
+        let _ = self
+            .events
+            .send(ServerEvent { server: name.to_owned(), kind: ServerEventKind::Status(ServerStatus::Stopped) });
+        true
+    }
+
+    /// Gives a server a new spec (its entry in the config file changed) and restarts it on it.
+    pub async fn replace(self: &Arc<Self>, name: &str, spec: ServerSpec) -> Result<Arc<Connection>> {
+        self.with_entry(name, |e| {
+            e.spec = spec;
+            e.failures = 0;
+        })
+        .ok_or_else(|| self.unknown(name))?;
+        self.restart(name).await
+    }
+
+    /// One server's spec, as the registry runs it.
+    pub fn spec(&self, name: &str) -> Option<ServerSpec> {
+        self.with_entry(name, |e| e.spec.clone())
+    }
+
+    /// The last lines a local server wrote on stderr (its live connection's, else its last
+    /// one's), as it wrote them: untrusted text.
+    pub fn stderr_tail(&self, name: &str) -> Vec<String> {
+        self.with_entry(name, |e| e.connection.as_ref().or(e.last.as_ref()).map(|c| c.stderr_tail()))
+            .flatten()
+            .unwrap_or_default()
+    }
+
     /// Shuts every server down (their processes stop); they stay stopped.
     pub async fn shutdown(&self) {
         let connections: Vec<(String, Arc<Connection>)> = self

@@ -4,9 +4,17 @@
 use super::entry::{local_server, reject_fields, remote_server, EntryResult};
 use super::fields::{entry_object, field, optional_string, Json};
 
-/// `{"type": "stdio" | "http" | "sse", ...}`; `${env:...}` and friends stay literal.
+/// `{"type": "stdio" | "http" | "sse", ...}`; `${env:...}` and friends stay literal; `"disabled":
+/// true` leaves the server out, as in the desktop format.
 pub(super) fn vscode_server(name: &str, value: &Json) -> EntryResult {
     let fields = entry_object(value)?;
+    // Not VS Code's own key (it keeps that state elsewhere), but the one desktop clients write
+    // and this host's servers editor writes in every format.
+    match field(fields, "disabled") {
+        None | Some(Json::Bool(false)) => {}
+        Some(Json::Bool(true)) => return Ok(None),
+        Some(other) => return Err(format!("\"disabled\" must be true or false, found {}", other.describe())),
+    }
     if value.contains_text("${input:") {
         return Err("input variables (${input:...}) are not supported; write the value into the file \
              or the server's env"

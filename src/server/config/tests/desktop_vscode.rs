@@ -148,3 +148,16 @@ fn vscode_top_level_is_servers_and_inputs_only() {
     let (_tmp, load) = load_file("mcp.json", r#"{"servers": {}, "mcpServers": {}}"#);
     assert!(load.unwrap_err().to_string().contains("both \"servers\""));
 }
+
+#[test]
+fn vscode_entries_may_be_disabled_as_desktop_ones() {
+    let (_tmp, load) = load_file(
+        "mcp.json",
+        r#"{"servers": {"on": {"type": "stdio", "command": "node"}, "off": {"type": "stdio", "command": "node", "disabled": true},
+            "bad": {"type": "stdio", "command": "node", "disabled": "yes"}}}"#,
+    );
+    let load = load.unwrap();
+    assert_eq!(load.servers.iter().map(ServerSpec::name).collect::<Vec<_>>(), ["on"]);
+    assert_eq!(load.errors.len(), 1, "{:?}", load.errors);
+    assert!(load.errors[0].entry == "bad" && load.errors[0].rule.contains("\"disabled\" must be true or false"));
+}
