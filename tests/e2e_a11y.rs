@@ -1,0 +1,184 @@
+//! The shell as a screen reader reads it: every control of the shell on the Linux accessibility
+//! bus (AT-SPI), read by a real AT-SPI client (`tests/fixtures/a11y/controls.py`, Python's
+//! `gi.repository.Atspi`) from a private D-Bus session with the AT-SPI bus on it.
+//!
+//! These tests need `at-spi2-core`, `gir1.2-atspi-2.0` and `python3-gi` (scripts/setup installs
+//! them), `dbus-daemon` and a display.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// A private session bus with the AT-SPI bus launcher on it; both end on drop.
+struct AccessibilityBus {
+    address: String,
+    children: Vec<Child>,
+}
+
+impl AccessibilityBus {
+    fn start() -> Self {
+        let mut bus = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon runs (scripts/setup installs it)");
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(bus.stdout.take().unwrap()), &mut line).unwrap();
+        let address = line.trim().to_owned();
+        let launcher = Command::new("/usr/libexec/at-spi-bus-launcher")
+            .arg("--launch-immediately")
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the AT-SPI bus launcher runs (scripts/setup installs at-spi2-core)");
+        std::thread::sleep(Duration::from_millis(500));
+        Self { address, children: vec![launcher, bus] }
+    }
+}
+
+impl Drop for AccessibilityBus {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        // The registry daemon the launcher started on the bus goes with the bus.
+    }
+}
+
+/// Runs the host with `args` (and `home` as its HOME) on the accessibility bus, and once its
+/// shell is up and the automation revealed every hidden part of it, reads the shell's
+/// controls as a screen reader sees them.
+fn shell_controls(args: &[&str], home: &std::path::Path, reveal: &str) -> Vec<Value> {
+    let bus = AccessibilityBus::start();
+    let dir = tempfile::tempdir().unwrap();
+    let script = common::automation(&dir, reveal);
+    let mut host = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(args)
+        .args(["--automation", &script])
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The shell, its Views and the automation's reveal settle.
+    std::thread::sleep(Duration::from_secs(8));
+    let out = Command::new("/usr/bin/python3")
+        .arg(common::fixtures().join("a11y/controls.py"))
+        .arg("20")
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .output()
+        .expect("python3 with gi runs (scripts/setup installs python3-gi)");
+    let _ = host.kill();
+    let _ = host.wait();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(report["error"].is_null(), "{report}");
+    report["controls"].as_array().unwrap().clone()
+}
+
+/// One test at a time: real key events go to whichever window of the display has the focus.
+static DISPLAY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Every part of the shell shown at once (what is hidden is not on the bus).
+const REVEAL: &str = r#"
+  await wait(1500);
+  for (const e of document.querySelectorAll("[hidden]")) e.hidden = false;
+"#;
+
+fn unnamed(controls: &[Value]) -> Vec<&Value> {
+    controls.iter().filter(|c| c["name"].as_str().unwrap_or_default().is_empty()).collect()
+}
+
+fn names(controls: &[Value]) -> Vec<&str> {
+    controls.iter().filter_map(|c| c["name"].as_str()).collect()
+}
+
+/// Every control of the shell has a name a screen reader says: the app with a model and the
+/// developer panel (preview), every hidden part shown, and the first run's welcome with the
+/// servers editor. A control without one (the automation adds a bare button) is found.
+#[test]
+fn every_control_of_the_shell_has_a_name_a_screen_reader_reads() {
+    let _display = DISPLAY.lock().unwrap_or_else(|e| e.into_inner());
+    let home = tempfile::tempdir().unwrap();
+    let preview = ["preview", "--builtin", "demo", "--tool", "weather", "--model", "scripted"];
+    let controls = shell_controls(&preview, home.path(), REVEAL);
+    let said = names(&controls);
+    for want in ["Switch theme", "Message the model", "Send", "Close weather", "Reload", "Filter by method", "Log"] {
+        assert!(said.contains(&want), "{want:?} is on the bus: {said:?}");
+    }
+    assert!(controls.len() > 30, "the whole shell was read: {controls:#?}");
+    assert!(unnamed(&controls).is_empty(), "controls without a name: {:#?}", unnamed(&controls));
+    // (A select's options are reached through the select.)
+    let out_of_reach: Vec<&Value> =
+        controls.iter().filter(|c| c["role"] != "menu item" && c["focusable"] != true).collect();
+    assert!(out_of_reach.is_empty(), "controls the keyboard cannot reach: {out_of_reach:#?}");
+
+    // The first run: no config, the welcome and (once shown) the servers editor.
+    let first = tempfile::tempdir().unwrap();
+    let controls = shell_controls(&["run"], first.path(), REVEAL);
+    assert!(names(&controls).contains(&"Add the demo server"), "{:?}", names(&controls));
+    assert!(unnamed(&controls).is_empty(), "controls without a name: {:#?}", unnamed(&controls));
+
+    // The check itself: a control without a name is found.
+    let bare = format!("{REVEAL}\n  document.body.append(document.createElement(\"button\"));");
+    let controls = shell_controls(&["run"], first.path(), &bare);
+    assert_eq!(unnamed(&controls).len(), 1, "{controls:#?}");
+}
+
+/// The first run with the keyboard only (real key events; where the focus is, read as a screen
+/// reader reads it): Tab to "Add the demo server" and Enter, Tab to the demo's weather tool and
+/// Enter, Tab to "Call" and Enter; the weather View opens and gets its result.
+#[test]
+fn the_keyboard_alone_adds_the_demo_server_and_opens_a_view() {
+    let _display = DISPLAY.lock().unwrap_or_else(|e| e.into_inner());
+    let bus = AccessibilityBus::start();
+    let home = tempfile::tempdir().unwrap();
+    let trace = home.path().join("trace.jsonl");
+    let mut host = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["run", "--trace"])
+        .arg(&trace)
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = Command::new("/usr/bin/python3")
+        .arg(common::fixtures().join("a11y/keyboard.py"))
+        .arg(host.id().to_string())
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .output()
+        .expect("python3 with gi runs");
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let records = || -> Vec<Value> {
+        std::fs::read_to_string(&trace)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let result = |r: &[Value]| {
+        r.iter().any(|r| r["dir"] == "host->view" && r["msg"]["method"] == "ui/notifications/tool-result")
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !result(&records()) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = host.kill();
+    let _ = host.wait();
+    let steps = report["steps"].as_array().unwrap();
+    assert!(steps.len() == 3 && steps.iter().all(|s| s["ok"] == true), "{report:#}");
+    assert!(result(&records()), "the weather View got its result: {report:#}");
+}
