@@ -945,3 +945,101 @@ fn without_a_secret_service_secrets_go_to_owner_only_files_and_it_says_so() {
     let said = String::from_utf8_lossy(&status.stdout);
     assert!(said.contains(&format!("secrets go to owner-only files in {}", secrets.display())), "{said}");
 }
+
+/// What the person does in the app's install dialog: fills every empty field, then says yes
+/// (`ACTION` = "accept") or cancels (once the buttons are armed).
+const ANSWER_INSTALL: &str = r##"
+  const box = document.getElementById("elicit");
+  await until(() => !box.hidden, 30000);
+  for (const field of document.querySelectorAll("#elicit-fields input")) {
+    if (!field.value) { field.value = "s3cret-token"; field.dispatchEvent(new Event("input", { bubbles: true })); }
+  }
+  const button = document.getElementById(ACTION === "accept" ? "elicit-accept" : "elicit-cancel");
+  await until(() => !button.disabled, 5000);
+  button.click();
+"##;
+
+/// An install link opened from outside (the desktop entry runs `open LINK`; no terminal): the
+/// app shows what will run and asks for the link's secret setting in its own dialog; on yes
+/// the server is written to the config file (the secret kept apart), starts in the window and
+/// reaches a tool result; on no nothing is written.
+#[test]
+fn an_install_link_opened_without_a_terminal_asks_in_the_app() {
+    use std::io::{BufRead, Write};
+    let bin = common::fixtures().join("node_modules/.bin/mcp-server-basic-vanillajs");
+    let config_json =
+        json!({"name": "clock", "command": bin.to_str().unwrap(), "args": ["--stdio"], "env": {"CLOCK_TOKEN": ""}});
+    let link = format!(
+        "mcp-apps-host://install?config={}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(config_json.to_string())
+    );
+    let open = |home: &Path, action: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let script = common::automation(&dir, &format!("const ACTION = {action:?};\n{ANSWER_INSTALL}"));
+        let child = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+            .args(["open", &link, "--automation", &script, "--test-interface"])
+            .env("DBUS_SESSION_BUS_ADDRESS", NO_BUS)
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_DATA_HOME", home.join("data"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        (child, dir)
+    };
+    let config = |home: &Path| home.join("config/mcp-apps-host/mcp.json");
+
+    // Yes: the runner (the test interface) waits for the tool, then opens it.
+    let home = tempfile::tempdir().unwrap();
+    let (mut child, _dir) = open(home.path(), "accept");
+    let mut input = child.stdin.take().unwrap();
+    let mut output = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut call = |n: u64, method: &str, params: Value| -> Value {
+        writeln!(input, "{}", json!({"jsonrpc": "2.0", "id": n, "method": method, "params": params})).unwrap();
+        let mut line = String::new();
+        output.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    let mut n = 0;
+    loop {
+        n += 1;
+        let tools = call(n, "readModelToolList", json!({}));
+        if tools["result"]["tools"].as_array().is_some_and(|t| t.iter().any(|t| t["name"] == "get-time")) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the installed server never came: {tools}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    let shown = call(n + 1, "displayTestApp", json!({"tool": "get-time"}));
+    assert_eq!(shown["result"]["tool"], "get-time", "{shown}");
+    let result = call(n + 2, "callTool", json!({"name": "get-time"}));
+    assert!(result["result"]["structuredContent"]["time"].is_string(), "{result}");
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(log.contains("asking the person whether to install it"), "{log}");
+    let written = std::fs::read_to_string(config(home.path())).unwrap();
+    assert!(written.contains("\"clock\"") && written.contains("${secret:CLOCK_TOKEN}"), "{written}");
+    assert!(!written.contains("s3cret-token"), "the secret is not in the config file: {written}");
+
+    // No: nothing is written.
+    let home = tempfile::tempdir().unwrap();
+    let (mut child, _dir) = open(home.path(), "cancel");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut log = String::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    while !log.contains("was not installed (you said no)") && std::time::Instant::now() < deadline {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        log.push_str(&line);
+    }
+    drop(child.stdin.take());
+    let _ = child.wait();
+    assert!(log.contains("was not installed (you said no)"), "{log}");
+    assert!(!config(home.path()).exists(), "nothing was written");
+}

@@ -18,7 +18,7 @@ function choicesOf(schema) {
   return null;
 }
 
-var inputTypes = { email: "email", uri: "url", date: "date", "date-time": "datetime-local" };
+var inputTypes = { email: "email", uri: "url", date: "date", "date-time": "datetime-local", password: "password" };
 
 function fieldFor(prefix, name, schema, required) {
   var wrap = el("div", "field");

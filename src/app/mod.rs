@@ -41,6 +41,7 @@ pub(crate) mod dialogs;
 mod display;
 mod frame_height;
 mod hibernation;
+pub(crate) mod install_request;
 pub(crate) mod interaction;
 mod lifecycle;
 mod options;
@@ -248,6 +249,8 @@ pub(super) struct Controller {
     welcomed: bool,
     /// Why the servers editor's last change was refused, shown in it until the next one works.
     editor_error: Option<String>,
+    /// The install dialog shown for a server opened from outside, and what it installs.
+    pending_install: Option<(u64, install_request::InstallRequest)>,
 }
 
 /// A View's session, or why it could not start.
@@ -346,6 +349,7 @@ impl Controller {
             test_waiting: Default::default(),
             welcomed: false,
             editor_error: None,
+            pending_install: None,
         };
         (
             controller,

@@ -95,6 +95,8 @@ pub struct RunOptions {
     /// The config file the servers came from, which the servers panel edits (none: servers
     /// given on the command line, which the app does not write anywhere).
     pub(crate) config: Option<PathBuf>,
+    /// A server the person opened from outside, to install after the app's own dialog.
+    pub(crate) install: Option<super::install_request::InstallSlot>,
     /// The command line the welcome's "Add the demo server" writes (none: this executable's
     /// own, see [`crate::cli::builtin_server_entry`]).
     pub(crate) demo_command: Option<(String, Vec<String>)>,
@@ -165,6 +167,7 @@ impl RunOptions {
             live_views: None,
             embedded: false,
             config: None,
+            install: None,
             demo_command: None,
         }
     }

@@ -44,6 +44,7 @@ impl Controller {
                 if let Some(script) = self.options.automation.clone() {
                     let _ = self.ui.send_event(UserEvent::Eval(script));
                 }
+                self.show_install_request();
             }
             ShellMessage::Diagnostic { view, data } => {
                 let kind = data.get("kind").and_then(Value::as_str).unwrap_or("unknown").to_owned();
@@ -139,6 +140,9 @@ impl Controller {
                 }
             }
             ShellMessage::ElicitAnswer { dialog, action, content } => {
+                if self.install_answered(dialog, &action, &content) {
+                    return;
+                }
                 self.elicit_cmds.remove(&dialog);
                 let Some((server, reply)) = self.elicits.remove(&dialog) else { return };
                 let answer = match action.as_str() {

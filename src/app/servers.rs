@@ -311,7 +311,7 @@ impl Controller {
 
     /// Brings the registry in line with the config file: new entries start, gone (or disabled)
     /// ones stop, and a server restarts only when its own entry changed.
-    fn apply_config(&mut self, path: &std::path::Path) {
+    pub(super) fn apply_config(&mut self, path: &std::path::Path) {
         let load = match load_config(path, &LoadOptions::new()) {
             Ok(load) => load,
             Err(e) => return self.editor_failed(e.to_string()),

@@ -17,7 +17,7 @@ use crate::server::config::default_config_path;
 /// asks for each setting (secrets without echo), or takes `--yes` with `--set KEY=VALUE`. The
 /// file is rewritten as JSON: its other keys and their order are kept, its formatting is not (a
 /// file with comments is refused, not rewritten).
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct InstallArgs {
     /// An `.mcpb` bundle, a `server.json` file or web address (the registry API's answer for
     /// one server, `https://REGISTRY/v0/servers/NAME/versions/latest`), or an install link.
@@ -47,8 +47,8 @@ pub struct InstallArgs {
     remote: bool,
 }
 
-/// Runs `install`.
-pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
+/// What the source is: its plan, its bundle (for an `.mcpb`), and the config file it goes into.
+fn plan_of(args: &mut InstallArgs) -> anyhow::Result<(Plan, Option<mcpb::Bundle>, std::path::PathBuf)> {
     // A desktop's `%u` may hand a local file over as a file: URL.
     if args.source.starts_with("file:") {
         let path = url::Url::parse(&args.source)
@@ -67,7 +67,7 @@ pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
         bundle = Some(b);
         plan
     } else {
-        read_plan(&args)?
+        read_plan(args)?
     };
     if let Some(name) = args.name.as_ref().filter(|_| bundle.is_none()) {
         crate::install::check_name(name).map_err(anyhow::Error::msg)?;
@@ -77,6 +77,41 @@ pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
         Some(p) => p.clone(),
         None => default_config_path().context("no config directory: give --config FILE")?,
     };
+    Ok((plan, bundle, path))
+}
+
+/// For `open` with no terminal to ask in: what the app's own dialog shows (what will run, the
+/// signature, the settings), and the install it carries out with the person's answers.
+pub(crate) fn in_app(mut args: InstallArgs) -> anyhow::Result<crate::app::install_request::InstallRequest> {
+    // (A bundle's signature is one of its plan's facts.)
+    let (plan, _, config) = plan_of(&mut args)?;
+    let summary = plan.summary();
+    let name = plan.name.clone();
+    let perform = Box::new(move |answers: Vec<(String, String)>| {
+        args.yes = true;
+        args.set = answers.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+        // What the terminal would be told goes to the log (stdout may be a runner's line).
+        install_saying(args, &mut std::io::stderr())
+            .map(|_| format!("{name} was installed"))
+            .map_err(|e| format!("{e:#}"))
+    });
+    Ok(crate::app::install_request::InstallRequest {
+        name: plan.name.clone(),
+        summary,
+        settings: plan.settings.clone(),
+        config,
+        perform,
+    })
+}
+
+/// Runs `install`; what was installed and where its secrets went is said on stdout.
+pub fn install(args: InstallArgs) -> anyhow::Result<i32> {
+    install_saying(args, &mut std::io::stdout())
+}
+
+/// `install`, saying what was installed on `said`.
+fn install_saying(mut args: InstallArgs, said: &mut dyn Write) -> anyhow::Result<i32> {
+    let (plan, bundle, path) = plan_of(&mut args)?;
     let given: Vec<(String, String)> = args
         .set
         .iter()
@@ -131,15 +166,17 @@ pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("nothing was installed into {}", path.display()))?;
     if !secrets.is_empty() {
-        store_secrets(&written.path, &plan.name, &secrets)?;
+        store_secrets(&written.path, &plan.name, &secrets, said)?;
     }
     if let Some(u) = unpacked {
         u.keep();
     }
     let verb = if written.replaced { "replaced" } else { "installed" };
     match &bundle {
-        Some(b) => println!("{verb} {} in {} (bundle {})", plan.name, written.path.display(), b.signature.short()),
-        None => println!("{verb} {} in {}", plan.name, written.path.display()),
+        Some(b) => {
+            writeln!(said, "{verb} {} in {} (bundle {})", plan.name, written.path.display(), b.signature.short())?
+        }
+        None => writeln!(said, "{verb} {} in {}", plan.name, written.path.display())?,
     }
     answers.retain(|k, _| !secrets.iter().any(|(key, _)| key == k));
     if written.readable_by_others && plan.writes_secret(&answers) {
@@ -153,7 +190,12 @@ pub fn install(mut args: InstallArgs) -> anyhow::Result<i32> {
 
 /// Stores the secret settings of the server `name` just written to `config`, under the
 /// server's identity as the host will read it, and says where each went.
-fn store_secrets(config: &std::path::Path, name: &str, secrets: &[(String, String)]) -> anyhow::Result<()> {
+fn store_secrets(
+    config: &std::path::Path,
+    name: &str,
+    secrets: &[(String, String)],
+    said: &mut dyn Write,
+) -> anyhow::Result<()> {
     use crate::server::config::{load_config, LoadOptions};
     let load = load_config(config, &LoadOptions::new())?;
     let spec = load
@@ -167,7 +209,7 @@ fn store_secrets(config: &std::path::Path, name: &str, secrets: &[(String, Strin
         let place = crate::secrets::blocking(|| crate::secrets::store(&secret, value))
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("{name} is in {}, but its secret {key} could not be kept", config.display()))?;
-        println!("secret {key}: kept in {place}; the config refers to it as {}", crate::secrets::reference(key));
+        writeln!(said, "secret {key}: kept in {place}; the config refers to it as {}", crate::secrets::reference(key))?;
     }
     Ok(())
 }

@@ -70,6 +70,9 @@ enum Command {
         /// An install link (mcp-apps-host://install?...), an .mcpb bundle or a server.json file.
         #[arg(value_name = "LINK|FILE")]
         target: Option<String>,
+        /// The app's options, as `run` takes them.
+        #[command(flatten)]
+        run: Box<RunArgs>,
     },
     /// The built-in probe server of `check --self` (stdio MCP).
     #[command(name = "__probe-server", hide = true)]
@@ -573,6 +576,12 @@ fn serve_test_interface() -> crate::app::test_interface::TestRequests {
 
 #[cfg(feature = "desktop")]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
+    run_with(args, None)
+}
+
+/// `run`, with a server to install after the app's own dialog (`open` without a terminal).
+#[cfg(feature = "desktop")]
+fn run_with(args: RunArgs, install: Option<crate::app::install_request::InstallRequest>) -> anyhow::Result<i32> {
     use crate::desktop::RunOptions;
     use crate::host::{Consent, ExitAfter};
     use crate::protocol::Theme;
@@ -582,6 +591,7 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
     }
     let mut options = RunOptions::app_with(servers);
     options.config = config;
+    options.install = install.map(crate::app::install_request::InstallSlot::new);
     for dir in &args.root {
         options.roots.push(crate::server::requests::Root::directory(dir)?);
     }
@@ -674,6 +684,11 @@ fn run(args: RunArgs) -> anyhow::Result<i32> {
 }
 
 #[cfg(not(feature = "desktop"))]
+fn run_with(args: RunArgs, _install: Option<crate::app::install_request::InstallRequest>) -> anyhow::Result<i32> {
+    run(args)
+}
+
+#[cfg(not(feature = "desktop"))]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
     let _ = args.server.app_servers()?;
     let _ = model_of(&args)?;
@@ -693,19 +708,23 @@ setting (secrets without echo), or takes --yes with --set KEY=VALUE. The config 
 other keys and their order are kept, its formatting is not, and a file with comments is refused rather than \
 rewritten.";
 
-/// `open`: installs what it is given (asking), then opens the app on the config file.
-fn open(target: Option<String>) -> anyhow::Result<i32> {
+/// `open`: installs what it is given (asking in the terminal, or in the app's own dialog when
+/// there is none), then opens the app on the config file.
+fn open(target: Option<String>, run: RunArgs) -> anyhow::Result<i32> {
+    let mut in_app = None;
     if let Some(source) = target {
         // After `--`: a link or file name is never read as an option.
-        match Cli::try_parse_from(["mcp-apps-host", "install", "--", &source])?.command {
-            Command::Install(args) => install::install(args)?,
-            _ => bail!("cannot read {source:?} as something to install"),
+        let Command::Install(args) = Cli::try_parse_from(["mcp-apps-host", "install", "--", &source])?.command else {
+            bail!("cannot read {source:?} as something to install");
         };
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            install::install(args)?;
+        } else {
+            // Opened from the browser or the file manager: the app asks, in its own dialog.
+            in_app = Some(install::in_app(args)?);
+        }
     }
-    match Cli::try_parse_from(["mcp-apps-host", "run"])?.command {
-        Command::Run(args) => run(args),
-        _ => bail!("cannot open the app"),
-    }
+    run_with(run, in_app)
 }
 
 /// `demo`: `run` on the embedded (in-process) demo server, starting with the weather and counter Views.
@@ -760,7 +779,7 @@ pub fn main() -> ExitCode {
         Command::Demo(args) => demo(args),
         Command::Install(args) => install::install(args),
         Command::Key { action } => key::key(action),
-        Command::Open { target } => open(target),
+        Command::Open { target, run } => open(target, *run),
         Command::Preview(mut args) => {
             args.preview = true;
             if args.html.is_some() && args.server.is_empty() {
