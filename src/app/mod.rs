@@ -423,7 +423,7 @@ impl Controller {
             // The web content's memory once settled, for `check`'s figures.
             if trace.is_enabled() {
                 if let Ok(Some(record)) = tokio::task::spawn_blocking(supervisor::memory_record).await {
-                    trace.record(None, Direction::Diagnostic, &record);
+                    trace.record(None, Direction::Figure, &record);
                 }
             }
             let mut code = code;

@@ -35,6 +35,9 @@ pub enum Direction {
     HostToModel,
     /// The model's answer (its text and tool calls, once complete).
     ModelToHost,
+    /// A figure the host measured (`msg` is `{"kind", "detail"}`; `kind` `memory`: the web
+    /// content's resident memory once a run settled).
+    Figure,
     /// A step of an interaction session and its outcome (`msg` is `{"step", "of", "session",
     /// "action", "ok", "ms", "detail"}`; `ok` is null for a step not run).
     Session,
@@ -54,6 +57,7 @@ impl Direction {
             Self::Diagnostic => "diagnostic",
             Self::HostToModel => "host->model",
             Self::ModelToHost => "model->host",
+            Self::Figure => "figure",
             Self::Session => "session",
         }
     }

@@ -208,7 +208,7 @@ impl Figures {
             view_memory_kb: trace
                 .iter()
                 .rev()
-                .find(|r| r["dir"] == "diagnostic" && r["msg"]["kind"] == "memory")
+                .find(|r| r["dir"] == "figure" && r["msg"]["kind"] == "memory")
                 .and_then(|r| r["msg"]["detail"]["viewsKb"].as_u64()),
             view_to_host_messages: trace.iter().filter(|r| r["dir"] == "view->host").count(),
             host_to_view_messages: trace.iter().filter(|r| r["dir"] == "host->view").count(),
