@@ -643,6 +643,8 @@ fn check_runs_interaction_sessions_in_a_published_app() {
     assert!(steps.iter().all(|s| s["ok"] == true), "{steps:#?}");
     assert!(steps[0]["detail"].as_str().unwrap().contains(r#"<button> "Get Server Time""#), "{steps:#?}");
     assert!(shots.join("clicks.after.png").exists(), "the screenshot step's picture");
+    // The View's web process memory is a figure an App's CI can track (a web process is tens of MB).
+    assert!(clicks["figures"]["viewMemoryKb"].as_u64().is_some_and(|kb| kb > 10_000), "{clicks:#}");
     let wrong = by("wrong");
     assert_eq!(wrong["status"], "fail");
     let reason = wrong["reasons"][0].as_str().unwrap();
