@@ -17,6 +17,7 @@ import * as dialogs from "./shell/dialogs.js";
 import * as layout from "./shell/layout.js";
 import { send, stream } from "./shell/page.js";
 import * as servers from "./shell/servers.js";
+import * as settings from "./shell/settings.js";
 import * as side from "./shell/side.js";
 import * as status from "./shell/status.js";
 import * as welcome from "./shell/welcome.js";
@@ -29,7 +30,7 @@ var handlers = {
   message: side.message, context: side.context, theme: status.setTheme,
   chat: conversation.chat, "chat-text": conversation.chatText, "chat-end": conversation.chatEnd,
   "chat-ready": composer.chatReady, conversations: conversation.conversations,
-  "chat-clear": conversation.chatClear, commands: composer.setCommands,
+  "chat-clear": conversation.chatClear, commands: composer.setCommands, "model-settings": settings.modelSettings,
   confirm: dialogs.ask, elicit: dialogs.ask, dismiss: dialogs.dismiss,
   status: function (cmd) { status.setStatus(cmd.text, cmd.error); }
 };

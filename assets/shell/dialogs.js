@@ -74,7 +74,8 @@ function closeCurrent() {
   elicitBox.hidden = true;
   if (lastFocus && lastFocus.focus) lastFocus.focus();
   showNextDialog();
-  if (!current) send({ kind: "keyboard", dialog: false });
+  // The keyboard stays with the shell while another dialog (the model settings) is open.
+  if (!current && document.querySelector(".dialog:not([hidden])") === null) send({ kind: "keyboard", dialog: false });
 }
 
 document.getElementById("elicit-form").addEventListener("submit", function (e) { e.preventDefault(); answerElicit("accept"); });

@@ -34,7 +34,7 @@ function reportLayout() {
     var s = stream.getBoundingClientRect();
     clip = { x: s.left + stream.clientLeft, y: s.top + stream.clientTop, w: stream.clientWidth, h: stream.clientHeight };
   }
-  var modal = !document.getElementById("dialog").hidden || !document.getElementById("elicit").hidden;
+  var modal = document.querySelector(".dialog:not([hidden])") !== null;
   var slots = [];
   if (!modal) {
     views.forEach(function (v, id) {

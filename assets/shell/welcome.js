@@ -39,6 +39,12 @@ export function welcome(cmd) {
     "Or from a terminal: mcp-apps-host install FILE|URL.",
   ].forEach(function (t) { others.append(el("li", "", t)); });
   box.append(el("h3", "", "Other servers"), others);
+  // The conversation: a model that calls these servers' tools and Apps, once one is chosen.
+  var model = el("button", "", "Choose a model…");
+  model.type = "button";
+  model.id = "welcome-model";
+  model.addEventListener("click", function () { send({ kind: "model-settings" }); });
+  box.append(el("h3", "", "A conversation"), el("p", "", "To talk with a model that uses these tools and Apps, choose it and give its API key (kept in your system keyring)."), model);
   box.append(el("p", "muted", "Servers are kept in " + cmd.config + "."));
   stream.prepend(box);
   shown = box;

@@ -74,23 +74,47 @@ const MAX_LISTED: usize = 20;
 const DECLINED: &str = "The person declined to run this tool.";
 
 impl Controller {
-    /// Starts the conversation if a model is configured (a new one, or `--resume`'s); the
-    /// outputs of every conversation of this run come out of the receiver, with its generation.
-    pub(super) fn start_chat(&mut self) -> Option<mpsc::UnboundedReceiver<(u64, Output)>> {
-        let model = self.options.model.clone()?.0;
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.chat_out = Some(tx);
+    /// Starts the conversation if a model is configured (a new one, or `--resume`'s); its
+    /// outputs come out of `chat_out`'s receiver, with their generation.
+    pub(super) fn start_chat(&mut self) {
+        let Some(model) = self.options.model.clone() else { return };
         // Kept for a restarted shell, like the turns.
-        let ready = ShellCommand::ChatReady { model: consent::one_line_max(&model.describe(), 120) };
+        let ready = ShellCommand::ChatReady { model: consent::one_line_max(&model.0.describe(), 120) };
         self.shell(ready.clone());
         self.remember(ready);
         let resume = self.options.resume.clone();
         if let Err(e) = self.begin_conversation(resume.as_deref()) {
             self.fail(&e);
-            return None;
+            return;
         }
         self.show_conversations();
-        Some(rx)
+    }
+
+    /// The conversation goes on with `model` (the settings page's): the next turn is answered
+    /// by it; with no conversation yet, one starts.
+    pub(super) fn use_model(&mut self, model: Arc<dyn crate::model::Model>) {
+        let described = consent::one_line_max(&model.describe(), 120);
+        self.options.model = Some(SharedModel(model.clone()));
+        match self.chat.as_ref() {
+            Some(chat) => {
+                chat.handle.send(Input::SwitchModel(conversation::SharedModel(model)));
+                let ready = ShellCommand::ChatReady { model: described.clone() };
+                self.history.retain(|c| !matches!(c, ShellCommand::ChatReady { .. }));
+                self.shell(ready.clone());
+                self.remember(ready);
+            }
+            None => {
+                self.options.resume = None;
+                self.start_chat();
+                if let Some(chat) = self.chat.as_mut() {
+                    // The servers were tried long ago: nothing waits for a first prompt.
+                    chat.prompted = self.servers_started;
+                }
+                self.show_commands();
+                self.show_servers();
+            }
+        }
+        self.status(&format!("The conversation goes on with {described}"), false);
     }
 
     /// Every server was tried: the prompt from the command line goes to the model now.
@@ -125,14 +149,9 @@ impl Controller {
             self.status("This model has no other to switch to (or the name is not a model's).", true);
             return;
         };
-        let Some(chat) = self.chat.as_ref() else { return };
-        chat.handle.send(Input::SwitchModel(conversation::SharedModel(model.clone())));
-        let ready = ShellCommand::ChatReady { model: consent::one_line_max(&model.describe(), 120) };
-        self.history.retain(|c| !matches!(c, ShellCommand::ChatReady { .. }));
-        self.shell(ready.clone());
-        self.remember(ready);
-        self.status(&format!("The conversation goes on with {}", consent::one_line_max(&model.describe(), 120)), false);
-        self.options.model = Some(SharedModel(model));
+        if self.chat.is_some() {
+            self.use_model(model);
+        }
     }
 
     /// A turn made ready off the loop (see `commands.rs`).

@@ -46,6 +46,11 @@ pub(crate) enum Ask {
     /// A turn made ready off the loop (a server's prompt the person ran, a prompt with its
     /// attachments read).
     Turn(crate::conversation::Input),
+    /// The model settings page's contents, read off the loop (the keyring): show them.
+    ModelSettings(Value),
+    /// A model the settings page saved, made ready off the loop (its key kept or read): the
+    /// conversation goes on with it, or why not.
+    ModelSaved(Result<super::model_settings::Saved, String>),
 }
 
 /// What came of a question to the person.

@@ -44,6 +44,7 @@ mod hibernation;
 pub(crate) mod install_request;
 pub(crate) mod interaction;
 mod lifecycle;
+mod model_settings;
 mod options;
 mod person;
 mod preview;
@@ -518,15 +519,14 @@ impl Controller {
         watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         // The /proc scan runs on a blocking thread, not in this loop, which relays every message.
         let mut over_limit = supervisor::watch_memory(self.web_memory_limit_mb);
-        let mut chat_rx = self.start_chat();
+        // The conversation's outputs, of this run's every conversation (one may start later,
+        // from the model settings page).
+        let (chat_tx, mut chat_rx) = mpsc::unbounded_channel();
+        self.chat_out = Some(chat_tx);
+        self.start_chat();
         loop {
             tokio::select! {
-                Some((generation, out)) = async {
-                    match chat_rx.as_mut() {
-                        Some(rx) => rx.recv().await,
-                        None => std::future::pending().await,
-                    }
-                } => self.on_chat(generation, out),
+                Some((generation, out)) = chat_rx.recv() => self.on_chat(generation, out),
                 _ = watch.tick() => {
                     self.supervise();
                     self.keep_budget();

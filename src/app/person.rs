@@ -174,6 +174,9 @@ impl Controller {
             ShellMessage::RemoveServer { server } => self.remove_server(&server),
             ShellMessage::EnableServer { server, enabled } => self.enable_server(&server, enabled),
             ShellMessage::ServerLog { server } => self.server_log(&server),
+            ShellMessage::ModelSettings => self.open_model_settings(),
+            ShellMessage::SaveModel { provider, name, url, key } => self.save_model(&provider, &name, &url, &key.0),
+            ShellMessage::ForgetModelKey { provider } => self.forget_model_key(&provider),
             ShellMessage::Restart { server } => {
                 let servers = self.servers.clone();
                 tokio::spawn(async move {
@@ -293,6 +296,8 @@ impl Controller {
                 });
             }
             Ask::Turn(input) => self.chat_input(input),
+            Ask::ModelSettings(settings) => self.show_model_settings(settings),
+            Ask::ModelSaved(outcome) => self.model_saved(outcome),
             Ask::Sample { server, text, reply } => {
                 let dialog = self.next_dialog;
                 self.next_dialog += 1;

@@ -21,6 +21,18 @@ pub(crate) struct Attachment {
     pub uri: String,
 }
 
+/// A key the person typed into the shell: never shown by `Debug` (a logged message does not
+/// carry it).
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct TypedKey(pub String);
+
+impl std::fmt::Debug for TypedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_empty() { "TypedKey(none)" } else { "TypedKey(..)" })
+    }
+}
+
 /// One command for the shell page; `op` names it (kebab-case), the rest are its fields.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(serde::Deserialize))]
@@ -87,6 +99,9 @@ pub(crate) enum ShellCommand {
     Welcome { shown: bool, config: String },
     /// A server's log: the last lines it wrote on stderr, made safe for a person.
     ServerLog { server: String, lines: Vec<String> },
+    /// The model settings page: shown with `settings` (see `model_settings.rs`), closed with
+    /// `{"closed": true}`, or told why a save failed with `{"error"}`.
+    ModelSettings { settings: Value },
     /// A record of the developer panel's live log.
     Log { record: Value },
     /// The CSP a View was granted, for the developer panel.
@@ -259,6 +274,27 @@ pub enum ShellMessage {
     ServerLog {
         /// The server.
         server: String,
+    },
+    /// The person opens the model settings page.
+    ModelSettings,
+    /// The person saves the model settings: the conversation's model, where it is, and a key
+    /// (empty: keep the stored one).
+    SaveModel {
+        /// `openai`, `anthropic` or `ollama`.
+        provider: String,
+        /// The model's name at the endpoint.
+        name: String,
+        /// The API's base URL (empty: the provider's own).
+        #[serde(default)]
+        url: String,
+        /// The key the person typed.
+        #[serde(default)]
+        key: TypedKey,
+    },
+    /// The person forgets the stored key of `provider`.
+    ForgetModelKey {
+        /// `openai` or `anthropic`.
+        provider: String,
     },
     /// The person asked to restart a server now.
     Restart {
@@ -438,6 +474,7 @@ mod tests {
             ShellCommand::Servers { servers: vec![json!({"name": "a"})], editor: Some(json!({"config": "c"})) },
             ShellCommand::Welcome { shown: true, config: s() },
             ShellCommand::ServerLog { server: s(), lines: vec![s()] },
+            ShellCommand::ModelSettings { settings: json!({"closed": true}) },
             ShellCommand::Log { record: json!({"dir": "rejected"}) },
             ShellCommand::Csp { view: s(), header: s(), granted: json!({}), rejected: vec![] },
             ShellCommand::Diagnostic { view: s(), kind: s(), detail: json!(null) },

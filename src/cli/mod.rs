@@ -389,11 +389,7 @@ fn model_of(args: &RunArgs) -> anyhow::Result<Option<std::sync::Arc<dyn crate::m
 }
 
 fn provider_word(spec: &crate::model::ModelSpec) -> &'static str {
-    match spec.provider {
-        crate::model::Provider::Anthropic => "anthropic",
-        crate::model::Provider::Ollama => "ollama",
-        _ => "openai",
-    }
+    spec.provider.as_str()
 }
 
 /// The host's own directories: its config directory and its data directory.

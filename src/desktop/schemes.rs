@@ -23,6 +23,7 @@ const SHELL_MODULES: &[(&str, &str)] = &[
     ("/shell/markdown.js", include_str!("../../assets/shell/markdown.js")),
     ("/shell/page.js", include_str!("../../assets/shell/page.js")),
     ("/shell/servers.js", include_str!("../../assets/shell/servers.js")),
+    ("/shell/settings.js", include_str!("../../assets/shell/settings.js")),
     ("/shell/side.js", include_str!("../../assets/shell/side.js")),
     ("/shell/status.js", include_str!("../../assets/shell/status.js")),
     ("/shell/welcome.js", include_str!("../../assets/shell/welcome.js")),

@@ -292,6 +292,46 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
+/// Writes the conversation's model into `path`'s `model` section (created as a
+/// desktop-format file when missing): `name` as `PROVIDER:NAME` and `url` (none: taken out).
+/// A `keyFile` the section names stays, unless `drop_key_file` (the person gave the key in the
+/// app, which now wins over a file). A VS Code file has no such section: refused, saying so.
+pub(crate) fn set_model(path: &Path, name: &str, url: Option<&str>, drop_key_file: bool) -> Result<(), String> {
+    let mut doc = if path.exists() {
+        let (doc, format) = open(path, "--config")?;
+        if format != ConfigFormat::DesktopClient {
+            return Err(format!(
+                "{} is not a desktop-format config file ({{\"mcpServers\": ...}}), which is where the host keeps \
+                 its model; nothing was changed. Choose the model with --model, or use a desktop-format file",
+                path.display()
+            ));
+        }
+        doc
+    } else {
+        Doc::Object(vec![("mcpServers".to_owned(), Doc::Object(Vec::new()))])
+    };
+    let mut section = match doc.get_mut("model") {
+        Some(Doc::Object(fields)) => Doc::Object(fields.clone()),
+        _ => Doc::Object(Vec::new()),
+    };
+    section.set("name", Doc::string(name));
+    match url {
+        Some(url) => section.set("url", Doc::string(url)),
+        None => {
+            section.remove("url");
+        }
+    }
+    if drop_key_file {
+        section.remove("keyFile");
+    }
+    doc.set("model", section);
+    write_checked(path, &doc, |load| match &load.model {
+        Some(m) if m.name == name => Ok(()),
+        _ => Err("the new model section would not load, nothing was changed".to_owned()),
+    })
+    .map(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,5 +454,47 @@ mod tests {
         }
         assert_eq!(std::fs::read_to_string(&jsonc).unwrap(), text);
         assert!(!has_comments(r#"{"url": "https://x//y/*z*/", "q": "\"//"}"#));
+    }
+
+    #[test]
+    fn the_model_section_is_written_and_the_rest_of_the_file_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp.json");
+        std::fs::write(
+            &path,
+            r#"{"theirs": 1, "mcpServers": {"a": {"command": "node", "args": ["s.mjs"]}}, "model": {"name": "openai:old", "keyFile": "k"}}"#,
+        )
+        .unwrap();
+        set_model(&path, "anthropic:claude-x", Some("http://127.0.0.1:9/"), false).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            v["model"],
+            serde_json::json!({"name": "anthropic:claude-x", "keyFile": "k", "url": "http://127.0.0.1:9/"})
+        );
+        assert_eq!(v["theirs"], 1);
+        assert_eq!(v["mcpServers"]["a"]["command"], "node");
+        // A key given in the app wins over the file; no URL takes the old one out.
+        set_model(&path, "openai:gpt-x", None, true).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(v["model"], serde_json::json!({"name": "openai:gpt-x"}));
+        // No file: a new desktop-format one, owner-only.
+        let new = dir.path().join("new/mcp.json");
+        set_model(&new, "ollama:qwen3:8b", None, false).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&new).unwrap()).unwrap();
+        assert_eq!(v, serde_json::json!({"mcpServers": {}, "model": {"name": "ollama:qwen3:8b"}}));
+    }
+
+    #[test]
+    fn a_file_without_a_model_section_is_refused_and_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let vscode = dir.path().join("mcp.json");
+        let text = r#"{"servers": {"a": {"type": "stdio", "command": "node"}}}"#;
+        std::fs::write(&vscode, text).unwrap();
+        let e = set_model(&vscode, "openai:gpt-x", None, false).unwrap_err();
+        assert!(e.contains("not a desktop-format config file"), "{e}");
+        assert_eq!(std::fs::read_to_string(&vscode).unwrap(), text);
+        let commented = dir.path().join("c.json");
+        std::fs::write(&commented, "{\"mcpServers\": {} // mine\n}").unwrap();
+        assert!(set_model(&commented, "openai:gpt-x", None, false).unwrap_err().contains("comments"));
     }
 }

@@ -76,6 +76,17 @@ pub enum Provider {
     Ollama,
 }
 
+impl Provider {
+    /// The provider as `--model` writes it: `openai`, `anthropic`, `ollama`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::Ollama => "ollama",
+        }
+    }
+}
+
 /// An API key. It is never printed: not in logs, traces, errors or Views.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);
@@ -236,12 +247,7 @@ impl ModelSpec {
     /// The model as the person sees it named: `openai:gpt-4.1-mini at https://…` (the URL
     /// without credentials or query, which may hold a key).
     pub fn describe(&self) -> String {
-        let provider = match self.provider {
-            Provider::OpenAi => "openai",
-            Provider::Anthropic => "anthropic",
-            Provider::Ollama => "ollama",
-        };
-        format!("{provider}:{} at {}", self.name, wire::shown(&self.base_url))
+        format!("{}:{} at {}", self.provider.as_str(), self.name, wire::shown(&self.base_url))
     }
 
     /// The built-in model for this spec.
