@@ -525,6 +525,33 @@ fn a_bundle_opened_from_a_file_manager_asks_in_the_app_and_installs_nothing_on_n
     assert!(!home.path().join("config/mcp-apps-host/mcp.json").exists(), "nothing written");
 }
 
+/// A bundle setting that takes several values (`multiple`, a `directory`), in the app's install
+/// dialog: a list, one value a line, with the bundle's defaults shown; each value the person
+/// gives becomes an argument of its own, as `--set KEY=a --set KEY=b` makes them.
+#[test]
+fn a_setting_with_several_values_is_given_one_a_line_in_the_app() {
+    let home = tempfile::tempdir().unwrap();
+    let mut manifest = clock_manifest();
+    manifest["user_config"]["folders"] = json!({"type": "directory", "title": "Folders", "description": "Where the clock may look", "multiple": true, "required": true});
+    manifest["server"]["mcp_config"]["args"] =
+        json!(["${__dirname}/server/index.js", "--stdio", "--folders", "${user_config.folders}"]);
+    let file = bundle(home.path(), "clock.mcpb", &manifest, &[]);
+    let url = format!("file://{}", file.to_str().unwrap());
+    let (child, _dir) = open_outside_a_terminal_with(
+        home.path(),
+        &url,
+        r#"const ACTION = "accept"; const LINES = "/srv/a\n\n/srv/b c\n";"#,
+    );
+    let log = log_until(child, "clock-bundle was installed");
+    assert!(log.contains("clock-bundle was installed"), "{log}");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join("config/mcp-apps-host/mcp.json")).unwrap())
+            .unwrap();
+    let args: Vec<&str> =
+        written["mcpServers"]["clock-bundle"]["args"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert_eq!(args[1..], ["--stdio", "--folders", "/srv/a", "/srv/b c"], "{written:#}");
+}
+
 /// A stand-in for the MCP registry's API on a loopback port: `GET
 /// /v0/servers/{serverName}/versions/{version}` (the name URL-encoded) answers
 /// `{"server": <server.json>, "_meta": {...}}`, anything else 404 with the API's error body.
@@ -942,6 +969,10 @@ const ANSWER_INSTALL: &str = r##"
   for (const field of document.querySelectorAll("#elicit-fields input")) {
     if (!field.value) { field.value = "s3cret-token"; field.dispatchEvent(new Event("input", { bubbles: true })); }
   }
+  // A setting with several values: one a line.
+  for (const area of document.querySelectorAll("#elicit-fields textarea")) {
+    if (!area.value) area.value = typeof LINES === "string" ? LINES : "one";
+  }
   const button = document.getElementById(ACTION === "accept" ? "elicit-accept" : "elicit-cancel");
   await until(() => !button.disabled, 5000);
   button.click();
@@ -950,8 +981,17 @@ const ANSWER_INSTALL: &str = r##"
 /// `open TARGET` with no terminal (as the desktop entry runs it), a runner's line on stdin (the
 /// test interface) and the automation answering the app's install dialog with `action`.
 fn open_outside_a_terminal(home: &Path, target: &str, action: &str) -> (std::process::Child, tempfile::TempDir) {
+    open_outside_a_terminal_with(home, target, &format!("const ACTION = {action:?};"))
+}
+
+/// [`open_outside_a_terminal`] with the automation's constants given (`ACTION`, `LINES`).
+fn open_outside_a_terminal_with(
+    home: &Path,
+    target: &str,
+    constants: &str,
+) -> (std::process::Child, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let script = common::automation(&dir, &format!("const ACTION = {action:?};\n{ANSWER_INSTALL}"));
+    let script = common::automation(&dir, &format!("{constants}\n{ANSWER_INSTALL}"));
     let child = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
         .args(["open", target, "--automation", &script, "--test-interface"])
         .env("DBUS_SESSION_BUS_ADDRESS", NO_BUS)

@@ -67,6 +67,12 @@ function fieldFor(prefix, name, schema, required) {
     if (schema.maximum !== undefined) input.max = String(schema.maximum);
     if (schema.default !== undefined) input.value = String(schema.default);
     input.dataset.kind = type;
+  } else if (type === "array" && schema.items && schema.items.type === "string" && !schema.items.format) {
+    // Several plain texts (tags, folders): one a line.
+    input = el("textarea");
+    input.placeholder = "One a line";
+    if (Array.isArray(schema.default)) input.value = schema.default.map(String).join("\n");
+    input.dataset.kind = "lines";
   } else if (type === "object" || type === "array" || type === undefined) {
     input = el("textarea");
     input.placeholder = type === "array" ? "[ ]" : "{ }";
@@ -108,6 +114,14 @@ export function readFields(container) {
       if (input.dataset.min !== undefined && picked.length < Number(input.dataset.min)) throw label + ": pick at least " + input.dataset.min;
       if (input.dataset.max !== undefined && picked.length > Number(input.dataset.max)) throw label + ": pick at most " + input.dataset.max;
       if (picked.length || required) args[name] = picked;
+      return;
+    }
+    if (kind === "lines") {
+      var lines = input.value.split("\n").map(function (l) { return l.replace(/\r$/, ""); }).filter(function (l) { return l.trim() !== ""; });
+      if (!lines.length) { if (required) throw label + " is required"; return; }
+      if (schema.minItems !== undefined && lines.length < schema.minItems) throw label + ": give at least " + schema.minItems;
+      if (schema.maxItems !== undefined && lines.length > schema.maxItems) throw label + ": give at most " + schema.maxItems;
+      args[name] = lines;
       return;
     }
     var raw = input.value;

@@ -54,14 +54,23 @@ fn schema(settings: &[Setting]) -> Value {
     let mut properties = Map::new();
     let mut required = Vec::new();
     for s in settings {
-        let mut field = json!({ "type": if s.number.is_some() { "number" } else { "string" }, "title": s.key });
+        let kind = if s.number.is_some() { "number" } else { "string" };
+        let mut field = json!({ "type": kind, "title": s.key });
+        if s.multiple {
+            // Several values: one a line in the form, each its own answer.
+            field = json!({ "type": "array", "items": { "type": kind }, "title": s.key });
+        }
         if !s.description.is_empty() {
             field["description"] = json!(consent::one_line_max(&s.description, 300));
         }
         if let Some(d) = s.default.as_ref().filter(|_| !s.secret) {
-            field["default"] = match (s.number.is_some(), d.parse::<f64>()) {
+            let value = |d: &str| match (s.number.is_some(), d.parse::<f64>()) {
                 (true, Ok(n)) => json!(n),
                 _ => json!(d),
+            };
+            field["default"] = match s.multiple {
+                true => Value::Array(d.split(crate::install::SEP).map(value).collect()),
+                false => value(d),
             };
         }
         if !s.choices.is_empty() {
@@ -86,18 +95,23 @@ fn schema(settings: &[Setting]) -> Value {
     json!({ "type": "object", "properties": properties, "required": required })
 }
 
-/// The form's answers as `(KEY, value)` pairs (empty fields left out).
+/// The form's answers as `(KEY, value)` pairs (empty fields left out); a setting with several
+/// values gives a pair each, as `--set KEY=a --set KEY=b` does.
 fn answers(content: &Map<String, Value>) -> Vec<(String, String)> {
+    let text = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
     content
         .iter()
-        .filter_map(|(k, v)| {
-            let text = match v {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                Value::Bool(b) => b.to_string(),
-                _ => return None,
+        .flat_map(|(k, v)| {
+            let values: Vec<String> = match v {
+                Value::Array(items) => items.iter().filter_map(text).collect(),
+                v => text(v).into_iter().collect(),
             };
-            (!text.is_empty()).then(|| (k.clone(), text))
+            values.into_iter().filter(|t| !t.is_empty()).map(|t| (k.clone(), t))
         })
         .collect()
 }
@@ -203,5 +217,18 @@ mod tests {
         let content = json!({"TOKEN": "t0k", "PORT": 9000, "MODE": "", "X": null});
         let got = answers(content.as_object().unwrap());
         assert_eq!(got, vec![("PORT".to_owned(), "9000".to_owned()), ("TOKEN".to_owned(), "t0k".to_owned())]);
+    }
+
+    #[test]
+    fn a_setting_with_several_values_is_a_list_and_each_value_an_answer() {
+        let default = ["/home/a", "/home/b"].join(&crate::install::SEP.to_string());
+        let dirs = Setting { multiple: true, required: true, default: Some(default), ..setting("dirs") };
+        let s = schema(&[dirs]);
+        assert_eq!(s["properties"]["dirs"]["type"], "array");
+        assert_eq!(s["properties"]["dirs"]["items"], json!({"type": "string"}));
+        assert_eq!(s["properties"]["dirs"]["default"], json!(["/home/a", "/home/b"]));
+        let content = json!({"dirs": ["/x", "", "/y z"]});
+        let got = answers(content.as_object().unwrap());
+        assert_eq!(got, vec![("dirs".to_owned(), "/x".to_owned()), ("dirs".to_owned(), "/y z".to_owned())]);
     }
 }
