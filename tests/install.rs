@@ -552,6 +552,67 @@ fn a_setting_with_several_values_is_given_one_a_line_in_the_app() {
     assert_eq!(args[1..], ["--stdio", "--folders", "/srv/a", "/srv/b c"], "{written:#}");
 }
 
+/// A hostile install link: its values carry markup that would load from a canary (listening on
+/// TCP, so HTTP too, and UDP) and a right-to-left override that would make `exe.txt` read as
+/// `txt.exe`. The app's dialog shows both as text, the override escaped (the automation checks
+/// the dialog before it says yes, and says nothing when the dialog is wrong); nothing reaches the
+/// canary; the server still installs as what it is. A name with markup is refused outright.
+#[test]
+fn a_hostile_install_link_is_shown_as_text_and_reaches_nothing() {
+    use std::net::{TcpListener, UdpSocket};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let udp = UdpSocket::bind(("127.0.0.1", port)).unwrap();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    std::thread::spawn(move || {
+        for _ in tcp.incoming() {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let counted = hits.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 512];
+        while udp.recv_from(&mut buf).is_ok() {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let markup = format!("<img src=http://127.0.0.1:{port}/env.png><iframe src=http://127.0.0.1:{port}/></iframe>");
+    let bin = common::fixtures().join("node_modules/.bin/mcp-server-basic-vanillajs");
+    let link_of = |config: Value| {
+        format!(
+            "mcp-apps-host://install?config={}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(config.to_string())
+        )
+    };
+    let link = link_of(json!({"name": "clock", "command": bin.to_str().unwrap(), "args": ["--stdio"],
+        "env": {"NOTE": markup, "SHOWN_AS": "invoice\u{202E}txt.exe", "CLOCK_TOKEN": ""}}));
+    let home = tempfile::tempdir().unwrap();
+    let check = r#"const ACTION = "accept";
+      const dialog = document.getElementById("elicit");
+      await until(() => !dialog.hidden, 30000);
+      const said = dialog.textContent;
+      if (dialog.querySelector("img, iframe")) throw new Error("markup was rendered");
+      if (!said.includes("<img src=") || !said.includes("invoice\\u{202e}txt.exe") || said.includes("\u202E")) throw new Error(said);"#;
+    let (child, _dir) = open_outside_a_terminal_with(home.path(), &link, check);
+    let log = log_until(child, "clock was installed");
+    assert!(log.contains("clock was installed"), "the dialog was not as it should be, or the install failed:\n{log}");
+    let written = std::fs::read_to_string(home.path().join("config/mcp-apps-host/mcp.json")).unwrap();
+    let v: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(v["mcpServers"]["clock"]["env"]["SHOWN_AS"], "invoice\u{202E}txt.exe", "installed as what it is");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "something reached the canary");
+
+    // A name with markup is no name: refused before anything is shown or written.
+    let home = tempfile::tempdir().unwrap();
+    let bad = link_of(json!({"name": "<b>clock</b>", "command": "node"}));
+    let out = install(home.path(), &["--yes", &bad]);
+    assert!(!out.status.success() && stderr(&out).contains("name"), "{}", stderr(&out));
+    assert!(!home.path().join("config/mcp-apps-host/mcp.json").exists());
+}
+
 /// A stand-in for the MCP registry's API on a loopback port: `GET
 /// /v0/servers/{serverName}/versions/{version}` (the name URL-encoded) answers
 /// `{"server": <server.json>, "_meta": {...}}`, anything else 404 with the API's error body.
