@@ -12,10 +12,23 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-/// A private session bus with the AT-SPI bus launcher on it; both end on drop.
+/// A private session bus with the AT-SPI bus launcher on it; all of it ends on drop.
+///
+/// Nothing of it is shared with another run: the launcher puts the accessibility bus's socket
+/// at `$XDG_RUNTIME_DIR/at-spi/bus_<display>` (else `~/.cache/at-spi/`), so two runs on one
+/// display number (every test of a `cargo test` under one `xvfb-run`, or another session's
+/// tests) would take each other's socket, and a bus left behind removes the newer one's socket
+/// when it ends. Each bus here has a runtime directory of its own, its address is given to the
+/// host and the client as `AT_SPI_BUS_ADDRESS` (not read from the display, which keeps the last
+/// launcher's), and the launcher's process group (the accessibility bus and the registry it
+/// starts) ends with it.
 struct AccessibilityBus {
     address: String,
+    /// The accessibility bus itself.
+    a11y: String,
     children: Vec<Child>,
+    launcher_group: u32,
+    _runtime: tempfile::TempDir,
 }
 
 impl AccessibilityBus {
@@ -29,25 +42,56 @@ impl AccessibilityBus {
         let mut line = String::new();
         std::io::BufRead::read_line(&mut std::io::BufReader::new(bus.stdout.take().unwrap()), &mut line).unwrap();
         let address = line.trim().to_owned();
-        let launcher = Command::new("/usr/libexec/at-spi-bus-launcher")
-            .arg("--launch-immediately")
-            .env("DBUS_SESSION_BUS_ADDRESS", &address)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the AT-SPI bus launcher runs (scripts/setup installs at-spi2-core)");
-        std::thread::sleep(Duration::from_millis(500));
-        Self { address, children: vec![launcher, bus] }
+        let runtime = tempfile::tempdir().unwrap();
+        let launcher = std::os::unix::process::CommandExt::process_group(
+            Command::new("/usr/libexec/at-spi-bus-launcher")
+                .arg("--launch-immediately")
+                .env("DBUS_SESSION_BUS_ADDRESS", &address)
+                .env("XDG_RUNTIME_DIR", runtime.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+            0,
+        )
+        .spawn()
+        .expect("the AT-SPI bus launcher runs (scripts/setup installs at-spi2-core)");
+        let launcher_group = launcher.id();
+        let mut this =
+            Self { address, a11y: String::new(), children: vec![launcher, bus], launcher_group, _runtime: runtime };
+        // The launcher owns `org.a11y.Bus` once the accessibility bus is up.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while this.a11y.is_empty() {
+            let out = Command::new("dbus-send")
+                .args(["--session", "--print-reply", "--dest=org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus.GetAddress"])
+                .env("DBUS_SESSION_BUS_ADDRESS", &this.address)
+                .output()
+                .expect("dbus-send runs (scripts/setup installs dbus-bin)");
+            let reply = String::from_utf8_lossy(&out.stdout);
+            if let Some(at) = reply.find("string \"") {
+                this.a11y = reply[at + 8..].trim_end().trim_end_matches('"').to_owned();
+            }
+            assert!(
+                !this.a11y.is_empty() || std::time::Instant::now() < deadline,
+                "the accessibility bus never came up: {reply} {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        this
+    }
+
+    /// `cmd` on this bus: the session bus and the accessibility bus named.
+    fn on<'a>(&self, cmd: &'a mut Command) -> &'a mut Command {
+        cmd.env("DBUS_SESSION_BUS_ADDRESS", &self.address).env("AT_SPI_BUS_ADDRESS", &self.a11y)
     }
 }
 
 impl Drop for AccessibilityBus {
     fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", self.launcher_group)]).status();
         for child in &mut self.children {
             let _ = child.kill();
             let _ = child.wait();
         }
-        // The registry daemon the launcher started on the bus goes with the bus.
     }
 }
 
@@ -58,10 +102,10 @@ fn shell_controls(args: &[&str], home: &std::path::Path, reveal: &str) -> Vec<Va
     let bus = AccessibilityBus::start();
     let dir = tempfile::tempdir().unwrap();
     let script = common::automation(&dir, reveal);
-    let mut host = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+    let mut host = bus
+        .on(&mut Command::new(env!("CARGO_BIN_EXE_mcp-apps-host")))
         .args(args)
         .args(["--automation", &script])
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
@@ -71,10 +115,10 @@ fn shell_controls(args: &[&str], home: &std::path::Path, reveal: &str) -> Vec<Va
         .unwrap();
     // The shell, its Views and the automation's reveal settle.
     std::thread::sleep(Duration::from_secs(8));
-    let out = Command::new("/usr/bin/python3")
+    let out = bus
+        .on(&mut Command::new("/usr/bin/python3"))
         .arg(common::fixtures().join("a11y/controls.py"))
         .arg("20")
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
         .output()
         .expect("python3 with gi runs (scripts/setup installs python3-gi)");
     let _ = host.kill();
@@ -143,10 +187,10 @@ fn the_keyboard_alone_adds_the_demo_server_and_opens_a_view() {
     let bus = AccessibilityBus::start();
     let home = tempfile::tempdir().unwrap();
     let trace = home.path().join("trace.jsonl");
-    let mut host = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+    let mut host = bus
+        .on(&mut Command::new(env!("CARGO_BIN_EXE_mcp-apps-host")))
         .args(["run", "--trace"])
         .arg(&trace)
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
         .env("HOME", home.path())
         .env("XDG_CONFIG_HOME", home.path().join(".config"))
         .env("XDG_DATA_HOME", home.path().join(".local/share"))
@@ -154,10 +198,10 @@ fn the_keyboard_alone_adds_the_demo_server_and_opens_a_view() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let out = Command::new("/usr/bin/python3")
+    let out = bus
+        .on(&mut Command::new("/usr/bin/python3"))
         .arg(common::fixtures().join("a11y/keyboard.py"))
         .arg(host.id().to_string())
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
         .output()
         .expect("python3 with gi runs");
     let report: Value = serde_json::from_slice(&out.stdout)
