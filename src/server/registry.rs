@@ -188,6 +188,22 @@ struct Entry {
 }
 
 impl Entry {
+    /// A server not yet connected, named `name` (and so labelled until it says its own name).
+    fn starting(name: String, spec: ServerSpec) -> Self {
+        Self {
+            label: name.clone(),
+            name,
+            spec,
+            status: ServerStatus::Starting,
+            connection: None,
+            last: None,
+            failures: 0,
+            connecting: Arc::default(),
+            generation: 0,
+            cancel_sign_in: Arc::default(),
+        }
+    }
+
     /// Takes the live connection out, keeping it as `last` for its tool list.
     fn retire(&mut self) -> Option<Arc<Connection>> {
         let old = self.connection.take();
@@ -219,18 +235,7 @@ impl Registry {
         let mut entries: Vec<Entry> = Vec::new();
         for spec in specs {
             let name = unique(spec.name(), entries.iter().map(|e| e.name.as_str()));
-            entries.push(Entry {
-                label: name.clone(),
-                name,
-                spec,
-                status: ServerStatus::Starting,
-                connection: None,
-                last: None,
-                failures: 0,
-                connecting: Arc::default(),
-                generation: 0,
-                cancel_sign_in: Arc::default(),
-            });
+            entries.push(Entry::starting(name, spec));
         }
         let (events, _) = broadcast::channel(256);
         Arc::new(Self { entries: Mutex::new(entries), options, events })
@@ -573,18 +578,7 @@ impl Registry {
         let name = {
             let mut entries = self.lock();
             let name = unique(spec.name(), entries.iter().map(|e| e.name.as_str()));
-            entries.push(Entry {
-                label: name.clone(),
-                name: name.clone(),
-                spec,
-                status: ServerStatus::Starting,
-                connection: None,
-                last: None,
-                failures: 0,
-                connecting: Arc::default(),
-                generation: 0,
-                cancel_sign_in: Arc::default(),
-            });
+            entries.push(Entry::starting(name.clone(), spec));
             name
         };
         let _ = self
