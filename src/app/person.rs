@@ -174,6 +174,12 @@ impl Controller {
             ShellMessage::RemoveServer { server } => self.remove_server(&server),
             ShellMessage::EnableServer { server, enabled } => self.enable_server(&server, enabled),
             ShellMessage::ServerLog { server } => self.server_log(&server),
+            ShellMessage::EditServer { server, name, line } => self.edit_server(&server, &name, &line),
+            ShellMessage::ImportConfig { path } => self.import_config(&path),
+            ShellMessage::ChooseImport => {
+                let _ = self.ui.send_event(UserEvent::ChooseConfigFile);
+            }
+            ShellMessage::ReloadConfig => self.reload_config(),
             ShellMessage::Restart { server } => {
                 let servers = self.servers.clone();
                 tokio::spawn(async move {
