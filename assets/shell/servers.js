@@ -131,10 +131,54 @@ document.getElementById("form").addEventListener("submit", function (e) {
 });
 
 // The servers editor (the app's servers came from a config file): each entry of the file with
-// enable/disable, its log and remove, and a form to add a command line or a URL. Rust writes
-// the file (checked by the loader first) and starts, stops or restarts only what changed.
+// enable/disable, edit, its log and remove, a form to add a command line or a URL, the import
+// of another config file, and "Reload config". Rust writes the file (checked by the loader
+// first) and starts, stops or restarts only what changed.
 var editorBox = null;
 var logs = new Map(); // server -> its <pre>, while shown
+// What the person is typing survives the editor being drawn again (a server's status changes).
+var editing = null; // { key, name, line } while an entry's edit form is open
+var importPath = "";
+
+function button(text, label, onClick) {
+  var b = el("button", "", text);
+  b.type = "button";
+  if (label) b.setAttribute("aria-label", label);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// An entry's edit form: its name and its command line or URL.
+function editForm(e) {
+  var form = el("form", "form edit-server");
+  form.dataset.editing = e.key;
+  var name = el("input");
+  name.id = "edit-server-name";
+  name.value = editing.name;
+  name.setAttribute("aria-label", "The name of " + e.name);
+  name.addEventListener("input", function () { editing.name = name.value; });
+  var what = el("input");
+  what.id = "edit-server-line";
+  what.value = editing.line;
+  what.required = true;
+  what.setAttribute("aria-label", "The command line or URL of " + e.name);
+  what.addEventListener("input", function () { editing.line = what.value; });
+  var save = el("button", "primary", "Save");
+  save.type = "submit";
+  save.id = "edit-server-save";
+  var cancel = button("Cancel", "Cancel editing " + e.name, function () {
+    editing = null;
+    form.remove();
+  });
+  form.append(name, what, save, cancel);
+  form.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    if (!what.value.trim()) return;
+    send({ kind: "edit-server", server: e.key, name: name.value, line: what.value });
+    editing = null;
+  });
+  return form;
+}
 
 export function editor(cmd) {
   if (!cmd.editor) {
@@ -147,11 +191,14 @@ export function editor(cmd) {
     document.getElementById("picker").insertBefore(editorBox, document.getElementById("form"));
   }
   var box = editorBox;
+  var focused = document.activeElement && box.contains(document.activeElement) ? document.activeElement.id : "";
   box.hidden = false;
   box.textContent = "";
   box.append(el("h2", "", "Your servers"));
   var file = el("p", "muted", "In " + cmd.editor.config);
-  box.append(file);
+  var reload = button("Reload config", "Read " + cmd.editor.config + " again", function () { send({ kind: "reload-config" }); });
+  reload.id = "reload-config";
+  box.append(file, reload);
   var list = el("ul", "tools");
   var statusOf = new Map();
   cmd.servers.forEach(function (s) { statusOf.set(s.name, s.status); });
@@ -181,7 +228,22 @@ export function editor(cmd) {
       remove.dataset.armed = "1";
       remove.textContent = "Remove " + e.name + " from the file?";
     });
-    li.append(toggle, log, remove);
+    var edit = button("Edit", "Edit " + e.name, function () {
+      editing = { key: e.key, name: e.key, line: e.what };
+      var open = li.querySelector("form.edit-server");
+      if (open) open.remove();
+      li.append(editForm(e));
+      document.getElementById("edit-server-line").focus();
+    });
+    edit.dataset.edit = e.key;
+    li.append(toggle, edit, log, remove);
+    if (e.error) {
+      // The rule the loader found this entry breaking: it does not run until fixed.
+      var why = el("p", "form-error entry-error", e.error);
+      why.dataset.entryError = e.key;
+      li.append(why);
+    }
+    if (editing && editing.key === e.key) li.append(editForm(e));
     var shownLog = logs.get(e.key);
     if (shownLog) li.append(shownLog);
     list.append(li);
@@ -206,9 +268,35 @@ export function editor(cmd) {
     if (what.value.trim()) send({ kind: "add-server", name: name.value, line: what.value });
   });
   box.append(form);
+  // Another config file's servers (a desktop client's, VS Code's, a plugin's): typed, or picked
+  // in the native file chooser. Rust only reads that file.
+  var imports = el("form", "form import-config");
+  imports.id = "import-config";
+  var path = el("input");
+  path.id = "import-path";
+  path.placeholder = "Path of a config file (mcp.json, claude_desktop_config.json…)";
+  path.setAttribute("aria-label", "The path of a config file to import");
+  path.value = importPath;
+  path.addEventListener("input", function () { importPath = path.value; });
+  var importIt = el("button", "", "Import this file");
+  importIt.type = "submit";
+  importIt.id = "import-submit";
+  var choose = button("Import…", "Import a config file: choose it", function () { send({ kind: "choose-import" }); });
+  choose.id = "import-choose";
+  imports.append(el("h3", "", "Import servers"), path, importIt, choose);
+  imports.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    if (!path.value.trim()) return;
+    send({ kind: "import-config", path: path.value });
+    importPath = "";
+  });
+  box.append(imports);
   var error = el("p", "form-error", cmd.editor.error || "");
+  error.id = "server-editor-error";
   error.setAttribute("role", "alert");
   box.append(error);
+  var again = focused && document.getElementById(focused);
+  if (again) again.focus();
 }
 
 export function serverLog(cmd) {

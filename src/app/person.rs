@@ -177,6 +177,12 @@ impl Controller {
             ShellMessage::ModelSettings => self.open_model_settings(),
             ShellMessage::SaveModel { provider, name, url, key } => self.save_model(&provider, &name, &url, &key.0),
             ShellMessage::ForgetModelKey { provider } => self.forget_model_key(&provider),
+            ShellMessage::EditServer { server, name, line } => self.edit_server(&server, &name, &line),
+            ShellMessage::ImportConfig { path } => self.import_config(&path),
+            ShellMessage::ChooseImport => {
+                let _ = self.ui.send_event(UserEvent::ChooseConfigFile);
+            }
+            ShellMessage::ReloadConfig => self.reload_config(),
             ShellMessage::Restart { server } => {
                 let servers = self.servers.clone();
                 tokio::spawn(async move {

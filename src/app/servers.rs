@@ -16,6 +16,14 @@ impl Controller {
     pub(super) fn on_started(&mut self) {
         self.servers_started = true;
         let servers = self.servers.servers();
+        let unreadable = self.options.config.as_deref().filter(|p| servers.is_empty() && p.exists());
+        if let Some(Err(e)) = unreadable.map(|p| load_config(p, &LoadOptions::new())) {
+            // A config file that cannot be read: the servers editor shows why, until it is
+            // fixed and read again.
+            self.status(&format!("{e}; fix it, then Reload config"), true);
+            self.show_servers();
+            return;
+        }
         if servers.is_empty() && self.options.config.is_some() {
             // The first run: the welcome says what to do.
             self.status("No servers yet", false);
@@ -181,9 +189,11 @@ impl Controller {
             })
             .collect();
         let editor = self.editor();
+        // A file that cannot be read is fixed first: no welcome offers to write into it.
+        let broken = editor.as_ref().is_some_and(|e| e["broken"] == true);
         self.shell(ShellCommand::Servers { servers, editor });
         if let Some(path) = &self.options.config {
-            let shown = self.servers.names().is_empty();
+            let shown = self.servers.names().is_empty() && !broken;
             if shown || self.welcomed {
                 self.welcomed = shown;
                 let config = path.display().to_string();
@@ -192,22 +202,29 @@ impl Controller {
         }
     }
 
-    /// The servers editor's part of the picker: the config file's entries (disabled ones too).
+    /// The servers editor's part of the picker: the config file's entries (disabled ones too),
+    /// each with the rule the loader found it breaking; `broken` when the file itself cannot be
+    /// read (its error then says why, and nothing is written over it until it is fixed).
     fn editor(&self) -> Option<Value> {
         let path = self.options.config.as_ref()?;
-        let (entries, error) = match config_file::entries(path) {
-            Ok(entries) => (entries, self.editor_error.clone()),
-            Err(e) => (Vec::new(), Some(e)),
+        let (entries, error, broken) = match config_file::entries(path) {
+            Ok(entries) => (entries, self.editor_error.clone(), false),
+            Err(e) => (Vec::new(), Some(e), true),
+        };
+        let problems = match broken || entries.is_empty() {
+            true => Vec::new(),
+            false => load_config(path, &LoadOptions::new()).map(|l| l.errors).unwrap_or_default(),
         };
         let entries: Vec<Value> = entries
             .into_iter()
             .map(|ConfigEntry { name, disabled, what }| {
+                let problem = problems.iter().find(|e| e.entry == name).map(|e| consent::one_line_max(&e.rule, 500));
                 json!({"name": consent::one_line_max(&name, 200), "key": name, "disabled": disabled,
-                    "what": consent::one_line_max(&what, 300)})
+                    "what": consent::one_line_max(&what, 300), "error": problem})
             })
             .collect();
         Some(json!({"config": consent::one_line(&path.display().to_string()), "entries": entries,
-            "error": error.map(|e| consent::one_line_max(&e, 1000))}))
+            "error": error.map(|e| consent::one_line_max(&e, 1000)), "broken": broken}))
     }
 
     /// "Add the demo server": the embedded demo server's entry goes into the config file (as
@@ -241,27 +258,76 @@ impl Controller {
     /// The servers editor adds `line`: an `https://` (or local `http://`) URL, else a command
     /// line.
     pub(super) fn add_server(&mut self, name: &str, line: &str) {
-        let line = line.trim();
-        let remote = line.starts_with("https://") || line.starts_with("http://");
-        let derived =
-            if remote { ServerSpec::from_url(line, &[] as &[String]) } else { ServerSpec::from_command_line(line) };
-        let spec = match derived {
-            Ok(spec) => spec,
-            Err(e) => return self.editor_failed(format!("cannot add {line:?}: {e}")),
+        let (entry, derived) = match entry_of_line(line) {
+            Ok(entry) => entry,
+            Err(e) => return self.editor_failed(format!("cannot add {:?}: {e}", line.trim())),
         };
         let name = match name.trim() {
-            "" => spec.name().to_owned(),
+            "" => derived,
             given => given.to_owned(),
         };
-        let entry = match spec {
-            ServerSpec::Stdio { program, args, .. } => Resolved::Stdio { command: program, args, env: Vec::new() },
-            ServerSpec::StreamableHttp { url, .. } => {
-                Resolved::Remote { url: url.to_string(), sse: false, headers: Vec::new() }
-            }
-            ServerSpec::Sse { url, .. } => Resolved::Remote { url: url.to_string(), sse: true, headers: Vec::new() },
-            _ => return self.editor_failed(format!("cannot add {line:?}: give a command line or a URL")),
-        };
         self.edit_config(|path| config_file::add_server(path, &name, &entry, false).map(|_| ()));
+    }
+
+    /// The servers editor changes `server`'s entry: it runs `line` (a command line or a URL)
+    /// and, when `name` is given, is called that. `apply_config` then restarts it only if its
+    /// entry changed; a renamed one stops under its old name and starts under the new.
+    pub(super) fn edit_server(&mut self, server: &str, name: &str, line: &str) {
+        let (entry, _) = match entry_of_line(line) {
+            Ok(entry) => entry,
+            Err(e) => return self.editor_failed(format!("cannot change {server:?} to {:?}: {e}", line.trim())),
+        };
+        let name = match name.trim() {
+            "" => server.to_owned(),
+            given => given.to_owned(),
+        };
+        self.edit_config(|path| config_file::edit_server(path, server, &name, &entry));
+    }
+
+    /// The servers editor imports the servers of the config file at `file` (typed, or chosen in
+    /// the file chooser) into the app's; the status line says what came in and what did not.
+    pub(super) fn import_config(&mut self, file: &str) {
+        let file = file.trim();
+        let source = match (file.strip_prefix("~/"), std::env::var_os("HOME")) {
+            (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
+            _ => std::path::PathBuf::from(file),
+        };
+        if file.is_empty() {
+            return self.editor_failed("give the path of a config file to import".into());
+        }
+        let mut imported = None;
+        self.edit_config(|path| config_file::import(path, &source).map(|done| imported = Some(done)));
+        let Some(imported) = imported else { return };
+        let added: Vec<String> = imported
+            .added
+            .iter()
+            .map(|(from, to)| if from == to { to.clone() } else { format!("{from} as {to} (that name was taken)") })
+            .collect();
+        let mut line = match added.len() {
+            0 => format!("Imported no server from {}", source.display()),
+            n => format!(
+                "Imported {n} server{} from {}: {}",
+                if n == 1 { "" } else { "s" },
+                source.display(),
+                added.join(", ")
+            ),
+        };
+        if !imported.skipped.is_empty() {
+            let skipped: Vec<String> = imported.skipped.iter().map(|(name, why)| format!("{name} ({why})")).collect();
+            line.push_str(&format!("; skipped {}", skipped.join("; ")));
+        }
+        tracing::info!("{}", say(&line));
+        self.status(&line, !imported.skipped.is_empty());
+    }
+
+    /// The servers editor reads the config file again (the person fixed it) and brings the
+    /// running servers in line with it.
+    pub(super) fn reload_config(&mut self) {
+        self.edit_config(|_| Ok(()));
+        if self.editor_error.is_none() {
+            let path = self.options.config.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+            self.status(&format!("Read {path} again"), false);
+        }
     }
 
     /// The servers editor removes `server`'s entry.
@@ -349,4 +415,24 @@ impl Controller {
     pub(super) fn label(&self, server: &str) -> String {
         self.servers.label(server).unwrap_or_else(|| server.to_owned())
     }
+}
+
+/// What the servers editor's `line` runs or reaches: an `https://` (or local `http://`) URL,
+/// else a command line; and the name made from it.
+fn entry_of_line(line: &str) -> Result<(Resolved, String), String> {
+    let line = line.trim();
+    let remote = line.starts_with("https://") || line.starts_with("http://");
+    let derived =
+        if remote { ServerSpec::from_url(line, &[] as &[String]) } else { ServerSpec::from_command_line(line) };
+    let spec = derived.map_err(|e| e.to_string())?;
+    let name = spec.name().to_owned();
+    let entry = match spec {
+        ServerSpec::Stdio { program, args, .. } => Resolved::Stdio { command: program, args, env: Vec::new() },
+        ServerSpec::StreamableHttp { url, .. } => {
+            Resolved::Remote { url: url.to_string(), sse: false, headers: Vec::new() }
+        }
+        ServerSpec::Sse { url, .. } => Resolved::Remote { url: url.to_string(), sse: true, headers: Vec::new() },
+        _ => return Err("give a command line or a URL".into()),
+    };
+    Ok((entry, name))
 }

@@ -296,6 +296,27 @@ pub enum ShellMessage {
         /// `openai` or `anthropic`.
         provider: String,
     },
+    /// The person changes a server's entry in the servers editor: what it runs or reaches, and
+    /// its name.
+    EditServer {
+        /// The server (its key in the config file).
+        server: String,
+        /// Its new name (empty: unchanged).
+        #[serde(default)]
+        name: String,
+        /// A command line (POSIX quoting) or an `https://` URL.
+        line: String,
+    },
+    /// The person imports the servers of another config file (a path typed, or chosen in the
+    /// file chooser).
+    ImportConfig {
+        /// The file.
+        path: String,
+    },
+    /// The person asks for the file chooser to pick a config file to import.
+    ChooseImport,
+    /// The person asks to read the config file again (after fixing it) and apply it.
+    ReloadConfig,
     /// The person asked to restart a server now.
     Restart {
         /// The server.

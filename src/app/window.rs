@@ -31,6 +31,9 @@ pub(crate) enum UserEvent {
     WebContent(WebContentOp),
     /// Open WebKit's web inspector (preview only: the controller refuses it in `run`).
     OpenInspector,
+    /// Ask the person for a config file to import (a native file chooser): the chosen one comes
+    /// back as `ShellMessage::ImportConfig`.
+    ChooseConfigFile,
     /// Leave the event loop with this exit code.
     Exit(i32),
 }

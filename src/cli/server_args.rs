@@ -87,7 +87,8 @@ impl ServerArgs {
 
     /// The servers of the app (`run`, `open`) and the config file it may edit: with no server
     /// flags (or `--config FILE` alone) the config file's servers, none when the file is missing
-    /// or has none (the app then opens on its welcome), and that file; with other flags the
+    /// or has none (the app then opens on its welcome) or cannot be read (its servers editor
+    /// then says why, and reads it again once fixed), and that file; with other flags the
     /// servers they name and no file to edit.
     pub fn app_servers(&self) -> anyhow::Result<(Vec<ServerSpec>, Option<PathBuf>)> {
         if self.builtin.is_some() || !self.stdio.is_empty() || !self.url.is_empty() || !self.server.is_empty() {
@@ -100,7 +101,13 @@ impl ServerArgs {
         if !path.exists() {
             return Ok((Vec::new(), Some(path)));
         }
-        let load = load_config(&path, &LoadOptions::new()).with_context(|| format!("cannot use {}", path.display()))?;
+        let load = match load_config(&path, &LoadOptions::new()) {
+            Ok(load) => load,
+            Err(e) => {
+                eprintln!("warning: {e}; the app opens without its servers: fix the file, then Reload config");
+                return Ok((Vec::new(), Some(path)));
+            }
+        };
         for e in &load.errors {
             eprintln!("warning: {e}");
         }
@@ -108,7 +115,8 @@ impl ServerArgs {
     }
 
     /// The `model` section of the config file these flags use (with `--config`, or the default
-    /// file when no other server is named).
+    /// file when no other server is named). Only the app asks, and it opens on a file that
+    /// cannot be read (see [`Self::app_servers`]): such a file has no model for it.
     pub fn config_model(&self) -> anyhow::Result<Option<(crate::server::config::ModelConfig, std::path::PathBuf)>> {
         if self.builtin.is_some() {
             return Ok(None);
@@ -123,8 +131,7 @@ impl ServerArgs {
             }
             None => return Ok(None),
         };
-        let load = load_config(&path, &LoadOptions::new()).with_context(|| format!("cannot use {}", path.display()))?;
-        Ok(load.model.map(|m| (m, path)))
+        Ok(load_config(&path, &LoadOptions::new()).ok().and_then(|load| load.model).map(|m| (m, path)))
     }
 
     fn pick_from_config(&self, path: &std::path::Path) -> anyhow::Result<Vec<ServerSpec>> {

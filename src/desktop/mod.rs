@@ -8,6 +8,7 @@
 //! crosses into the page as a serialized argument, never spliced into code by hand.
 
 mod engine;
+mod file_chooser;
 mod frames;
 mod input;
 mod ipc;
@@ -89,6 +90,8 @@ pub(crate) struct Running {
     normal_size: std::cell::Cell<Option<tao::dpi::PhysicalSize<u32>>>,
     /// The native "not responding" question, while it is asked.
     hang_dialog: web_content::HangDialog,
+    /// The servers editor's file chooser, while it is open.
+    config_chooser: file_chooser::ConfigChooser,
 }
 
 fn logical(size: tao::dpi::PhysicalSize<u32>, scale: f64) -> (f64, f64) {
@@ -158,6 +161,7 @@ impl Running {
             saved_size: None,
             normal_size: std::cell::Cell::new(Some(window.inner_size())),
             hang_dialog: web_content::HangDialog::default(),
+            config_chooser: file_chooser::ConfigChooser::default(),
         })
     }
 
@@ -205,6 +209,7 @@ impl Running {
             UserEvent::Recycle => recycle(&self.webview),
             UserEvent::OpenInspector => open_inspector(&self.webview),
             UserEvent::WebContent(op) => self.hang_dialog.apply(op, window, &self.webview, &self.to_controller),
+            UserEvent::ChooseConfigFile => self.config_chooser.open(window, &self.to_controller),
             UserEvent::Exit(code) => return Some(code),
         }
         None

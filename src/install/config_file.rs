@@ -1,4 +1,5 @@
-//! Adds an installed server to the person's config file.
+//! Adds an installed server to the person's config file, and makes the servers editor's changes
+//! to it (an entry changed in place, another file's servers imported).
 //!
 //! The file stays theirs: its other keys and their order are kept (see [`super::doc`]); it is
 //! rewritten as plain JSON, so a file the loader cannot read (comments, another shape) is refused
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 use super::doc::Doc;
 use super::Resolved;
 use crate::server::config::{load_config, ConfigFormat, LoadOptions};
+use crate::server::ServerSpec;
 
 /// What [`add_server`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,6 +137,188 @@ pub(crate) fn set_disabled(path: &Path, name: &str, disabled: bool) -> Result<()
         Ok(())
     })
     .map(|_| ())
+}
+
+/// Changes the server `name` of `path` in place: it runs or reaches what `entry` says (its
+/// command and args, or its URL; `entry`'s env and headers are not used) and, when `new_name`
+/// differs, takes that key. The entry's other keys (env, headers, `disabled`, the client's own)
+/// and its place in the file stay; a `new_name` another server has is refused.
+pub(crate) fn edit_server(path: &Path, name: &str, new_name: &str, entry: &Resolved) -> Result<(), String> {
+    if new_name.trim().is_empty() {
+        return Err("a server needs a name; nothing was changed".into());
+    }
+    let (mut doc, format) = open(path, "the servers editor")?;
+    let servers = servers_of(&mut doc, format, path)?;
+    if new_name != name && servers.has(new_name) {
+        return Err(format!(
+            "{} already has a server named {new_name:?}; nothing was changed. Choose another name",
+            path.display()
+        ));
+    }
+    let fields = servers
+        .get_mut(name)
+        .filter(|e| matches!(e, Doc::Object(_)))
+        .ok_or_else(|| format!("{} has no server named {name:?}; nothing was changed", path.display()))?;
+    let typed = format == ConfigFormat::VsCode || fields.has("type");
+    match entry {
+        Resolved::Stdio { command, args, .. } => {
+            for key in ["url", "headers", "oauth"] {
+                fields.remove(key);
+            }
+            if typed {
+                fields.set("type", Doc::string("stdio"));
+            }
+            fields.set("command", Doc::string(command));
+            fields.set("args", Doc::Array(args.iter().map(Doc::string).collect()));
+        }
+        Resolved::Remote { url, sse, .. } => {
+            for key in ["command", "args", "env", "cwd"] {
+                fields.remove(key);
+            }
+            // The transport always named, as `add_server` writes it.
+            fields.set("type", Doc::string(if *sse { "sse" } else { "http" }));
+            fields.set("url", Doc::string(url));
+        }
+    }
+    let disabled = fields.get("disabled") == Some(&Doc::Bool(true));
+    servers.rename(name, new_name);
+    write_checked(path, &doc, |load| {
+        if let Some(e) = load.errors.iter().find(|e| e.entry == new_name) {
+            return Err(format!("the changed entry would not load, nothing was changed: {}", e.rule));
+        }
+        if !disabled && !load.servers.iter().any(|s| s.name() == new_name) {
+            return Err(format!("the changed entry {new_name:?} would not load, nothing was changed"));
+        }
+        Ok(())
+    })
+    .map(|_| ())
+}
+
+/// What [`import`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Imported {
+    /// Each server written: its name in the imported file, and its name in the person's (another
+    /// when that one was taken).
+    pub added: Vec<(String, String)>,
+    /// Each entry left out, and why.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Adds every server `source` (any format the loader reads) holds to `path` (created as a
+/// desktop-format file when missing), each under its own name or, when that is taken, `NAME-2`,
+/// `NAME-3`... An entry is copied as written (its env, headers, args and the client's own keys),
+/// except that an Agent Plugin's, whose placeholders only its plugin resolves, is written as it
+/// resolved. Entries the loader refuses, and disabled ones, are left out and said in
+/// [`Imported::skipped`]. `source` is only read.
+pub(crate) fn import(path: &Path, source: &Path) -> Result<Imported, String> {
+    let load =
+        load_config(source, &LoadOptions::new()).map_err(|e| format!("cannot import it: {e}; nothing was changed"))?;
+    let same = |a: &Path, b: &Path| a.canonicalize().ok().is_some_and(|a| b.canonicalize().ok() == Some(a));
+    if same(path, source) {
+        return Err(format!("{} is the config file this app uses already; nothing was changed", source.display()));
+    }
+    let text = std::fs::read_to_string(source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+    let theirs: Doc = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text))
+        .map_err(|e| format!("{} is not JSON: {e}", source.display()))?;
+    let their_key = if load.format == ConfigFormat::VsCode { "servers" } else { "mcpServers" };
+    let theirs = theirs.get(their_key).cloned().unwrap_or(Doc::Object(Vec::new()));
+    let (mut doc, format) = if path.exists() {
+        open(path, "the servers editor")?
+    } else {
+        (Doc::Object(vec![("mcpServers".to_owned(), Doc::Object(Vec::new()))]), ConfigFormat::DesktopClient)
+    };
+    let servers = servers_of(&mut doc, format, path)?;
+    let mut imported = Imported::default();
+    for spec in &load.servers {
+        let from = spec.name();
+        let entry = match (load.format, theirs.get(from)) {
+            (ConfigFormat::AgentPlugin, _) | (_, None) => spec_doc(spec, format),
+            (_, Some(written)) => Some(retyped(written.clone(), spec, format)),
+        };
+        let Some(entry) = entry else {
+            imported.skipped.push((from.to_owned(), "a server built into its host".into()));
+            continue;
+        };
+        let name = std::iter::once(from.to_owned())
+            .chain((2..).map(|n| format!("{from}-{n}")))
+            .find(|n| !servers.has(n))
+            .unwrap_or_default();
+        servers.set(&name, entry);
+        imported.added.push((from.to_owned(), name));
+    }
+    imported.skipped.extend(load.errors.iter().map(|e| (e.entry.clone(), e.rule.clone())));
+    if let Doc::Object(entries) = &theirs {
+        for (name, _) in entries {
+            if !load.servers.iter().any(|s| s.name() == name) && !load.errors.iter().any(|e| &e.entry == name) {
+                imported.skipped.push((name.clone(), "it is disabled there".into()));
+            }
+        }
+    }
+    if imported.added.is_empty() {
+        return Ok(imported);
+    }
+    write_checked(path, &doc, |load| {
+        for (from, name) in &imported.added {
+            if let Some(e) = load.errors.iter().find(|e| &e.entry == name) {
+                return Err(format!("{from:?} would not load in {}, nothing was changed: {}", path.display(), e.rule));
+            }
+        }
+        Ok(())
+    })?;
+    Ok(imported)
+}
+
+/// An entry copied from another file, its transport named when the person's file is VS Code's
+/// (which reads a URL without `type` as Streamable HTTP, and knows no `streamable-http`).
+fn retyped(mut entry: Doc, spec: &ServerSpec, format: ConfigFormat) -> Doc {
+    if format == ConfigFormat::VsCode {
+        let kind = match spec {
+            ServerSpec::Sse { .. } => "sse",
+            ServerSpec::StreamableHttp { .. } => "http",
+            _ => "stdio",
+        };
+        entry.set("type", Doc::string(kind));
+    }
+    entry
+}
+
+/// A resolved server as an entry of a file in `format`; none for a built-in server.
+fn spec_doc(spec: &ServerSpec, format: ConfigFormat) -> Option<Doc> {
+    let strings =
+        |items: &[(String, String)]| Doc::Object(items.iter().map(|(k, v)| (k.clone(), Doc::string(v))).collect());
+    let mut fields = Vec::new();
+    match spec {
+        ServerSpec::Stdio { program, args, env, cwd, .. } => {
+            if format == ConfigFormat::VsCode {
+                fields.push(("type".to_owned(), Doc::string("stdio")));
+            }
+            fields.push(("command".to_owned(), Doc::string(program)));
+            fields.push(("args".to_owned(), Doc::Array(args.iter().map(Doc::string).collect())));
+            if !env.is_empty() {
+                fields.push(("env".to_owned(), strings(env)));
+            }
+            if let Some(cwd) = cwd {
+                fields.push(("cwd".to_owned(), Doc::string(cwd.to_string_lossy())));
+            }
+        }
+        ServerSpec::StreamableHttp { url, headers, oauth, .. } | ServerSpec::Sse { url, headers, oauth, .. } => {
+            let sse = matches!(spec, ServerSpec::Sse { .. });
+            fields.push(("type".to_owned(), Doc::string(if sse { "sse" } else { "http" })));
+            fields.push(("url".to_owned(), Doc::string(url.as_str())));
+            if !headers.is_empty() {
+                fields.push(("headers".to_owned(), strings(headers)));
+            }
+            if let Some(oauth) = oauth {
+                let mut client = vec![("clientId".to_owned(), Doc::string(&oauth.client_id))];
+                if let Some(secret) = &oauth.client_secret {
+                    client.push(("clientSecret".to_owned(), Doc::string(secret)));
+                }
+                fields.push(("oauth".to_owned(), Doc::Object(client)));
+            }
+        }
+        _ => return None,
+    }
+    Some(Doc::Object(fields))
 }
 
 /// Reads `path` for an edit: its document and format. A file the loader cannot read is refused
@@ -338,6 +522,117 @@ mod tests {
 
     fn stdio() -> Resolved {
         Resolved::Stdio { command: "node".into(), args: vec!["s.mjs".into()], env: vec![("K".into(), "v".into())] }
+    }
+
+    #[test]
+    fn an_edit_keeps_the_entrys_other_keys_and_place_and_a_rename_cannot_take_a_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp.json");
+        let original = r#"{"zTheme": "dark", "mcpServers": {"a": {"command": "x", "args": ["--v"], "env": {"K": "v"}, "autoApprove": ["t"]}, "b": {"url": "https://example.com/mcp", "headers": {"H": "1"}}, "c": {"command": "y", "disabled": true}}, "aOther": 1}"#;
+        std::fs::write(&path, original).unwrap();
+        let line =
+            Resolved::Stdio { command: "node".into(), args: vec!["s.mjs".into(), "--w".into()], env: Vec::new() };
+        edit_server(&path, "a", "a", &line).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let order: Vec<usize> =
+            ["zTheme", "\"a\"", "\"node\"", "s.mjs", "\"K\"", "autoApprove", "\"b\"", "\"c\"", "aOther"]
+                .iter()
+                .map(|k| text.find(k).unwrap_or_else(|| panic!("{k} missing:\n{text}")))
+                .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+        assert!(!text.contains("--v") && !text.contains("\"x\""), "{text}");
+
+        // A rename keeps the place and the keys; a disabled entry stays disabled.
+        edit_server(&path, "c", "renamed", &line).unwrap();
+        let load = load_config(&path, &LoadOptions::new()).unwrap();
+        assert_eq!(load.servers.iter().map(|s| s.name()).collect::<Vec<_>>(), ["a", "b"]);
+        let listed: Vec<String> = entries(&path).unwrap().into_iter().map(|e| e.name).collect();
+        assert_eq!(listed, ["a", "b", "renamed"]);
+        assert!(entries(&path).unwrap()[2].disabled);
+        let remote = Resolved::Remote { url: "https://example.org/sse".into(), sse: true, headers: Vec::new() };
+        edit_server(&path, "b", "remote", &remote).unwrap();
+        let load = load_config(&path, &LoadOptions::new()).unwrap();
+        match &load.servers[1] {
+            ServerSpec::Sse { name, url, headers, .. } => {
+                assert_eq!((name.as_str(), url.as_str()), ("remote", "https://example.org/sse"));
+                assert_eq!(headers, &[("H".to_owned(), "1".to_owned())]);
+            }
+            other => panic!("{other:?}"),
+        }
+
+        // Onto another's name, or to what would not load: refused, nothing written.
+        let before = std::fs::read_to_string(&path).unwrap();
+        let err = edit_server(&path, "a", "remote", &line).unwrap_err();
+        assert!(err.contains("already has a server named \"remote\"") && err.contains("nothing was changed"), "{err}");
+        let insecure = Resolved::Remote { url: "http://example.com/mcp".into(), sse: false, headers: Vec::new() };
+        let err = edit_server(&path, "a", "a", &insecure).unwrap_err();
+        assert!(err.contains("would not load") && err.contains("https"), "{err}");
+        let err = edit_server(&path, "gone", "gone", &line).unwrap_err();
+        assert!(err.contains("no server named \"gone\""), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+
+        // A file the loader cannot read is refused, not rewritten.
+        let broken = dir.path().join("broken.json");
+        std::fs::write(&broken, "{\"mcpServers\": {\"a\": {\"command\": \"x\"}},}").unwrap();
+        let err = edit_server(&broken, "a", "a", &line).unwrap_err();
+        assert!(err.contains("not valid JSON") && err.contains("fix the file first"), "{err}");
+        assert!(std::fs::read_to_string(&broken).unwrap().ends_with("},}"));
+    }
+
+    #[test]
+    fn an_import_renames_a_clash_keeps_env_and_says_what_it_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp.json");
+        std::fs::write(&path, r#"{"mcpServers": {"demo": {"command": "x"}}, "keep": true}"#).unwrap();
+        let vscode = dir.path().join("vscode.json");
+        let theirs = r#"{"servers": {"demo": {"type": "stdio", "command": "node", "args": ["d.mjs"], "env": {"TOKEN": "${env:TOKEN}"}}, "web": {"type": "sse", "url": "https://example.com/events", "headers": {"Authorization": "Bearer t"}}, "bad": {"type": "stdio", "command": ""}, "off": {"command": "y", "disabled": true}}, "inputs": []}"#;
+        std::fs::write(&vscode, theirs).unwrap();
+        let imported = import(&path, &vscode).unwrap();
+        let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+        assert_eq!(imported.added, [pair("demo", "demo-2"), pair("web", "web")]);
+        assert_eq!(imported.skipped.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["bad", "off"]);
+        assert!(imported.skipped[0].1.contains("must not be empty"), "{:?}", imported.skipped);
+        assert_eq!(std::fs::read_to_string(&vscode).unwrap(), theirs, "the imported file is only read");
+        let load = load_config(&path, &LoadOptions::new()).unwrap();
+        assert_eq!(load.servers.iter().map(|s| s.name()).collect::<Vec<_>>(), ["demo", "demo-2", "web"]);
+        match &load.servers[1] {
+            ServerSpec::Stdio { env, args, .. } => {
+                assert_eq!(env, &[("TOKEN".to_owned(), "${env:TOKEN}".to_owned())]);
+                assert_eq!(args, &["d.mjs"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(&load.servers[2], ServerSpec::Sse { headers, .. } if headers.len() == 1));
+        assert!(std::fs::read_to_string(&path).unwrap().contains("\"keep\": true"));
+
+        // A desktop client's file into a VS Code one: the entries get their type; again, the
+        // next free name.
+        let desktop = dir.path().join("claude_desktop_config.json");
+        std::fs::write(&desktop, r#"{"mcpServers": {"demo": {"command": "node", "args": ["e.mjs"], "autoApprove": ["t"]}, "r": {"url": "https://example.com/mcp"}}, "globalShortcut": "x"}"#).unwrap();
+        let mine = dir.path().join("mine.json");
+        std::fs::write(&mine, r#"{"servers": {"demo": {"type": "stdio", "command": "x"}}}"#).unwrap();
+        let imported = import(&mine, &desktop).unwrap();
+        assert_eq!(imported.added, [pair("demo", "demo-2"), pair("r", "r")]);
+        let load = load_config(&mine, &LoadOptions::new()).unwrap();
+        assert_eq!(load.servers.len(), 3, "{:?}", load.errors);
+        assert!(std::fs::read_to_string(&mine).unwrap().contains("autoApprove"));
+        let again = import(&mine, &desktop).unwrap();
+        assert_eq!(again.added, [pair("demo", "demo-3"), pair("r", "r-2")]);
+
+        // A file the loader cannot read is not imported, and the person's file is untouched.
+        let before = std::fs::read_to_string(&path).unwrap();
+        let broken = dir.path().join("broken.json");
+        std::fs::write(&broken, "{\"servers\": [1]}").unwrap();
+        let err = import(&path, &broken).unwrap_err();
+        assert!(err.contains("cannot import it") && err.contains("nothing was changed"), "{err}");
+        let err = import(&path, &path).unwrap_err();
+        assert!(err.contains("uses already"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        // Nor into a file it cannot read.
+        let unreadable = dir.path().join("unreadable.json");
+        std::fs::write(&unreadable, "{\"mcpServers\": {},}").unwrap();
+        let err = import(&unreadable, &vscode).unwrap_err();
+        assert!(err.contains("fix the file first"), "{err}");
     }
 
     #[test]

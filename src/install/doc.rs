@@ -55,6 +55,28 @@ impl Doc {
         }
     }
 
+    /// Gives the key `from` of an object the name `to`, in place; whether it was there.
+    pub(crate) fn rename(&mut self, from: &str, to: &str) -> bool {
+        match self {
+            Self::Object(fields) => match fields.iter_mut().find(|(k, _)| k == from) {
+                Some((k, _)) => {
+                    *k = to.to_owned();
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// The value of `key` in an object.
+    pub(crate) fn get(&self, key: &str) -> Option<&Doc> {
+        match self {
+            Self::Object(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
     /// Whether an object has `key`.
     pub(crate) fn has(&self, key: &str) -> bool {
         matches!(self, Self::Object(fields) if fields.iter().any(|(k, _)| k == key))
