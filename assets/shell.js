@@ -31,7 +31,7 @@ var handlers = {
   chat: conversation.chat, "chat-text": conversation.chatText, "chat-end": conversation.chatEnd,
   "chat-ready": composer.chatReady, conversations: conversation.conversations,
   "chat-clear": conversation.chatClear, commands: composer.setCommands, "model-settings": settings.modelSettings,
-  confirm: dialogs.ask, elicit: dialogs.ask, dismiss: dialogs.dismiss,
+  confirm: dialogs.ask, elicit: dialogs.ask, dismiss: dialogs.dismiss, "path-chosen": dialogs.pathChosen,
   status: function (cmd) { status.setStatus(cmd.text, cmd.error); }
 };
 

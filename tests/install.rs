@@ -552,6 +552,74 @@ fn a_setting_with_several_values_is_given_one_a_line_in_the_app() {
     assert_eq!(args[1..], ["--stdio", "--folders", "/srv/a", "/srv/b c"], "{written:#}");
 }
 
+/// A bundle's `directory` setting in the app's install dialog has a "Choose a folder…" button:
+/// the native file chooser opens (GTK's, driven here with real key events), and the folder
+/// chosen there goes into the field and so into the installed server's arguments. A server's
+/// own question gets no chooser: the button is the host's install dialog's only.
+#[test]
+fn a_folder_setting_is_chosen_in_the_native_file_chooser() {
+    let home = tempfile::tempdir().unwrap();
+    let chosen = home.path().join("Chosen folder");
+    std::fs::create_dir_all(&chosen).unwrap();
+    let mut manifest = clock_manifest();
+    manifest["user_config"]["root"] = json!({"type": "directory", "title": "Root", "required": true});
+    manifest["server"]["mcp_config"]["args"] =
+        json!(["${__dirname}/server/index.js", "--stdio", "--root", "${user_config.root}"]);
+    let file = bundle(home.path(), "clock.mcpb", &manifest, &[]);
+    let url = format!("file://{}", file.to_str().unwrap());
+    let constants = r#"const ACTION = "accept";
+      const dialog = document.getElementById("elicit");
+      await until(() => !dialog.hidden, 30000);
+      const choose = await until(() => document.querySelector('[data-choose-for="elicit-root"]'));
+      if (choose.getAttribute("aria-label") !== "Choose a folder for root") throw new Error("unnamed");
+      choose.click();
+      await until(() => document.getElementById("elicit-root").value, 30000);"#;
+    let (child, _dir) = open_outside_a_terminal_with(home.path(), &url, constants);
+    // The chooser's window, then a person's keys: the location, Enter to go there, Enter to
+    // choose it.
+    let xdotool = |args: &[&str]| {
+        String::from_utf8_lossy(&Command::new("xdotool").args(args).output().expect("xdotool runs").stdout).into_owned()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let window = loop {
+        let found = xdotool(&["search", "--onlyvisible", "--name", "^Choose a folder$"]);
+        if let Some(w) = found.split_whitespace().next() {
+            break w.to_owned();
+        }
+        if std::time::Instant::now() > deadline {
+            let names = xdotool(&["search", "--name", "."]);
+            let names: Vec<String> =
+                names.split_whitespace().map(|w| xdotool(&["getwindowname", w]).trim().to_owned()).collect();
+            panic!("the file chooser never opened: {names:?}\n{}", log_until(child, "never said"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // A person's click into the chooser, then the path typed (a `/` opens its location bar):
+    // real pointer and key events (XTEST), as GTK takes no synthetic ones.
+    xdotool(&["windowfocus", "--sync", &window]);
+    xdotool(&["mousemove", "--window", &window, "500", "400", "click", "1"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    xdotool(&["type", "/"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    xdotool(&["key", "ctrl+a"]);
+    xdotool(&["type", "--delay", "20", &format!("{}/", chosen.display())]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    xdotool(&["key", "Return"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    if !xdotool(&["search", "--onlyvisible", "--name", "^Choose a folder$"]).trim().is_empty() {
+        xdotool(&["windowfocus", "--sync", &window]);
+        xdotool(&["key", "Return"]);
+    }
+    let log = log_until(child, "clock-bundle was installed");
+    assert!(log.contains("clock-bundle was installed"), "{log}");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join("config/mcp-apps-host/mcp.json")).unwrap())
+            .unwrap();
+    let args = &written["mcpServers"]["clock-bundle"]["args"];
+    assert_eq!(args[3], chosen.to_str().unwrap(), "{written:#}");
+}
+
 /// A hostile install link: its values carry markup that would load from a canary (listening on
 /// TCP, so HTTP too, and UDP) and a right-to-left override that would make `exe.txt` read as
 /// `txt.exe`. The app's dialog shows both as text, the override escaped (the automation checks

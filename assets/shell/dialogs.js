@@ -2,7 +2,7 @@
 // turns. A fresh dialog's accept button waits a moment; while one is open it has the keyboard.
 
 import { stopButton } from "./conversation.js";
-import { fillFields, readFields } from "./forms.js";
+import { fillFields, putPath, readFields } from "./forms.js";
 import { el, send } from "./page.js";
 
 // Consent dialogs, one at a time; Enter accepts, Escape declines.
@@ -31,7 +31,7 @@ function showElicit(cmd) {
   urlLine.textContent = cmd.url || "";
   urlLine.hidden = !cmd.url;
   var fields = document.getElementById("elicit-fields");
-  fillFields(fields, "elicit-", cmd.schema || {});
+  fillFields(fields, "elicit-", cmd.schema || {}, { paths: !!cmd.host });
   document.getElementById("elicit-accept").textContent = cmd.url ? "Open" : "Submit";
   document.getElementById("elicit-error").textContent = "";
   elicitBox.hidden = false;
@@ -147,6 +147,11 @@ document.addEventListener("keydown", function (e) {
 
 // A dialog asked by the host (a consent, a server's question), shown in its turn.
 export function ask(cmd) { dialogs.push(cmd); showNextDialog(); }
+
+// The path the person chose for a field of the host's own install dialog.
+export function pathChosen(cmd) {
+  if (current && current.op === "elicit" && current.host && String(cmd.field).indexOf("elicit-") === 0) putPath(cmd.field, cmd.path);
+}
 
 // A dialog the host no longer asks (its asker went): it goes, shown or waiting.
 export function dismiss(cmd) {

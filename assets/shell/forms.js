@@ -1,7 +1,10 @@
 // Forms from a JSON schema (a tool's inputSchema, a server's elicitation): a field per property,
 // read back into an object with the schema's checks, each failure said for a person.
 
-import { el } from "./page.js";
+import { el, send } from "./page.js";
+
+// The mark the host puts on its own install dialog's folder and file settings.
+var PATH_MARK = "x-mcp-apps-host-path";
 
 // Choices of an enum-like schema: `enum`, or `oneOf`/`anyOf` of `{const, title}`.
 function choicesOf(schema) {
@@ -20,7 +23,7 @@ function choicesOf(schema) {
 
 var inputTypes = { email: "email", uri: "url", date: "date", "date-time": "datetime-local", password: "password" };
 
-function fieldFor(prefix, name, schema, required) {
+function fieldFor(prefix, name, schema, required, options) {
   var wrap = el("div", "field");
   var label = el("label", "", (schema.title || name) + (required ? " *" : ""));
   var id = prefix + name;
@@ -89,14 +92,34 @@ function fieldFor(prefix, name, schema, required) {
   input.dataset.required = required ? "1" : "";
   input.dataset.schema = JSON.stringify(schema);
   wrap.append(label, input);
+  var kind = schema[PATH_MARK];
+  if (options && options.paths && (kind === "directory" || kind === "file")) {
+    // The host's own form: a native chooser for a folder or a file (the path may be typed too).
+    var choose = el("button", "choose", kind === "directory" ? "Choose a folder…" : "Choose a file…");
+    choose.type = "button";
+    choose.setAttribute("aria-label", (kind === "directory" ? "Choose a folder for " : "Choose a file for ") + (schema.title || name));
+    choose.dataset.chooseFor = id;
+    choose.addEventListener("click", function () { send({ kind: "choose-path", field: id, directory: kind === "directory" }); });
+    wrap.append(choose);
+  }
   return wrap;
 }
 
-export function fillFields(container, prefix, schema) {
+// A path the person chose in the native chooser: into its field (a list gets a line more).
+export function putPath(id, path) {
+  var input = document.getElementById(id);
+  if (!input || !input.dataset || !input.dataset.kind) return;
+  if (input.dataset.kind === "lines") input.value = input.value.replace(/\s*$/, "") + (input.value.trim() ? "\n" : "") + path;
+  else input.value = path;
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+}
+
+// `options.paths`: the host's own form, whose folder and file settings get a chooser.
+export function fillFields(container, prefix, schema, options) {
   var props = (schema && schema.properties) || {};
   var required = (schema && schema.required) || [];
   container.textContent = "";
-  Object.keys(props).forEach(function (k) { container.append(fieldFor(prefix, k, props[k] || {}, required.indexOf(k) >= 0)); });
+  Object.keys(props).forEach(function (k) { container.append(fieldFor(prefix, k, props[k] || {}, required.indexOf(k) >= 0, options)); });
 }
 
 // Reads a form's fields into an object; throws a message for a person when something is wrong.

@@ -11,7 +11,10 @@ use serde_json::{json, Map, Value};
 use super::shell::ShellCommand;
 use super::Controller;
 use crate::consent;
-use crate::install::Setting;
+use crate::install::{PathKind, Setting};
+
+/// The mark of a field that takes a path (`directory` or `file`), for the shell's chooser.
+const PATH_MARK: &str = "x-mcp-apps-host-path";
 
 /// Installs with the person's answers (`KEY`, value); says what was done, or why not.
 pub(crate) type Perform = Box<dyn FnOnce(Vec<(String, String)>) -> Result<String, String> + Send>;
@@ -87,6 +90,14 @@ fn schema(settings: &[Setting]) -> Value {
         if s.secret {
             field["format"] = json!("password");
         }
+        if let Some(kind) = s.path {
+            // The shell puts a "Choose…" beside it (the host's own form only).
+            let kind = match kind {
+                PathKind::Directory => "directory",
+                PathKind::File => "file",
+            };
+            field[PATH_MARK] = json!(kind);
+        }
         if s.required {
             required.push(s.key.clone());
         }
@@ -143,9 +154,29 @@ impl Controller {
             source: Some("You opened it from outside the app (a link, a bundle or a server.json)".into()),
             url: None,
             schema: Some(schema(&request.settings)),
+            host: true,
         });
         tracing::info!(server = %request.name, "asking the person whether to install it");
         self.pending_install = Some((dialog, request));
+    }
+
+    /// The install dialog's "Choose…": a native chooser opens for `field`, only while the host's
+    /// own install dialog is open (no server's question gets one).
+    pub(super) fn choose_path(&mut self, field: String, directory: bool) {
+        if self.pending_install.is_none() {
+            tracing::warn!("a file chooser was asked for with no install dialog open: not opened");
+            return;
+        }
+        let _ = self
+            .ui
+            .send_event(super::window::UserEvent::ChooseFile(super::window::Choice::Setting { field, directory }));
+    }
+
+    /// The chooser's answer goes into its field, if the install dialog is still open.
+    pub(super) fn path_chosen(&mut self, field: String, path: String) {
+        if self.pending_install.is_some() {
+            self.shell(ShellCommand::PathChosen { field, path: consent::one_line_max(&path, 4096) });
+        }
     }
 
     /// The person's answer to the install dialog (`true` when it was that dialog).
@@ -196,6 +227,7 @@ mod tests {
             choices: Vec::new(),
             number: None,
             multiple: false,
+            path: None,
         }
     }
 

@@ -174,13 +174,15 @@ impl Controller {
             ShellMessage::RemoveServer { server } => self.remove_server(&server),
             ShellMessage::EnableServer { server, enabled } => self.enable_server(&server, enabled),
             ShellMessage::ServerLog { server } => self.server_log(&server),
+            ShellMessage::ChoosePath { field, directory } => self.choose_path(field, directory),
+            ShellMessage::PathChosen { field, path } => self.path_chosen(field, path),
             ShellMessage::ModelSettings => self.open_model_settings(),
             ShellMessage::SaveModel { provider, name, url, key } => self.save_model(&provider, &name, &url, &key.0),
             ShellMessage::ForgetModelKey { provider } => self.forget_model_key(&provider),
             ShellMessage::EditServer { server, name, line } => self.edit_server(&server, &name, &line),
             ShellMessage::ImportConfig { path } => self.import_config(&path),
             ShellMessage::ChooseImport => {
-                let _ = self.ui.send_event(UserEvent::ChooseConfigFile);
+                let _ = self.ui.send_event(UserEvent::ChooseFile(window::Choice::ConfigFile));
             }
             ShellMessage::ReloadConfig => self.reload_config(),
             ShellMessage::Restart { server } => {
@@ -385,6 +387,7 @@ impl Controller {
                             source: None,
                             url: None,
                             schema: Some(schema.clone()),
+                            host: false,
                         },
                         None,
                     ),
@@ -399,6 +402,7 @@ impl Controller {
                                 source: Some(format!("Asked by the server {server}")),
                                 url: Some(subject.address),
                                 schema: None,
+                                host: false,
                             },
                             Some(parsed.to_string()),
                         ),

@@ -172,7 +172,13 @@ pub(crate) enum ShellCommand {
         url: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         schema: Option<Value>,
+        /// The host's own form (the install dialog), not a server's: its folder and file
+        /// settings get a native chooser.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        host: bool,
     },
+    /// The path the person chose for a field of the install dialog.
+    PathChosen { field: String, path: String },
     /// A dialog nobody waits for any more.
     Dismiss { dialog: u64 },
 }
@@ -274,6 +280,22 @@ pub enum ShellMessage {
     ServerLog {
         /// The server.
         server: String,
+    },
+    /// The install dialog's "Choose…" beside a folder or file setting: a native chooser opens
+    /// (only while the host's own install dialog is open).
+    ChoosePath {
+        /// The form field the path goes into.
+        field: String,
+        /// A folder (else a file).
+        directory: bool,
+    },
+    /// The native chooser's answer, for the install dialog's field (sent by the window, not the
+    /// page).
+    PathChosen {
+        /// The form field.
+        field: String,
+        /// The path the person chose.
+        path: String,
     },
     /// The person opens the model settings page.
     ModelSettings,
@@ -520,8 +542,10 @@ mod tests {
                 source: None,
                 url: Some(s()),
                 schema: None,
+                host: true,
             },
             ShellCommand::Dismiss { dialog: 2 },
+            ShellCommand::PathChosen { field: s(), path: s() },
             ShellCommand::ChatReady { model: s() },
             ShellCommand::Chat { role: "user".into(), from: Some(s()), text: s() },
             ShellCommand::ChatText { text: s() },

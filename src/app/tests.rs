@@ -619,3 +619,25 @@ async fn the_servers_editor_writes_the_file_and_restarts_only_the_server_it_chan
         .collect();
     assert!(a_statuses.iter().all(|s| s == "ready"), "{a_statuses:?}");
 }
+
+/// The native file chooser is the host's install dialog's only: with no install dialog open,
+/// the page's request opens none and a chosen path goes into no field (a server's question,
+/// whose form is the server's, never gets one).
+#[tokio::test]
+async fn a_file_chooser_opens_for_the_install_dialog_only() {
+    let mut window = Window::open(Window::demo("weather", json!({"city": "Lisbon"})));
+    let _view = window.mounted_view().await;
+    window.person(ShellMessage::ChoosePath { field: "elicit-root".into(), directory: true });
+    window.person(ShellMessage::PathChosen { field: "elicit-root".into(), path: "/etc".into() });
+    // Handled in order: once the log is shown, the two above were too.
+    window.person(ShellMessage::ServerLog { server: "demo".into() });
+    let mut chooser = false;
+    window
+        .until("the server's log", |w, e| {
+            chooser |= matches!(e, UserEvent::ChooseFile(_));
+            w.shell.iter().any(|c| matches!(c, ShellCommand::ServerLog { .. })).then_some(())
+        })
+        .await;
+    assert!(!chooser, "a chooser opened with no install dialog");
+    assert!(!window.shell.iter().any(|c| matches!(c, ShellCommand::PathChosen { .. })));
+}

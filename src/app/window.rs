@@ -31,9 +31,10 @@ pub(crate) enum UserEvent {
     WebContent(WebContentOp),
     /// Open WebKit's web inspector (preview only: the controller refuses it in `run`).
     OpenInspector,
-    /// Ask the person for a config file to import (a native file chooser): the chosen one comes
-    /// back as `ShellMessage::ImportConfig`.
-    ChooseConfigFile,
+    /// Ask the person for a file or folder in a native file chooser: a config file to import
+    /// (it comes back as `ShellMessage::ImportConfig`), or a path for a setting of the install
+    /// dialog (back as `ShellMessage::PathChosen`).
+    ChooseFile(Choice),
     /// Leave the event loop with this exit code.
     Exit(i32),
 }
@@ -84,6 +85,15 @@ pub(crate) enum HostInput {
     WebContent(WebContentSignal),
     /// What the Views' webviews reported.
     Frame(FrameSignal),
+}
+
+/// What a native file chooser is asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Choice {
+    /// A config file whose servers the servers editor imports.
+    ConfigFile,
+    /// A path for the install dialog's field `field`: a folder, or a file.
+    Setting { field: String, directory: bool },
 }
 
 /// Where the tokio side sends work for the UI thread: the host's own event loop, or an

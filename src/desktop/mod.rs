@@ -91,7 +91,7 @@ pub(crate) struct Running {
     /// The native "not responding" question, while it is asked.
     hang_dialog: web_content::HangDialog,
     /// The servers editor's file chooser, while it is open.
-    config_chooser: file_chooser::ConfigChooser,
+    file_chooser: file_chooser::FileChooser,
 }
 
 fn logical(size: tao::dpi::PhysicalSize<u32>, scale: f64) -> (f64, f64) {
@@ -161,7 +161,7 @@ impl Running {
             saved_size: None,
             normal_size: std::cell::Cell::new(Some(window.inner_size())),
             hang_dialog: web_content::HangDialog::default(),
-            config_chooser: file_chooser::ConfigChooser::default(),
+            file_chooser: file_chooser::FileChooser::default(),
         })
     }
 
@@ -209,7 +209,7 @@ impl Running {
             UserEvent::Recycle => recycle(&self.webview),
             UserEvent::OpenInspector => open_inspector(&self.webview),
             UserEvent::WebContent(op) => self.hang_dialog.apply(op, window, &self.webview, &self.to_controller),
-            UserEvent::ChooseConfigFile => self.config_chooser.open(window, &self.to_controller),
+            UserEvent::ChooseFile(choice) => self.file_chooser.open(window, &self.to_controller, choice),
             UserEvent::Exit(code) => return Some(code),
         }
         None

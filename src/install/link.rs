@@ -79,6 +79,7 @@ pub(crate) fn plan(link: &str) -> Result<Plan, String> {
                 choices: Vec::new(),
                 number: None,
                 multiple: false,
+                path: None,
             });
             Template::var(key)
         } else {

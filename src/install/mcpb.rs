@@ -268,6 +268,11 @@ fn setting(key: &str, u: &UserConfig, dirs: &Dirs) -> Result<Setting, String> {
         choices,
         number,
         multiple: u.multiple,
+        path: match u.kind.as_str() {
+            "directory" => Some(super::PathKind::Directory),
+            "file" => Some(super::PathKind::File),
+            _ => None,
+        },
     })
 }
 

@@ -36,6 +36,17 @@ pub(crate) struct Setting {
     pub number: Option<(Option<f64>, Option<f64>)>,
     /// Several values may be given (`--set KEY=a --set KEY=b`); kept joined by [`SEP`].
     pub multiple: bool,
+    /// A path is wanted: a folder or a file (a bundle's `directory` and `file` types).
+    pub path: Option<PathKind>,
+}
+
+/// What kind of path a setting wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PathKind {
+    /// A folder.
+    Directory,
+    /// A file.
+    File,
 }
 
 /// What joins the values of a `multiple` setting: no argument or variable can hold it.
@@ -352,6 +363,7 @@ mod tests {
             choices: Vec::new(),
             number: None,
             multiple: false,
+            path: None,
         };
         Plan {
             name: "weather".into(),

@@ -172,6 +172,7 @@ impl Settings {
             },
             number: (input.format.as_deref() == Some("number")).then_some((None, None)),
             multiple: false,
+            path: None,
         });
     }
 
