@@ -110,7 +110,7 @@ fn shell_controls(args: &[&str], home: &std::path::Path, reveal: &str) -> Vec<Va
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(dir.path().join("host.log")).unwrap())
         .spawn()
         .unwrap();
     // The shell, its Views and the automation's reveal settle.
@@ -125,7 +125,8 @@ fn shell_controls(args: &[&str], home: &std::path::Path, reveal: &str) -> Vec<Va
     let _ = host.wait();
     let report: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
-    assert!(report["error"].is_null(), "{report}");
+    let log = || std::fs::read_to_string(dir.path().join("host.log")).unwrap_or_default();
+    assert!(report["error"].is_null(), "{report}\nthe host said:\n{}", log());
     report["controls"].as_array().unwrap().clone()
 }
 
@@ -195,7 +196,7 @@ fn the_keyboard_alone_adds_the_demo_server_and_opens_a_view() {
         .env("XDG_CONFIG_HOME", home.path().join(".config"))
         .env("XDG_DATA_HOME", home.path().join(".local/share"))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(home.path().join("host.log")).unwrap())
         .spawn()
         .unwrap();
     let out = bus
@@ -223,6 +224,7 @@ fn the_keyboard_alone_adds_the_demo_server_and_opens_a_view() {
     let _ = host.kill();
     let _ = host.wait();
     let steps = report["steps"].as_array().unwrap();
-    assert!(steps.len() == 3 && steps.iter().all(|s| s["ok"] == true), "{report:#}");
+    let log = std::fs::read_to_string(home.path().join("host.log")).unwrap_or_default();
+    assert!(steps.len() == 3 && steps.iter().all(|s| s["ok"] == true), "{report:#}\nthe host said:\n{log}");
     assert!(result(&records()), "the weather View got its result: {report:#}");
 }
