@@ -113,6 +113,11 @@ export function modelSettings(cmd) {
 form.addEventListener("submit", function (e) {
   e.preventDefault();
   if (!nameField.value.trim()) { text("settings-error", "Give the model's name, for example " + EXAMPLES[provider.value] + "."); nameField.focus(); return; }
+  // The provider's own endpoint answers nothing without a key (Rust checks it again).
+  var p = provider.value;
+  var keyless = p !== "ollama" && !keyField.value.trim() && !urlField.value.trim() &&
+    !(shown && shown.kept && shown.kept[p]) && !(shown && shown.environment && shown.environment[p]);
+  if (keyless) { text("settings-error", "Type your " + NAMES[p] + " API key: none is kept yet."); keyField.focus(); return; }
   text("settings-error", "");
   saveButton.disabled = true;
   send({ kind: "save-model", provider: provider.value, name: nameField.value, url: urlField.value, key: keyField.disabled ? "" : keyField.value });
