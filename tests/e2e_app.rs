@@ -541,10 +541,57 @@ fn a_view_that_fills_its_viewport_starts_tall_and_never_loops() {
     // v2 (`fill-margin`): held after a few steps above its first height (where v1 is), after
     // a bounded number of resizes, and it stopped asking.
     let margin = frames["v2"].as_f64().unwrap();
-    assert!(margin > fill && margin <= fill + 16.0 * 8.0, "v2 at {margin} px (v1 at {fill} px)");
+    assert!(
+        margin > fill && margin <= fill + 16.0 * 8.0,
+        "v2 at {margin} px (v1 at {fill} px); stderr:\n{}",
+        run.stderr
+    );
     assert!(resizes("v2") <= 8, "{} resizes of v2:\n{}", resizes("v2"), run.stderr);
     assert!(reports("v2").len() <= 12, "v2 kept reporting: {:?}", reports("v2"));
     assert!(run.stderr.contains("the View sizes itself from its frame"), "{}", run.stderr);
+}
+
+/// A View that measures itself as it loads sees its card's height even when the shell is slow
+/// to say where the card is (a busy machine: here the shell's frames come 2 s late), so the
+/// View loads before its slot is reported: it must not take the 1 px of a webview not placed
+/// yet for its viewport and keep that.
+#[test]
+fn a_view_that_loads_before_its_slot_is_reported_gets_its_cards_height() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        // The shell reports where slots are once per frame: its frames come 2 s late for a while.
+        const frame = window.requestAnimationFrame.bind(window);
+        window.requestAnimationFrame = (f) => setTimeout(() => frame(f), 2000);
+        await until(() => document.querySelector(".card[data-view] .slot"));
+        await wait(2500);
+        window.requestAnimationFrame = frame;
+        await wait(3000);
+        const slot = document.querySelector(".card[data-view] .slot");
+        await call("note", { text: String(slot.getBoundingClientRect().height) });
+        "##,
+    );
+    let server = node_server("viewport-app/index.mjs", "");
+    let run = run_host_until(
+        &["run", "--stdio", &server, "--tool", "fill", "--automation", &script],
+        |t| t.iter().any(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "note"),
+        LIMIT,
+    );
+    let height: f64 = run
+        .dir("host->server")
+        .find(|m| m["params"]["name"] == "note")
+        .and_then(|m| m["params"]["arguments"]["text"].as_str())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no note; stderr:\n{}", run.stderr));
+    let reports: Vec<f64> = run
+        .trace
+        .iter()
+        .filter(|r| r["dir"] == "view->host" && r["msg"]["method"] == "ui/notifications/size-changed")
+        .filter_map(|r| r["msg"]["params"]["height"].as_f64())
+        .collect();
+    assert!(height > 240.0, "the card of a 100vh App is {height} px (its reports: {reports:?})");
+    assert!(reports.iter().all(|h| *h > 240.0), "the View saw a viewport not its card's: {reports:?}");
 }
 
 /// Side panels wrap what Views put there: a model context, a message and an expanded log record

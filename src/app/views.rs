@@ -404,6 +404,7 @@ impl Controller {
                 .map(|p| crate::sandbox::csp::request_origins(&p.csp))
                 .unwrap_or_default(),
             session: handle.clone(),
+            height: first_height,
         })));
         self.status(&format!("{} from {}", tool_label(tool), self.label(&server)), false);
         // A reopened View has its last result from its mount: a stop at any moment after

@@ -179,6 +179,8 @@ pub(crate) struct FrameMount {
     /// The View's session: its messages go there straight from its IPC line (the controller
     /// does not relay them).
     pub session: crate::bridge::ViewHandle,
+    /// The height of its card's slot, before the shell reports where the slot is (px).
+    pub height: f64,
 }
 
 /// What the controller asks of the View webviews.

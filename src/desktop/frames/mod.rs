@@ -56,7 +56,10 @@ use crate::protocol::Theme;
 pub(crate) use delivery::post_line;
 use groups::watch;
 use keyboard::Keyboard;
-use placement::{reveal_soon, wheel_px};
+use placement::{put, reveal_soon, wheel_px};
+
+/// A View's width before the shell has reported the stream's (px).
+const FIRST_WIDTH: i32 = 640;
 
 /// How often the layer pings each web process of Views.
 const PING_EVERY: Duration = Duration::from_millis(250);
@@ -330,7 +333,7 @@ impl FrameLayer {
             gtk::glib::timeout_add_local_once(SHOW_AT_LATEST, move || reveal_soon(me, view));
         }
         let by_url = mount.document.is_some();
-        let frame = ViewFrame {
+        let mut frame = ViewFrame {
             webview,
             label: mount.label.clone(),
             group: group_id,
@@ -339,6 +342,13 @@ impl FrameLayer {
             wanted: None,
             by_url,
         };
+        // Out of sight at its card's size until the shell says where the slot is: a View that
+        // measures itself as it loads (`height: 100vh`) sees the height its card has, not the
+        // 1 px of a webview not placed yet (which it would report, and then keep). The width is
+        // the stream's until the slot's own comes.
+        let width = self.clip.map_or(FIRST_WIDTH, |c| c.2).max(1);
+        let height = (mount.height.round() as i32).max(1);
+        put(&self.layer, &mut frame, (-10_000 - width, 0, width, height));
         self.views.insert(mount.view, frame);
         if by_url {
             self.schedule_spare(&mount.label);
