@@ -45,15 +45,7 @@ pub(crate) fn add_server(path: &Path, name: &str, entry: &Resolved, replace: boo
         ));
     }
     servers.set(name, entry_doc(entry, format));
-    let mode = write_checked(path, &doc, |load| {
-        if let Some(e) = load.errors.iter().find(|e| e.entry == name) {
-            return Err(format!("the new entry would not load, nothing was changed: {}", e.rule));
-        }
-        if !load.servers.iter().any(|s| s.name() == name) {
-            return Err(format!("the new entry {name:?} would not load, nothing was changed"));
-        }
-        Ok(())
-    })?;
+    let mode = write_checked(path, &doc, |load| entry_loads(load, "new entry", name, true))?;
     Ok(Written { path: path.to_owned(), replaced, created, readable_by_others: mode.unwrap_or(0o600) & 0o077 != 0 })
 }
 
@@ -127,16 +119,7 @@ pub(crate) fn set_disabled(path: &Path, name: &str, disabled: bool) -> Result<()
     } else {
         entry.remove("disabled");
     }
-    write_checked(path, &doc, |load| {
-        if let Some(e) = load.errors.iter().find(|e| e.entry == name) {
-            return Err(format!("the entry {name:?} would not load, nothing was changed: {}", e.rule));
-        }
-        if !disabled && !load.servers.iter().any(|s| s.name() == name) {
-            return Err(format!("the entry {name:?} would not load, nothing was changed"));
-        }
-        Ok(())
-    })
-    .map(|_| ())
+    write_checked(path, &doc, |load| entry_loads(load, "entry", name, !disabled)).map(|_| ())
 }
 
 /// Changes the server `name` of `path` in place: it runs or reaches what `entry` says (its
@@ -182,16 +165,7 @@ pub(crate) fn edit_server(path: &Path, name: &str, new_name: &str, entry: &Resol
     }
     let disabled = fields.get("disabled") == Some(&Doc::Bool(true));
     servers.rename(name, new_name);
-    write_checked(path, &doc, |load| {
-        if let Some(e) = load.errors.iter().find(|e| e.entry == new_name) {
-            return Err(format!("the changed entry would not load, nothing was changed: {}", e.rule));
-        }
-        if !disabled && !load.servers.iter().any(|s| s.name() == new_name) {
-            return Err(format!("the changed entry {new_name:?} would not load, nothing was changed"));
-        }
-        Ok(())
-    })
-    .map(|_| ())
+    write_checked(path, &doc, |load| entry_loads(load, "changed entry", new_name, !disabled)).map(|_| ())
 }
 
 /// What [`import`] did.
@@ -319,6 +293,19 @@ fn spec_doc(spec: &ServerSpec, format: ConfigFormat) -> Option<Doc> {
         _ => return None,
     }
     Some(Doc::Object(fields))
+}
+
+/// The check an edit's new file passes before it replaces the old one: the entry `name` (the
+/// `what` of the edit: "new entry", "entry", "changed entry") loads without an error, and, when
+/// `runs` (it is not disabled), as a server.
+fn entry_loads(load: &crate::server::config::ConfigLoad, what: &str, name: &str, runs: bool) -> Result<(), String> {
+    if let Some(e) = load.errors.iter().find(|e| e.entry == name) {
+        return Err(format!("the {what} {name:?} would not load, nothing was changed: {}", e.rule));
+    }
+    if runs && !load.servers.iter().any(|s| s.name() == name) {
+        return Err(format!("the {what} {name:?} would not load, nothing was changed"));
+    }
+    Ok(())
 }
 
 /// Reads `path` for an edit: its document and format. A file the loader cannot read is refused
