@@ -14,6 +14,7 @@ use tokio::io::AsyncBufReadExt;
 
 use super::errors::{http_hint, with_tail};
 use super::host_client::{HostClient, ProgressRoutes};
+use super::late_answers::LateAnswers;
 use super::lifecycle::{handshake, HandshakeFailure, Startup};
 use super::options::ConnectOptions;
 #[cfg(doc)]
@@ -121,6 +122,8 @@ impl Connection {
         };
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let deadline = tokio::time::Instant::now() + options.handshake_timeout;
+        // A local program may first download its package (`npx -y`, `uvx`): it gets longer.
+        let stdio_deadline = tokio::time::Instant::now() + options.stdio_start_timeout;
         let handshake_failed = |reason: String| Error::Handshake { server: name.clone(), reason };
         let (service, pid) = match spec {
             ServerSpec::Stdio { program, args, env, cwd, .. } => {
@@ -131,8 +134,9 @@ impl Connection {
                 let mut startup = if options.known_legacy { Startup::Initialize } else { Startup::Probe };
                 loop {
                     let (transport, pid) = spawn_stdio(&name, program, args, env, cwd.as_deref(), &stderr_tail)?;
-                    let limit = options.handshake_timeout;
-                    match handshake(client.clone(), transport, startup, deadline, limit).await {
+                    let limit = options.stdio_start_timeout;
+                    let transport = LateAnswers::new(transport);
+                    match handshake(client.clone(), transport, startup, stdio_deadline, limit).await {
                         Ok(service) => break (service, pid),
                         // A fresh process: the first one's stdin holds a failed lifecycle.
                         Err(failure) if failure.try_initialize => startup = Startup::Initialize,
