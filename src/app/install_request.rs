@@ -50,6 +50,11 @@ impl InstallSlot {
     fn take(&self) -> Option<InstallRequest> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
+
+    /// Whether a request waits in it, not yet shown.
+    pub(crate) fn is_full(&self) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
 }
 
 /// The settings as the form dialog's schema (secrets in a field that hides what is typed).

@@ -52,6 +52,7 @@ pub(crate) mod proxies;
 mod recovery;
 mod servers;
 pub(crate) mod shell;
+pub(crate) mod single_instance;
 pub(crate) mod supervisor;
 pub(crate) mod test_interface;
 mod views;
@@ -524,9 +525,15 @@ impl Controller {
         let (chat_tx, mut chat_rx) = mpsc::unbounded_channel();
         self.chat_out = Some(chat_tx);
         self.start_chat();
+        // Second launches on the same config file (see `single_instance`).
+        let (arrivals_tx, mut arrivals) = mpsc::unbounded_channel();
+        if let Some(door) = self.options.front_door.take() {
+            door.serve(move |arrival| arrivals_tx.send(arrival).is_ok());
+        }
         loop {
             tokio::select! {
                 Some((generation, out)) = chat_rx.recv() => self.on_chat(generation, out),
+                Some(arrival) = arrivals.recv() => self.on_arrival(arrival),
                 _ = watch.tick() => {
                     self.supervise();
                     self.keep_budget();

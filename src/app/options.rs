@@ -97,6 +97,10 @@ pub struct RunOptions {
     pub(crate) config: Option<PathBuf>,
     /// A server the person opened from outside, to install after the app's own dialog.
     pub(crate) install: Option<super::install_request::InstallSlot>,
+    /// Where second launches on the same config file knock (see `single_instance`).
+    pub(crate) front_door: Option<super::single_instance::FrontDoor>,
+    /// Why what was opened from outside could not be read, said in the window once it shows.
+    pub(crate) startup_error: Option<String>,
     /// The command line the welcome's "Add the demo server" writes (none: this executable's
     /// own, see [`crate::cli::builtin_server_entry`]).
     pub(crate) demo_command: Option<(String, Vec<String>)>,
@@ -168,6 +172,8 @@ impl RunOptions {
             embedded: false,
             config: None,
             install: None,
+            front_door: None,
+            startup_error: None,
             demo_command: None,
         }
     }

@@ -63,6 +63,8 @@ pub(crate) enum WindowOp {
     Pip,
     /// Back to the normal window.
     Restore,
+    /// Bring the window to the front (a second launch of the app).
+    Present,
 }
 
 /// What the UI thread tells the controller.

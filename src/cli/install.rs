@@ -82,6 +82,7 @@ fn plan_of(args: &mut InstallArgs) -> anyhow::Result<(Plan, Option<mcpb::Bundle>
 
 /// For `open` with no terminal to ask in: what the app's own dialog shows (what will run, the
 /// signature, the settings), and the install it carries out with the person's answers.
+#[cfg(feature = "desktop")]
 pub(crate) fn in_app(mut args: InstallArgs) -> anyhow::Result<crate::app::install_request::InstallRequest> {
     // (A bundle's signature is one of its plan's facts.)
     let (plan, _, config) = plan_of(&mut args)?;

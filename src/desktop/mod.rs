@@ -206,6 +206,12 @@ impl Running {
                     }
                 }
             }
+            // A second launch: the window comes to the front where the person is.
+            UserEvent::Window(WindowOp::Present) => {
+                window.set_minimized(false);
+                window.set_visible(true);
+                window.set_focus();
+            }
             UserEvent::Recycle => recycle(&self.webview),
             UserEvent::OpenInspector => open_inspector(&self.webview),
             UserEvent::WebContent(op) => self.hang_dialog.apply(op, window, &self.webview, &self.to_controller),
