@@ -617,7 +617,8 @@ async fn the_data_an_app_brought_is_named_by_its_servers_label() {
     app_tool.tool = json!({"name": "pick"});
     app_tool.label = "chart · Vault".into();
     app_tool.app_view = Some("v1".into());
-    entries.insert(0, app_tool);
+    // Last, as the app lists them (the servers' tools, then the live Views').
+    entries.push(app_tool);
     let (handle, mut out) = start_with(model, Arc::new(move || entries.clone()), Start::default());
     let a = Some(ServerId { server: "a".into(), identity: "stdio:a".into() });
     handle.send(Input::AppMessage { view: "v1".into(), app: "chart · Vault".into(), server: a, text: "hi".into() });
