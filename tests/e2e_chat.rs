@@ -884,13 +884,65 @@ fn a_servers_prompt_runs_as_a_slash_command_and_a_resource_rides_along() {
     let requests = model.requests();
     let last_user = |r: &Value| message_text(r["body"]["messages"].as_array().unwrap().last().unwrap());
     assert_eq!(requests.len(), 2, "{}", run.stderr);
-    assert_eq!(last_user(&requests[0]), "Please review the budget with the vault's rules.");
+    // The prompt's messages are the server's words, labelled so, as JSON (SECURITY.md, "Which
+    // words and names are the host's").
+    let prompt = last_user(&requests[0]);
+    let (head, messages) = prompt.split_once("] ").unwrap();
+    assert!(head.starts_with("[The person ran a server's prompt") && head.contains(r#""prompt":"review""#), "{prompt}");
+    assert_eq!(
+        serde_json::from_str::<Value>(messages).unwrap(),
+        serde_json::json!([{"role": "user", "text": "Please review the budget with the vault's rules."}])
+    );
     let attached = last_user(&requests[1]);
     assert!(attached.starts_with("summarize the notes\n\n[The person attached a server's resource:"), "{attached}");
     assert!(
-        attached.contains("file:///vault/notes.md") && attached.ends_with("The vault notes: SECRET-NOTE-77"),
+        attached.contains("file:///vault/notes.md") && attached.ends_with(r#"] "The vault notes: SECRET-NOTE-77""#),
         "{attached}"
     );
+}
+
+/// A server with slash commands that connects before the shell's page has loaded (a raw server
+/// starts in a few milliseconds): its prompt and resource still reach the composer.
+#[test]
+fn slash_commands_appear_when_the_servers_connect_before_the_shell_is_ready() {
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => !document.getElementById("prompt-attach").hidden);
+        const text = document.getElementById("prompt-text");
+        text.value = "/bri";
+        text.dispatchEvent(new Event("input"));
+        (await until(() => document.querySelector('#slash-list button[data-prompt="brief"]'))).click();
+        (await until(() => document.getElementById("prompt-run"))).click();
+        "##,
+    );
+    let fast = node_server("many-tools-server.mjs", "--name fast --count 1 --prompt brief");
+    let run =
+        model.run_until("openai", &[fast], &["--automation", &script], |t| t.iter().any(|r| r["dir"] == "model->host"));
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1, "the slash command never appeared: {}", run.stderr);
+    let prompt = message_text(requests[0]["body"]["messages"].as_array().unwrap().last().unwrap());
+    assert!(prompt.contains("The brief of fast."), "{prompt}");
+}
+
+/// `run --model scripted --prompt …` with no server at all: the prompt is sent and answered
+/// (the model just has no tools).
+#[test]
+fn a_prompt_is_answered_with_no_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("none.json");
+    let data = dir.path().join("data");
+    let args = ["run", "--config", config.to_str().unwrap(), "--model", "scripted", "--prompt", "hello there"];
+    let mut args = args.to_vec();
+    args.extend(["--exit-after", "answer", "--timeout", "60"]);
+    let run = run_host_env(&args, &[("XDG_DATA_HOME", data.to_str().unwrap())], LIMIT);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let answers: Vec<&Value> = run.dir("model->host").collect();
+    assert_eq!(answers.len(), 1, "{}", run.stderr);
+    assert!(answers[0]["text"].as_str().unwrap().starts_with("[scripted demo model]"), "{answers:?}");
+    assert_eq!(answers[0]["error"], Value::Null);
 }
 
 /// Retry an answer, edit and resend the last prompt, switch to another model of the endpoint,

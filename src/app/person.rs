@@ -309,6 +309,7 @@ impl Controller {
                 });
             }
             Ask::Turn(input) => self.chat_input(input),
+            Ask::Commands(cmd) => self.keep_commands(cmd),
             Ask::ModelSettings(settings) => self.show_model_settings(settings),
             Ask::ModelSaved(outcome) => self.model_saved(outcome),
             Ask::Sample { server, text, reply } => {

@@ -22,12 +22,15 @@ impl Controller {
             // fixed and read again.
             self.status(&format!("{e}; fix it, then Reload config"), true);
             self.show_servers();
+            // The model answers without tools meanwhile: `--prompt` is not left unsent.
+            self.send_first_prompt();
             return;
         }
         if servers.is_empty() && self.options.config.is_some() {
-            // The first run: the welcome says what to do.
+            // The first run: the welcome says what to do, and the model answers without tools.
             self.status("No servers yet", false);
             self.show_servers();
+            self.send_first_prompt();
             return;
         }
         let failed: Vec<String> = servers
