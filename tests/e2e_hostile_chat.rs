@@ -336,3 +336,57 @@ fn a_servers_approval_mode_is_the_persons_and_is_kept_across_runs() {
     let run = run_once(Some("changes"));
     assert_eq!(lines_with(&run.stderr, "NOTE Vault ").len(), 1, "back to the default: {}", run.stderr);
 }
+
+/// Two folders, each with its own `notes.mjs`, started by one command line: `node notes.mjs
+/// --name Notes --role notes` (each with a destructive `erase`). "Never ask" set for the entry
+/// in folder `a` (config file `a.json`) must not spare the entry in folder `b` (another config
+/// file, the same key and line, another `cwd`) its question: the mode belongs to one program.
+/// The control: the entry in `a`, started again in a new run, keeps its identity and its mode.
+#[test]
+fn never_ask_for_a_program_does_not_pass_to_another_behind_the_same_command_line() {
+    let model = ModelServer::scripted(&json!([
+        {"turn": "user", "contains": "erase", "call": "__erase", "args": {}},
+        {"turn": "tool-result", "text": "done"}
+    ]));
+    let data_home = model.data_home();
+    let env = [("XDG_DATA_HOME", data_home.as_str())];
+    let dir = tempfile::tempdir().unwrap();
+    let server = fixtures().join("trust-server.mjs");
+    let config = |folder: &str| {
+        let home = dir.path().join(folder);
+        std::fs::create_dir_all(&home).unwrap();
+        // Another program in each folder (a different file), as two checkouts or an attacker's copy.
+        let body = format!("// {folder}\nimport {:?};\n", url::Url::from_file_path(&server).unwrap().as_str());
+        std::fs::write(home.join("notes.mjs"), body).unwrap();
+        let entry = json!({"mcpServers": {"notes": {
+            "command": "node", "args": ["notes.mjs", "--name", "Notes", "--role", "notes"], "cwd": home}}});
+        let path = dir.path().join(format!("{folder}.json"));
+        std::fs::write(&path, entry.to_string()).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let (a, b) = (config("a"), config("b"));
+    let set = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["approve", "never", "--config", &a])
+        .envs(env)
+        .output()
+        .unwrap();
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    let run = |config: &str| {
+        let mut args = vec!["run".to_owned(), "--config".into(), config.to_owned()];
+        args.extend(model.model_args("openai"));
+        args.extend(["--consent".into(), "deny".into(), "--prompt".into(), "erase the notes".into()]);
+        args.extend(["--exit-after".into(), "answer".into()]);
+        run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &env, LIMIT)
+    };
+    let asked = |run: &Run| run.dir("diagnostic").filter(|m| m["kind"] == "tool-consent").count();
+    // The attack: the program in `b` asks (and --consent deny says no), "never" notwithstanding.
+    let other = run(&b);
+    assert!(lines_with(&other.stderr, "ERASE Notes").is_empty(), "b's erase ran unasked:\n{}", other.stderr);
+    assert_eq!(asked(&other), 1, "{}", other.stderr);
+    // The control, twice (a restart keeps the identity and the mode): `a` runs without a question.
+    for _ in 0..2 {
+        let trusted = run(&a);
+        assert_eq!(lines_with(&trusted.stderr, "ERASE Notes").len(), 1, "{}", trusted.stderr);
+        assert_eq!(asked(&trusted), 0, "{}", trusted.stderr);
+    }
+}
