@@ -17,7 +17,8 @@ use serde_json::{json, Value};
 const LIMIT: Duration = Duration::from_secs(90);
 
 /// The vault (holds a secret) and the lookup (must not get it), both `index.mjs`, so the host
-/// makes up the name `index` for each: the model must tell them apart by their own names.
+/// makes up the name `index` for each: they are `index` and `index (2)` to the person and the
+/// model, whatever they call themselves (`Vault`, `Lookup`: a server may not rename itself).
 fn vault() -> String {
     node_server("trust/a/index.mjs", "--name Vault --role vault")
 }
@@ -57,15 +58,18 @@ fn one_servers_result_reaches_another_server_only_after_a_question_naming_it() {
     let run = model.run("openai", &[vault(), lookup()], STEAL_DENIED);
     assert_eq!(run.code, Some(0), "{}\nmodel: {}", run.stderr, model.stderr());
     let requests = model.requests();
-    // Tool names from the servers' own names, and descriptions that say which server.
+    // Tool names from the names the host gave the servers, and descriptions that say which.
     let names = tool_names(&requests[0]["body"]);
     assert!(
-        names.contains(&"Vault__get-secret".to_owned()) && names.contains(&"Lookup__lookup".to_owned()),
+        names.contains(&"index__get-secret".to_owned()) && names.contains(&"index__2___lookup".to_owned()),
         "{names:?}"
     );
     let tools = requests[0]["body"]["tools"].as_array().unwrap();
-    let lookup_tool = tools.iter().find(|t| t["function"]["name"] == "Lookup__lookup").unwrap();
-    assert!(lookup_tool["function"]["description"].as_str().unwrap().starts_with("[A tool of the server \"Lookup\"]"));
+    let lookup_tool = tools.iter().find(|t| t["function"]["name"] == "index__2___lookup").unwrap();
+    assert!(
+        lookup_tool["function"]["description"].as_str().unwrap().starts_with("[A tool of the server \"index (2)\"]"),
+        "{lookup_tool}"
+    );
     assert!(lines_with(&run.stderr, "LOOKUP ").is_empty(), "the secret reached the other server: {}", run.stderr);
     assert!(!run.dir("host->server").any(|m| m["params"]["name"] == "lookup"), "the call was not made");
     let asked: Vec<&Value> = run.dir("diagnostic").filter(|m| m["kind"] == "tool-consent").collect();
@@ -97,8 +101,8 @@ fn the_question_names_the_receiver_and_the_source_and_a_yes_lets_the_data_throug
         const subject = document.getElementById("dialog-subject").textContent;
         const source = document.getElementById("dialog-source").textContent;
         const body = document.getElementById("dialog-body").textContent;
-        const ok = title.includes("Send data to another server") && subject.includes("lookup · Lookup")
-          && subject.includes("with data from Vault") && source.includes("may carry it to Lookup")
+        const ok = title.includes("Send data to another server") && subject.includes("lookup · index (2)")
+          && subject.includes("with data from index") && source.includes("may carry it to index (2)")
           && body.includes("SECRET-4242") && document.getElementById("dialog-accept").textContent === "Send";
         document.getElementById(ok ? "dialog-accept" : "dialog-reject").click();
         "##,
