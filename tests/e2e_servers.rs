@@ -295,14 +295,14 @@ fn servers_named_only_by_their_command_line_keep_that_name_and_show_their_own_be
     assert_eq!(
         seen["servers"],
         serde_json::json!([
-            {"key": "index", "label": "index", "own": "(calls itself \u{201c}Viewport Filler\u{201d})"},
+            {"key": "index", "label": "index", "own": "(calls itself \"Viewport Filler\")"},
             {"key": "index (2)", "label": "index (2)",
-             "own": "(calls itself \u{201c}Everything Reference Server\u{201d})"},
+             "own": "(calls itself \"Everything Reference Server\")"},
         ]),
         "{seen}"
     );
-    // The View opened with `--tool index/fill` wears the name its server was given.
-    assert_eq!(seen["badge"], "index", "{seen}");
+    // The View opened with `--tool index/fill` wears the name its server was given, its own beside.
+    assert_eq!(seen["badge"], "index (calls itself \"Viewport Filler\")", "{seen}");
     assert!(run.stderr.contains("label=index "), "logs name it too:\n{}", run.stderr);
 }
 

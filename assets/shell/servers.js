@@ -29,7 +29,7 @@ export function servers(cmd) {
       line.append(el("span", "server-name", labelOf(s)));
       // A server may not rename itself: its own serverInfo name stands beside the name the
       // person or the config gave it, never instead (text only, like every server string).
-      if (s.callsItself) line.append(el("span", "muted calls-itself", "(calls itself \u201c" + s.callsItself + "\u201d)"));
+      if (s.callsItself) line.append(el("span", "muted calls-itself", "(calls itself \"" + s.callsItself + "\")"));
       line.append(el("span", "state", s.status));
       if (s.protocol) line.title = "MCP " + s.protocol;
       head.append(line);

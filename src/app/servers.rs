@@ -436,6 +436,16 @@ impl Controller {
     pub(super) fn label(&self, server: &str) -> String {
         self.servers.label(server).unwrap_or_else(|| server.to_owned())
     }
+
+    /// `server`'s label with what it calls itself beside it (`notes (calls itself "Vault")`),
+    /// for a View's card: the given name first, the server's own words after, never instead.
+    pub(super) fn label_and_own_name(&self, server: &str) -> String {
+        let label = consent::one_line_max(&self.label(server), 80);
+        match self.servers.calls_itself(server) {
+            Some(own) => format!("{label} (calls itself \"{own}\")"),
+            None => label,
+        }
+    }
 }
 
 /// What the servers editor's `line` runs or reaches: an `https://` (or local `http://`) URL,
