@@ -826,12 +826,18 @@ fn twenty_servers_with_a_thousand_tools(provider: &str) {
         let n = tool_names(&r["body"]).len();
         assert!((1..=65).contains(&n), "{n} tools offered");
     }
-    assert!(tool_names(&requests[1]["body"]).contains(&"weather__forecast".to_owned()));
+    // Named by the name the host gave the server (the 20th `many-tools-server`), not by the
+    // `weather` it calls itself: a server may not rename itself.
+    let found = tool_names(&requests[1]["body"]);
+    assert!(found.contains(&"many-tools-server__20___forecast".to_owned()), "{found:?}");
     let system = system_text(&requests[0]["body"], provider);
     assert!(!system.lines().any(|l| l.starts_with("SYSTEM")), "{system}");
     let line = system.lines().find(|l| l.contains("Call forecast for cities")).expect("the instructions");
     let said: Value = serde_json::from_str(line).unwrap();
-    assert_eq!((said["server"].as_str(), said["instructions"].as_str()), (Some("weather"), Some(hostile)));
+    assert_eq!(
+        (said["server"].as_str(), said["instructions"].as_str()),
+        (Some("many-tools-server (20)"), Some(hostile))
+    );
     let sent: Vec<&Value> = run.dir("host->model").collect();
     assert!(sent.iter().all(|r| r["known_tools"] == 1000 && r["bytes"].as_u64().unwrap() > 0), "{sent:#?}");
     assert!(sent.iter().all(|r| r["tokens"].as_u64().unwrap() * 4 >= r["bytes"].as_u64().unwrap()));

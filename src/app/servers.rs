@@ -138,6 +138,7 @@ impl Controller {
         let index = self.servers.tools();
         // The remembered approval modes, read once for the whole list.
         let remembered = self.chat.as_ref().and_then(|_| self.approvals()).map(|a| a.load()).unwrap_or_default();
+        let told_apart = self.told_apart();
         let servers: Vec<Value> = self
             .servers
             .servers()
@@ -186,7 +187,10 @@ impl Controller {
                     let key = conversation::trust::Approvals::key(&info.identity);
                     remembered.get(&key).map(|r| r.mode).unwrap_or_default().as_str()
                 });
-                json!({"name": info.name, "label": info.label, "status": info.status.label(), "reason": reason,
+                // What it calls itself goes beside its label, never instead (a server may not
+                // rename itself); what tells it from an entry with its command line, too.
+                json!({"name": info.name, "label": info.label, "callsItself": info.calls_itself,
+                    "differs": told_apart.get(&info.name), "status": info.status.label(), "reason": reason,
                     "retryIn": retry_in, "tools": tools, "protocol": protocol, "approval": approval,
                     "instructions": instructions})
             })
@@ -205,6 +209,22 @@ impl Controller {
         }
     }
 
+    /// For each server of the config file whose command line another entry shares, what tells
+    /// it apart (`in /home/a/notes, env: FOO`), by name: two programs behind one line are two
+    /// servers, and the person must be able to see which is which (see `ServerSpec::identity`).
+    fn told_apart(&self) -> HashMap<String, String> {
+        let Some(specs) = self.options.config.as_ref().and_then(|p| load_config(p, &LoadOptions::new()).ok()) else {
+            return HashMap::new();
+        };
+        let specs: Vec<&ServerSpec> = specs.servers.iter().collect();
+        let said = crate::server::config::tell_apart(&specs, &crate::server::config::Surroundings::host());
+        specs
+            .iter()
+            .zip(said)
+            .filter_map(|(spec, said)| Some((spec.name().to_owned(), consent::one_line_max(&said?, 300))))
+            .collect()
+    }
+
     /// The servers editor's part of the picker: the config file's entries (disabled ones too),
     /// each with the rule the loader found it breaking; `broken` when the file itself cannot be
     /// read (its error then says why, and nothing is written over it until it is fixed).
@@ -218,12 +238,13 @@ impl Controller {
             true => Vec::new(),
             false => load_config(path, &LoadOptions::new()).map(|l| l.errors).unwrap_or_default(),
         };
+        let told_apart = self.told_apart();
         let entries: Vec<Value> = entries
             .into_iter()
             .map(|ConfigEntry { name, disabled, what }| {
                 let problem = problems.iter().find(|e| e.entry == name).map(|e| consent::one_line_max(&e.rule, 500));
                 json!({"name": consent::one_line_max(&name, 200), "key": name, "disabled": disabled,
-                    "what": consent::one_line_max(&what, 300), "error": problem})
+                    "what": consent::one_line_max(&what, 300), "differs": told_apart.get(&name), "error": problem})
             })
             .collect();
         Some(json!({"config": consent::one_line(&path.display().to_string()), "entries": entries,
@@ -417,6 +438,16 @@ impl Controller {
     /// What the person sees for `server`: its label (see [`Registry::label`]), never its key.
     pub(super) fn label(&self, server: &str) -> String {
         self.servers.label(server).unwrap_or_else(|| server.to_owned())
+    }
+
+    /// `server`'s label with what it calls itself beside it (`notes (calls itself "Vault")`),
+    /// for a View's card: the given name first, the server's own words after, never instead.
+    pub(super) fn label_and_own_name(&self, server: &str) -> String {
+        let label = consent::one_line_max(&self.label(server), 80);
+        match self.servers.calls_itself(server) {
+            Some(own) => format!("{label} (calls itself \"{own}\")"),
+            None => label,
+        }
     }
 }
 

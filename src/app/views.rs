@@ -386,7 +386,7 @@ impl Controller {
             view: id.clone(),
             origin: sandbox_origin(&label),
             title: tool_label(tool),
-            server: consent::one_line_max(&self.label(&server), 80),
+            server: self.label_and_own_name(&server),
             height: first_height,
             replaces: woken.map(|(old, _)| old),
         });

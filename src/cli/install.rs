@@ -204,7 +204,8 @@ fn store_secrets(
         .iter()
         .find(|s| s.name() == name)
         .with_context(|| format!("{name} is not in {} after it was written", config.display()))?;
-    let identity = spec.identity();
+    // Secrets are found by the entry as written (see `ServerSpec::written_identity`).
+    let identity = spec.written_identity();
     for (key, value) in secrets {
         let secret = crate::secrets::Secret::setting(name, &identity, key);
         let place = crate::secrets::blocking(|| crate::secrets::store(&secret, value))

@@ -109,6 +109,8 @@ impl Connection {
         signed_in: Option<AuthorizationManager>,
     ) -> Result<Arc<Self>> {
         let name = spec.name().to_owned();
+        // Before the spawn: the identity names the program about to start, not a later one.
+        let identity = spec.identity();
         let progress = ProgressRoutes::default();
         let (changes, _) = tokio::sync::broadcast::channel(64);
         let client = HostClient {
@@ -128,8 +130,9 @@ impl Connection {
         let (service, pid) = match spec {
             ServerSpec::Stdio { program, args, env, cwd, .. } => {
                 // `${secret:KEY}` in the entry: the value from the keyring or its owner-only file.
-                let (args, env) =
-                    crate::secrets::fill_spec(&name, &spec.identity(), args, env).await.map_err(handshake_failed)?;
+                let (args, env) = crate::secrets::fill_spec(&name, &spec.written_identity(), args, env)
+                    .await
+                    .map_err(handshake_failed)?;
                 let (args, env) = (&args, &env);
                 let mut startup = if options.known_legacy { Startup::Initialize } else { Startup::Probe };
                 loop {
@@ -149,8 +152,9 @@ impl Connection {
                 }
             }
             ServerSpec::StreamableHttp { url, headers, .. } => {
-                let headers =
-                    crate::secrets::fill_pairs(&name, &spec.identity(), headers).await.map_err(handshake_failed)?;
+                let headers = crate::secrets::fill_pairs(&name, &spec.written_identity(), headers)
+                    .await
+                    .map_err(handshake_failed)?;
                 let headers = request_headers(&headers)?;
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
@@ -207,8 +211,9 @@ impl Connection {
                 (service, None)
             }
             ServerSpec::Sse { url, headers, .. } => {
-                let headers =
-                    crate::secrets::fill_pairs(&name, &spec.identity(), headers).await.map_err(handshake_failed)?;
+                let headers = crate::secrets::fill_pairs(&name, &spec.written_identity(), headers)
+                    .await
+                    .map_err(handshake_failed)?;
                 let headers = request_headers(&headers)?;
                 let mut sse = SseOptions::default().headers(headers).connect_timeout(options.handshake_timeout);
                 let manager = match signed_in {
@@ -251,7 +256,7 @@ impl Connection {
 
         let conn = Arc::new(Self {
             name,
-            identity: spec.identity(),
+            identity,
             service: tokio::sync::Mutex::new(Some(service)),
             peer,
             tools: RwLock::new(Vec::new()),
