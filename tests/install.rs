@@ -299,9 +299,15 @@ fn every_refusal_says_what_to_do_and_changes_nothing() {
 
 /// An `.mcpb` made by hand: `manifest.json` and the reference App server's bundled files.
 fn bundle(dir: &Path, file: &str, manifest: &Value, extra: &[(&str, &[u8])]) -> PathBuf {
+    bundle_with_comment(dir, file, manifest, extra, "")
+}
+
+/// [`bundle`] with a zip comment (which sets its length to the byte).
+fn bundle_with_comment(dir: &Path, file: &str, manifest: &Value, extra: &[(&str, &[u8])], comment: &str) -> PathBuf {
     use std::io::Write as _;
     let path = dir.join(file);
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    zip.set_comment(comment);
     let plain = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
     zip.start_file("manifest.json", plain).unwrap();
     zip.write_all(serde_json::to_string_pretty(manifest).unwrap().as_bytes()).unwrap();
@@ -1372,7 +1378,10 @@ fn a_bundle_changed_on_disk_before_the_yes_installs_the_bytes_that_were_shown() 
     };
     for swap in [true, false] {
         let home = tempfile::tempdir().unwrap();
-        let file = bundle(home.path(), "clock.mcpb", &manifest("--shown"), &[]);
+        // Bytes that do not compress: the bundle shown is larger than the one swapped in, so a
+        // reader that opens the path again reads the new one whole.
+        let padding: Vec<u8> = (0u32..40_000).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let file = bundle(home.path(), "clock.mcpb", &manifest("--shown"), &[("padding.bin", &padding)]);
         let config = home.path().join("mcp.json");
         let command = shell_words::join([
             env!("CARGO_BIN_EXE_mcp-apps-host"),
@@ -1413,8 +1422,22 @@ fn a_bundle_changed_on_disk_before_the_yes_installs_the_bytes_that_were_shown() 
         }
         assert!(seen.lock().unwrap().contains("--shown"), "{}", seen.lock().unwrap());
         if swap {
-            // The file changes under the question: another manifest, another file in it.
-            bundle(home.path(), "clock.mcpb", &manifest("--swapped"), &[("swapped.txt", b"not shown")]);
+            // The file changes under the question: another manifest, another file in it, the
+            // same length (so that nothing but reading it again can tell).
+            let len = |p: &Path| std::fs::metadata(p).unwrap().len();
+            let shown_len = len(&file);
+            let swapped = |comment: &str| {
+                bundle_with_comment(
+                    home.path(),
+                    "clock.mcpb",
+                    &manifest("--swapped"),
+                    &[("swapped.txt", b"not shown")],
+                    comment,
+                )
+            };
+            let short = shown_len - len(&swapped(""));
+            swapped(&"c".repeat(short as usize));
+            assert_eq!(len(&file), shown_len);
         }
         child.stdin.take().unwrap().write_all(b"y\n").unwrap();
         let status = child.wait().unwrap();
