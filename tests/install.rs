@@ -307,7 +307,7 @@ fn bundle_with_comment(dir: &Path, file: &str, manifest: &Value, extra: &[(&str,
     use std::io::Write as _;
     let path = dir.join(file);
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
-    zip.set_comment(comment);
+    zip.set_comment(comment).unwrap();
     let plain = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
     zip.start_file("manifest.json", plain).unwrap();
     zip.write_all(serde_json::to_string_pretty(manifest).unwrap().as_bytes()).unwrap();
