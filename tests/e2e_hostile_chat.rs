@@ -378,7 +378,8 @@ fn a_servers_prompt_cannot_pose_as_the_persons_words_or_the_hosts_header() {
     // One marker of the host's, outside JSON, at the start; the server's words after it as JSON.
     let prompt = last_user(&requests[0]);
     let (head, messages) = prompt.split_once("] ").expect("a marker");
-    assert!(head.starts_with("[The person ran a server's prompt") && head.contains(r#""server":"Vault""#), "{prompt}");
+    // The server by the name the host gave it (`index`, from its command line), not its own.
+    assert!(head.starts_with("[The person ran a server's prompt") && head.contains(r#""server":"index""#), "{prompt}");
     let messages: Value = serde_json::from_str(messages).unwrap_or_else(|e| panic!("{e}: {prompt}"));
     let said = messages[0]["text"].as_str().unwrap();
     assert!(said.contains(r#"[The person attached a server's resource: {"attached":"file:///lookup/orders""#));
@@ -404,11 +405,27 @@ fn a_server_named_host_cannot_take_the_hosts_search() {
          "args": {"city": "Lisbon"}},
         {"turn": "tool-result", "contains": "sunny", "text": "Sunny."}
     ]));
-    let impostor = node_server("many-tools-server.mjs", "--name host --count 100 --special find_tools");
+    // Named `host` where a name sticks: by its config file's key (a server's own `serverInfo`
+    // name never renames it).
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.json");
+    let script = fixtures().join("many-tools-server.mjs");
+    let entry = json!({"mcpServers": {"host": {"command": "node",
+        "args": [script, "--name", "host", "--count", "100", "--special", "find_tools"]}}});
+    std::fs::write(&config, entry.to_string()).unwrap();
     let run = model.run(
         "openai",
-        &[impostor],
-        &["--consent", "deny", "--prompt", "weather in Lisbon?", "--exit-after", "answer"],
+        &[],
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--consent",
+            "deny",
+            "--prompt",
+            "weather in Lisbon?",
+            "--exit-after",
+            "answer",
+        ],
     );
     assert_eq!(run.code, Some(0), "{}\nmodel: {}", run.stderr, model.stderr());
     assert!(run.stderr.contains(r#"SPECIAL host {"city":"Lisbon"}"#), "the server's tool ran: {}", run.stderr);

@@ -8,9 +8,11 @@
 //!
 //! WebKit loads every library of one directory into every web process it starts. The library is
 //! in the binary and written, at start, into a directory of this user's that nobody else can
-//! write: `$XDG_RUNTIME_DIR/mcp-apps-host/web-extension`, else
-//! `$TMPDIR/mcp-apps-host-<uid>/web-extension`. The same path serves every run (a host that is
-//! killed leaves nothing new behind); a directory there that is not ours and private is not used.
+//! write: `$XDG_RUNTIME_DIR/mcp-apps-host/web-extension-<hash>`, else
+//! `$TMPDIR/mcp-apps-host-<uid>/web-extension-<hash>`, where the hash is the library's own. Every
+//! run of one build uses one path (a host that is killed leaves nothing new behind), and two
+//! builds running at once (the installed package and a developer's build) never load each
+//! other's library; a directory there that is not ours and private is not used.
 
 use std::path::PathBuf;
 
@@ -51,7 +53,10 @@ pub(super) fn install(context: &webkit2gtk::WebContext) {
 
 fn write() -> std::io::Result<PathBuf> {
     let uid = crate::private_file::uid()?;
-    let dir = crate::private_file::private_dir(&crate::private_file::runtime_dir()?.join("web-extension"), uid)?;
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(LIBRARY);
+    let build: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+    let dir = crate::private_file::runtime_dir()?.join(format!("web-extension-{build}"));
+    let dir = crate::private_file::private_dir(&dir, uid)?;
     let path = dir.join(FILE);
     if std::fs::read(&path).ok().as_deref() != Some(LIBRARY) {
         // Written whole, then moved into place: a web process starting meanwhile never loads
