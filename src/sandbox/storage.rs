@@ -118,35 +118,47 @@ pub fn units(items: &Items) -> usize {
 }
 
 /// Applies one line of changes from a View's proxy (`{"clear": bool, "set": {key: value or
-/// null}}`: the area cleared first, then each key set, or removed for null) to `items`. A line
-/// that is not that shape, or that would take the area past [`MAX_UNITS`], changes nothing.
-pub fn apply(items: &mut Items, line: &str) -> Result<(), String> {
+/// null}}`: the area cleared first, then each key set, or removed for null) to `items`, whose
+/// size is `size` ([`units`], kept by the caller so a change costs its own size, not the
+/// area's). A line that is not that shape, or that would take the area past [`MAX_UNITS`],
+/// changes nothing.
+pub fn apply(items: &mut Items, size: &mut usize, line: &str) -> Result<(), String> {
     if line.len() > MAX_BYTES {
         return Err(format!("a storage change of {} bytes is over the bound", line.len()));
     }
     let change: Value = serde_json::from_str(line).map_err(|e| format!("a storage change that is not JSON: {e}"))?;
     let clear = change["clear"].as_bool().unwrap_or(false);
-    let set = match &change["set"] {
-        Value::Object(set) => set.clone(),
-        Value::Null => Default::default(),
-        _ => return Err("a storage change whose `set` is not an object".into()),
+    let none = serde_json::Map::new();
+    let set = match change.get("set") {
+        Some(Value::Object(set)) => set,
+        None | Some(Value::Null) => &none,
+        Some(_) => return Err("a storage change whose `set` is not an object".into()),
     };
-    let mut next = if clear { Items::new() } else { items.clone() };
+    let entry = |k: &str, v: &str| k.encode_utf16().count() + v.encode_utf16().count();
+    let mut next = if clear { 0 } else { *size };
     for (key, value) in set {
+        if !clear {
+            next = next.saturating_sub(items.get(key).map_or(0, |old| entry(key, old)));
+        }
         match value {
-            Value::String(v) => {
-                next.insert(key, v);
-            }
-            Value::Null => {
-                next.remove(&key);
-            }
+            Value::String(v) => next += entry(key, v),
+            Value::Null => {}
             _ => return Err(format!("a storage change whose value for {key:?} is not a string")),
         }
     }
-    if units(&next) > MAX_UNITS {
+    if next > MAX_UNITS {
         return Err(format!("the Views' storage would be over its bound ({MAX_UNITS} characters): not kept"));
     }
-    *items = next;
+    if clear {
+        items.clear();
+    }
+    for (key, value) in set {
+        match value {
+            Value::String(v) => items.insert(key.clone(), v.clone()),
+            _ => items.remove(key),
+        };
+    }
+    *size = next;
     Ok(())
 }
 
@@ -163,7 +175,7 @@ mod tests {
         let kept = KeptStorage::at(dir.path().join("view-storage"));
         let mut items = kept.load(A);
         assert!(items.is_empty());
-        apply(&mut items, r#"{"set":{"draft":"hello","n":"1"}}"#).unwrap();
+        apply(&mut items, &mut 0, r#"{"set":{"draft":"hello","n":"1"}}"#).unwrap();
         kept.save(A, &items).unwrap();
         assert_eq!(kept.load(A), items, "the same server reads what it kept");
         assert!(kept.load(B).is_empty(), "another server reads nothing of it");
@@ -180,24 +192,32 @@ mod tests {
 
     #[test]
     fn changes_set_remove_and_clear_in_order() {
-        let mut items = Items::new();
-        apply(&mut items, r#"{"set":{"a":"1","b":"2"}}"#).unwrap();
-        apply(&mut items, r#"{"set":{"a":null}}"#).unwrap();
-        assert_eq!(items, Items::from([("b".into(), "2".into())]));
-        apply(&mut items, r#"{"clear":true,"set":{"c":"3"}}"#).unwrap();
+        let (mut items, mut size) = (Items::new(), 0);
+        apply(&mut items, &mut size, r#"{"set":{"a":"1","b":"2"}}"#).unwrap();
+        apply(&mut items, &mut size, r#"{"set":{"a":null,"b":"22"}}"#).unwrap();
+        assert_eq!(items, Items::from([("b".into(), "22".into())]));
+        assert_eq!(size, units(&items), "the size follows the changes");
+        apply(&mut items, &mut size, r#"{"clear":true,"set":{"c":"3"}}"#).unwrap();
         assert_eq!(items, Items::from([("c".into(), "3".into())]));
+        assert_eq!(size, 2);
     }
 
     #[test]
     fn a_change_past_the_bound_or_malformed_changes_nothing() {
         let mut items = Items::from([("kept".into(), "yes".into())]);
+        let mut size = units(&items);
         let big = "x".repeat(MAX_UNITS);
         let line = serde_json::json!({"set": {"big": big}}).to_string();
-        assert!(apply(&mut items, &line).is_err());
-        for bad in ["not json", r#"{"set":[1]}"#, r#"{"set":{"a":1}}"#] {
-            assert!(apply(&mut items, bad).is_err(), "{bad}");
+        assert!(apply(&mut items, &mut size, &line).is_err());
+        // Replacing what is there counts the new value only.
+        let fits = serde_json::json!({"set": {"kept": "x".repeat(MAX_UNITS - 4)}}).to_string();
+        let mut copy = (items.clone(), size);
+        assert!(apply(&mut copy.0, &mut copy.1, &fits).is_ok());
+        for bad in ["not json", r#"{"set":[1]}"#, r#"{"set":{"a":"1","b":1}}"#] {
+            assert!(apply(&mut items, &mut size, bad).is_err(), "{bad}");
         }
         assert_eq!(items, Items::from([("kept".into(), "yes".into())]));
+        assert_eq!(size, 7);
     }
 
     #[test]

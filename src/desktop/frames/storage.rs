@@ -20,6 +20,8 @@ const SEED_METHOD: &str = "mcp-apps-host/storage";
 #[derive(Default)]
 struct Area {
     items: Items,
+    /// The size of `items` ([`storage::units`]).
+    size: usize,
     written: Option<Instant>,
     /// A write is scheduled (the last was too recent).
     scheduled: bool,
@@ -43,9 +45,9 @@ impl ViewStorage {
 
     fn with_area<T>(&self, label: &str, f: impl FnOnce(&mut Area) -> T) -> T {
         let mut areas = self.areas.borrow_mut();
-        let area = areas.entry(label.to_owned()).or_insert_with(|| Area {
-            items: self.kept.as_ref().map(|k| k.load(label)).unwrap_or_default(),
-            ..Area::default()
+        let area = areas.entry(label.to_owned()).or_insert_with(|| {
+            let items = self.kept.as_ref().map(|k| k.load(label)).unwrap_or_default();
+            Area { size: storage::units(&items), items, ..Area::default() }
         });
         f(area)
     }
@@ -69,7 +71,7 @@ impl ViewStorage {
         }
         // None: nothing to write now (refused, or a write is already scheduled); else how long
         // until the next write may be.
-        let wait = self.with_area(label, |area| match storage::apply(&mut area.items, line) {
+        let wait = self.with_area(label, |area| match storage::apply(&mut area.items, &mut area.size, line) {
             Ok(()) if area.scheduled => None,
             Ok(()) => {
                 let wait = area.written.map_or(Duration::ZERO, |t| WRITE_EVERY.saturating_sub(t.elapsed()));
