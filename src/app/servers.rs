@@ -339,7 +339,7 @@ impl Controller {
         if let Some(identity) = identity
             .filter(|i| removed && !self.servers.names().iter().any(|n| self.servers.identity(n).as_ref() == Some(i)))
         {
-            let kept = crate::sandbox::storage::KeptStorage::user();
+            let kept = self.options.view_storage.clone().or_else(crate::sandbox::storage::KeptStorage::user);
             if let Err(e) = kept.map_or(Ok(()), |k| k.remove(&crate::sandbox::sandbox_label(&identity))) {
                 tracing::warn!(server, "cannot remove the storage kept for the server's Views: {e}");
             }
