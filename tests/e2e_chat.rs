@@ -209,37 +209,33 @@ fn a_destructive_tool_asks_first_and_a_refusal_reaches_the_model_as_an_error() {
     assert_eq!(result["content"], "order 7 cancelled");
 }
 
-/// An App's `localStorage` is kept per sandbox origin across runs of the host.
+/// An App's `localStorage` is kept per sandbox origin across runs of the host, and another
+/// server's View reads nothing of it.
 ///
-/// Not so since the spec's frame tree: a View is a third-party frame under the host's top page,
-/// and WebKitGTK 2.50 keeps a third-party frame's storage in memory (its storage blocking policy,
-/// which it gives no way to change; docs/notes/third-party-storage.md). The test stays as the
-/// property we want back, ignored until the host passes storage through itself.
+/// Under the spec's frame tree a View is a third-party frame under the host's top page, and
+/// WebKitGTK 2.50 keeps a third-party frame's storage in memory only (docs/notes/third-party-storage.md):
+/// the host keeps it (`src/sandbox/storage.rs`, through the View's proxy page).
 #[test]
-#[ignore = "WebKitGTK keeps a third-party frame's storage for the run only: docs/notes/third-party-storage.md"]
 fn an_apps_local_storage_survives_a_restart() {
     let data = tempfile::tempdir().unwrap();
     let data_home = data.path().to_string_lossy().into_owned();
-    let run_once = || {
-        let args = [
-            "run",
-            "--stdio",
-            &chat_server(),
-            "--tool",
-            "show-order",
-            "--args",
-            r#"{"order":42}"#,
-            "--consent",
-            "allow",
-        ];
+    let run_once = |server: &str| {
+        let args =
+            ["run", "--stdio", server, "--tool", "show-order", "--args", r#"{"order":42}"#, "--consent", "allow"];
         run_host_until_env(&args, &[("XDG_DATA_HOME", &data_home)], |t| view_report(t, "messaged").is_some(), LIMIT)
     };
-    let first = run_once();
+    let first = run_once(&chat_server());
     let first = view_report(&first.trace, "shown").unwrap_or_else(|| panic!("{}", first.stderr));
-    let second = run_once();
+    let second = run_once(&chat_server());
     let second = view_report(&second.trace, "shown").unwrap_or_else(|| panic!("{}", second.stderr));
     assert_eq!((first["visitsBefore"].as_i64(), first["visitsAfter"].as_i64()), (Some(0), Some(1)), "{first}");
     assert_eq!(second["visitsBefore"].as_i64(), Some(1), "{second}");
+    // The same App as another server (another identity, so another origin): none of it.
+    let other = run_once(&node_server("chat-app-server.mjs", "--as-another-server"));
+    let other = view_report(&other.trace, "shown").unwrap_or_else(|| panic!("{}", other.stderr));
+    assert_eq!(other["visitsBefore"].as_i64(), Some(0), "{other}");
+    let kept: Vec<_> = std::fs::read_dir(data.path().join("mcp-apps-host/view-storage")).unwrap().flatten().collect();
+    assert_eq!(kept.len(), 2, "one file per server: {kept:?}");
 }
 
 /// A conversation is kept on disk; reopened, it shows its View again from the stored input and

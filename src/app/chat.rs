@@ -304,6 +304,7 @@ impl Controller {
                 }
             }
             Output::ToolReady { call, entry, arguments, question, reply } => {
+                let reply = self.test_tool_turn(&call, &entry, &arguments, reply);
                 self.model_call_ready(call, entry, arguments, question, reply)
             }
             Output::ToolRefused { call, name, reason } => {

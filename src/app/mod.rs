@@ -245,8 +245,8 @@ pub(super) struct Controller {
     hibernation: Hibernation,
     /// The interaction session of the run, if it has one.
     interaction: interaction::Slot,
-    /// Runner requests (the test interface) waiting for a View to initialize.
-    test_waiting: test_interface::Waiting,
+    /// The test interface's state: requests waiting for a View, the Views it displayed.
+    test: test_interface::State,
     /// The welcome is shown (see `servers.rs`).
     welcomed: bool,
     /// Why the servers editor's last change was refused, shown in it until the next one works.
@@ -348,7 +348,7 @@ impl Controller {
             app_tools: Default::default(),
             hibernation,
             interaction,
-            test_waiting: Default::default(),
+            test: Default::default(),
             welcomed: false,
             editor_error: None,
             pending_install: None,

@@ -85,6 +85,9 @@ pub struct RunOptions {
     pub profile: Option<crate::profile::HostProfile>,
     /// Where the servers' approval modes are kept (default: the user's data directory).
     pub approvals: Option<crate::conversation::trust::Approvals>,
+    /// Where the Views' kept `localStorage` is (default: the user's data directory); a removed
+    /// server's goes with it.
+    pub view_storage: Option<crate::sandbox::storage::KeptStorage>,
     /// Receives the conversation's turns.
     pub conversation_events: Option<mpsc::UnboundedSender<crate::conversation::Event>>,
     /// How many Views stay live when more are open (default 10):
@@ -166,6 +169,7 @@ impl RunOptions {
             resume: None,
             conversations: None,
             approvals: None,
+            view_storage: None,
             profile: None,
             conversation_events: None,
             live_views: None,

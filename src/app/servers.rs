@@ -356,7 +356,18 @@ impl Controller {
 
     /// The servers editor removes `server`'s entry.
     pub(super) fn remove_server(&mut self, server: &str) {
+        let identity = self.servers.identity(server);
         self.edit_config(|path| config_file::remove_server(path, server));
+        // Its Views' kept storage goes with it (unless another entry runs the same server).
+        let removed = self.editor_error.is_none() && self.servers.identity(server).is_none();
+        if let Some(identity) = identity
+            .filter(|i| removed && !self.servers.names().iter().any(|n| self.servers.identity(n).as_ref() == Some(i)))
+        {
+            let kept = self.options.view_storage.clone().or_else(crate::sandbox::storage::KeptStorage::user);
+            if let Err(e) = kept.map_or(Ok(()), |k| k.remove(&crate::sandbox::sandbox_label(&identity))) {
+                tracing::warn!(server, "cannot remove the storage kept for the server's Views: {e}");
+            }
+        }
     }
 
     /// The servers editor enables or disables `server`.

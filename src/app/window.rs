@@ -54,6 +54,12 @@ pub(crate) enum InputOp {
     Key { view: String, key: String, done: tokio::sync::oneshot::Sender<Result<(), String>> },
     /// The text the View shows.
     Text { view: String, done: tokio::sync::oneshot::Sender<Result<String, String>> },
+    /// Test interface only: the iframes of the document that holds the View's frame, and of the
+    /// top document (JSON of `webext/session.c`).
+    InspectFrame { view: String, done: tokio::sync::oneshot::Sender<Result<String, String>> },
+    /// Test interface only: a runner's script evaluated in the View's frame; `v` and its value
+    /// as JSON, or `e` and why not (`webext/session.c`).
+    Evaluate { view: String, script: String, done: tokio::sync::oneshot::Sender<Result<String, String>> },
 }
 
 /// Window changes for display modes.

@@ -21,6 +21,17 @@ impl FrameLayer {
     /// Hands `msgs` (JSON texts, in order) to the View's proxy in one script.
     pub(super) fn deliver(&self, view: &str, msgs: &[&str]) {
         let Some(frame) = self.views.get(view) else { return };
+        // The server's kept storage goes first, with the first message (the resource, which
+        // makes the proxy load the View's document).
+        let seed = frame.seed.borrow_mut().take();
+        let with_seed: Vec<&str>;
+        let msgs = match &seed {
+            Some(seed) => {
+                with_seed = std::iter::once(seed.as_str()).chain(msgs.iter().copied()).collect();
+                &with_seed[..]
+            }
+            None => msgs,
+        };
         // JSON text goes in as a string literal and is parsed by the proxy: an object literal
         // would give a `"__proto__"` key its special meaning. Several go as one JSON array
         // (each text is JSON the bridge serialized, so the array is too).
