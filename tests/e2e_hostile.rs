@@ -1303,3 +1303,119 @@ fn bound_post_message_from_another_origin_never_passes_a_proxy() {
     assert_no_hits(&run);
     run.assert_honest_kept_working("v1", run.report_time("bound-post"));
 }
+
+// ------------------------------------------------------------------------------------------------
+// Issue 43: what a View did not declare is not granted.
+
+/// What the person copied in another program before the host started: no View may read it.
+const PERSON_COPIED: &str = "the person's own copied text 7f3a";
+
+/// The clipboard: a View that declared no `clipboardWrite` (`attack-clipboard`) tries every
+/// write route (navigator.clipboard.writeText and write, also through its proxy's realm;
+/// execCommand copy and cut, with a copy handler of its own, in its proxy's document and in a
+/// nested frame) and every read route (readText, read, execCommand paste), at once, inside a
+/// message from the host (WebKit runs the host's scripts as user gestures), on a click of its
+/// own (synthetic), and on the person's real click (xdotool). Beside it, a View that
+/// declared `clipboardWrite` (`attack-clipboard-declared`, the honest control) tries the same.
+/// The test reads the X clipboard after each step: nothing of the undeclared View ever reaches
+/// it; the declared View's click puts its text there; no View reads what the person copied, or
+/// what a View wrote.
+#[test]
+fn a_view_that_did_not_declare_clipboard_write_cannot_write_or_read_the_clipboard() {
+    set_x_clipboard(PERSON_COPIED);
+    assert_eq!(x_clipboard().as_deref(), Some(PERSON_COPIED), "the test could not set the X clipboard");
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_automation(
+        &dir,
+        r##"
+        await until(() => document.querySelectorAll(".card .slot").length === 2, 60000);
+        for (;;) {
+          const at = Array.from(document.querySelectorAll(".card .slot")).map((s) => {
+            const r = s.getBoundingClientRect();
+            return { x: Math.round(r.x + r.width / 2), y: Math.round(r.y + Math.min(r.height / 2, 60)) };
+          });
+          await call("person-report", { data: JSON.stringify({ at }) });
+          await wait(1000);
+        }
+        "##,
+    );
+    let seen = std::cell::RefCell::new(Vec::<(String, Option<String>)>::new());
+    // Per View: how many clicks, and when the last one was.
+    let clicks = std::cell::RefCell::new([(0u32, std::time::Instant::now()); 2]);
+    let run = run_host_watch(
+        &views(
+            &hostile(None),
+            &[("attack-clipboard", json!({})), ("attack-clipboard-declared", json!({}))],
+            &["--automation", &script],
+        ),
+        &[],
+        |pid, trace| {
+            let Some((_, person)) = person_reports_in(trace).last() else { return false };
+            let at =
+                |i: usize| (person["at"][i]["x"].as_i64().unwrap_or(0), person["at"][i]["y"].as_i64().unwrap_or(0));
+            let ready =
+                ["clipboard-auto", "clipboard-declared-auto"].iter().all(|a| reports(trace, a).next().is_some());
+            if !ready {
+                return false;
+            }
+            let mut seen = seen.borrow_mut();
+            if seen.is_empty() {
+                seen.push(("after both Views tried without the person".into(), x_clipboard()));
+            }
+            // The person clicks the undeclared View, then the declared one.
+            for (i, attack, step) in [(0usize, "clipboard", 1usize), (1, "clipboard-declared", 2)] {
+                if reports(trace, attack).next().is_some() {
+                    if seen.len() == step {
+                        seen.push((format!("after the person clicked {attack}"), x_clipboard()));
+                    }
+                    continue;
+                }
+                // Once, and again a few seconds later if the click did not reach the View.
+                let mut clicks = clicks.borrow_mut();
+                let (n, last) = clicks[i];
+                if n == 0 || (n < 3 && last.elapsed() > Duration::from_secs(4)) {
+                    let (x, y) = at(i);
+                    click_window(pid, x, y);
+                    clicks[i] = (n + 1, std::time::Instant::now());
+                }
+                return false;
+            }
+            true
+        },
+        LIMIT,
+    );
+    let seen = seen.into_inner();
+    eprintln!("the X clipboard: {seen:#?}");
+    let undeclared = run.report("clipboard");
+    let declared = run.report("clipboard-declared");
+    eprintln!("undeclared: {undeclared:#}\ndeclared: {declared:#}");
+    eprintln!("ready: {:#}\n{:#}", run.report("clipboard-auto"), run.report("clipboard-declared-auto"));
+    assert_eq!(seen.len(), 3, "the test did not get through its steps: {seen:?}\n{}", run.dump());
+    // Nothing of the undeclared View reached the clipboard, at any step.
+    for (when, clip) in &seen {
+        assert!(
+            !clip.as_deref().unwrap_or_default().contains("ATTACKER-"),
+            "{when}: the undeclared View wrote {clip:?}"
+        );
+    }
+    // Nobody wrote without the person: the person's own text stayed until their click.
+    assert_eq!(seen[0].1.as_deref(), Some(PERSON_COPIED), "{}: {:?}", seen[0].0, seen[0].1);
+    assert_eq!(seen[1].1.as_deref(), Some(PERSON_COPIED), "{}: {:?}", seen[1].0, seen[1].1);
+    // The honest control: the declared View's click wrote its text.
+    let last = seen[2].1.as_deref().unwrap_or_default();
+    assert!(last.starts_with("DECLARED-click-"), "the declared View's click did not write: {last:?}\n{declared:#}");
+    // No View read anything: what the person copied, or what a View wrote.
+    for (name, r) in [("clipboard", &undeclared), ("clipboard-declared", &declared)] {
+        for phase in ["load", "message", "synthetic", "click"] {
+            let outcomes = r[phase].as_object().unwrap_or_else(|| panic!("{name} {phase}: {r:#}"));
+            for (route, outcome) in outcomes {
+                let outcome = text(outcome);
+                if route.contains("paste") || route.contains("read") {
+                    for leaked in [PERSON_COPIED, "ATTACKER-", "DECLARED-"] {
+                        assert!(!outcome.contains(leaked), "{name} {phase} {route} read {outcome}");
+                    }
+                }
+            }
+        }
+    }
+}

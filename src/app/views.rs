@@ -143,7 +143,8 @@ impl Controller {
             }
             tracing::info!(resource = %uri, "CSP: {}", csp.header);
             let label = sandbox_label(&servers.identity(&server).unwrap_or_default());
-            registry.insert(&view_id, ProxyPolicy { label: label.clone(), csp: csp.header.clone() });
+            let clipboard_write = resource.meta.permissions.as_ref().is_some_and(|p| p.clipboard_write.is_some());
+            registry.insert(&view_id, ProxyPolicy { label: label.clone(), csp: csp.header.clone(), clipboard_write });
             if preview && html_file.is_none() {
                 // Hot reload on resources/updated needs the server to announce them.
                 if let Err(e) = conn.subscribe(&uri).await {
@@ -403,6 +404,7 @@ impl Controller {
                 .policy(&id)
                 .map(|p| crate::sandbox::csp::request_origins(&p.csp))
                 .unwrap_or_default(),
+            clipboard_write: self.registry.policy(&id).is_some_and(|p| p.clipboard_write),
             session: handle.clone(),
             height: first_height,
         })));
