@@ -854,6 +854,95 @@ fn a_view_that_never_started_is_put_away_and_its_card_says_why() {
     assert!(text(&person["note"]).contains("never finished starting"), "{person:#}");
 }
 
+/// Sleep has no exemption an App can hold: two Views whose server answers their tool call late
+/// (16 s and 30 s) go to sleep once the (shortened, 4 s) bound on a View without its result
+/// passed and they are out of sight, while the Views with their result near sight stay live as
+/// before. The person scrolls back after 23 s: the first result, which came while its View
+/// slept, reaches the View woken in its card; the second, which comes after the wake, reaches
+/// the woken View live. Each tool call is made once. (Before, a View without its result never
+/// slept, and a woken View without a result would have called its tool again.)
+#[test]
+fn views_without_their_result_sleep_and_their_late_results_reach_the_woken_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_automation(
+        &dir,
+        r##"
+        await until(() => document.querySelectorAll(".card .slot").length === 4, 60000);
+        await wait(5000);
+        const stream = document.getElementById("stream");
+        window.dispatchEvent(new WheelEvent("wheel", { deltaY: 1 })); // a person's scroll comes with their input
+        stream.scrollTop = stream.scrollHeight;
+        await until(() => document.querySelectorAll(".asleep-note").length === 2, 20000).catch(() => null);
+        // The first server answer comes while they sleep; then the person scrolls back to them.
+        await wait(14000);
+        window.dispatchEvent(new WheelEvent("wheel", { deltaY: -1 }));
+        stream.scrollTop = 0;
+        "##,
+    );
+    // Tall at once (2,600 px after 1 ms): at the bottom, only the first two cards are far from sight.
+    let tall = ("attack-oscillate", json!({"startMs": 1, "count": 1, "high": 2600, "periodMs": 100}));
+    let run = run_host_env(
+        &views(
+            &hostile(None),
+            &[
+                ("attack-late-result", json!({"afterMs": 16000})),
+                ("attack-late-result", json!({"afterMs": 30000})),
+                tall.clone(),
+                tall,
+            ],
+            &["--live-views", "2", "--automation", &script],
+        ),
+        &[("MCP_APPS_HOST_TEST_NO_RESULT_AFTER_MS", "4000")],
+        |trace| reports(trace, "late-result").count() == 2,
+        LIMIT,
+    );
+    let at = |r: &Value| r["t_ms"].as_f64().unwrap_or_default();
+    let kind = |r: &Value| text(&r["msg"]["kind"]);
+    let result_at = |after: u64| {
+        run.trace
+            .iter()
+            .find(|r| r["dir"] == "server->host" && r["msg"]["result"]["structuredContent"]["afterMs"] == after)
+            .map(at)
+            .unwrap_or_else(|| panic!("the result after {after} ms never came: {}", run.dump()))
+    };
+    let woken: Vec<&Value> = run.trace.iter().filter(|r| kind(r) == "woken").collect();
+    let first_wake = woken.iter().map(|r| at(r)).fold(f64::INFINITY, f64::min);
+    let slept: Vec<(f64, String)> = run
+        .trace
+        .iter()
+        .filter(|r| kind(r) == "sleep" && at(r) < first_wake)
+        .map(|r| (at(r), text(&r["view"])))
+        .collect();
+    let (early, late) = (result_at(16000), result_at(30000));
+    eprintln!("slept before the wake: {slept:?}; results at {early} and {late} ms; woken: {woken:?}");
+    // Only the Views without their result slept, before their results came.
+    let mut who: Vec<&str> = slept.iter().map(|(_, v)| v.as_str()).collect();
+    who.sort_unstable();
+    assert_eq!(who, ["v1", "v2"], "{}", run.dump());
+    assert!(slept.iter().all(|(t, _)| *t < early), "they slept only once a result came: {}", run.dump());
+    // One result came while they slept, the other after they woke (a slow run would say so here).
+    assert!(early < first_wake && first_wake < late, "{}", run.dump());
+    // Each result reached the View woken in its card, with its input.
+    for after in [16000, 30000] {
+        let (reported_at, report) = reports(&run.trace, "late-result")
+            .find(|(_, r)| r["input"]["afterMs"] == after)
+            .unwrap_or_else(|| panic!("no report of the View after {after} ms: {}", run.dump()));
+        let reporter = run
+            .trace
+            .iter()
+            .find(|r| at(r) == reported_at && r["msg"]["params"]["name"] == "report")
+            .map(|r| text(&r["view"]))
+            .unwrap_or_default();
+        assert!(woken.iter().any(|w| text(&w["view"]) == reporter), "{reporter} did not wake: {report:#}");
+        assert_eq!(report["result"]["late"], true, "{report:#}");
+        assert_eq!(report["result"]["afterMs"], after, "{report:#}");
+        // Its tool was called once: waking did not call it again.
+        assert_eq!(run.log_count(&format!("LATE-CALL {{\"afterMs\":{after}}}")), 1, "{}", run.dump());
+    }
+    // The control: the Views with their result did their work.
+    assert_eq!(reports(&run.trace, "oscillate").count(), 2, "{}", run.dump());
+}
+
 // ------------------------------------------------------------------------------------------------
 // Issue 13: consent that cannot be faked, URL elicitation, starvation, bounded queues.
 

@@ -42,7 +42,11 @@ impl Controller {
         self.pending.insert(view_id.clone(), pending);
 
         let model_call = deferred.is_some();
-        if let Some(deferred) = deferred {
+        // A View woken in the place of one whose call is out: that call's outcome comes to it.
+        let awaited = self.no_call.contains_key(&view_id);
+        if awaited {
+            drop(session_rx);
+        } else if let Some(deferred) = deferred {
             // The model's call: made once its arguments are complete (and allowed).
             self.spawn_deferred(deferred, entry, view_id.clone(), session_rx);
         } else if cached.is_none() {
@@ -416,6 +420,11 @@ impl Controller {
         }
         let early = self.early_results.remove(&id);
         let result = known.or(early);
+        // Woken in the place of a View whose call failed: it hears so again, as that View did.
+        let call_failed = self.no_call.remove(&id).flatten();
+        if let (Some(reason), None) = (&call_failed, &result) {
+            handle.tool_cancelled(Some(format!("tool call failed: {reason}")));
+        }
         self.views.insert(
             id,
             ViewState {
@@ -425,6 +434,7 @@ impl Controller {
                 tool: tool.to_owned(),
                 arguments,
                 result,
+                call_failed,
                 phase: Phase::Mounted,
                 reached: Milestones::default(),
                 frame: FrameHeight::new(first_height),
@@ -569,6 +579,8 @@ impl Controller {
             return;
         }
         self.hibernation.closed(view);
+        // A call out for a woken View that closed has nobody to go to.
+        self.stands_for.retain(|_, now| now != view);
         self.forget_context(view);
         let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
         if pip {
