@@ -215,6 +215,12 @@ impl Controller {
         }
     }
 
+    /// Whether the model is still writing the call `view` was opened for (its arguments come as
+    /// the model writes them; the call is not made yet).
+    pub(super) fn model_writing_call(&self, view: &str) -> bool {
+        self.chat.as_ref().is_some_and(|chat| chat.calls.values().any(|c| c.view == view))
+    }
+
     /// A View that is gone informs the model no more (a restored one gives its context again).
     pub(super) fn forget_context(&self, view: &str) {
         if let Some(chat) = &self.chat {

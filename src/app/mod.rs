@@ -122,6 +122,8 @@ struct ViewState {
     tool: String,
     arguments: Map<String, Value>,
     result: Option<Value>,
+    /// Its tool call failed (why): a View woken from sleep is told so again, without a call.
+    call_failed: Option<String>,
     /// Where it is in its life (see `lifecycle.rs`).
     phase: Phase,
     /// What it reached on the way (the exit goals read these).
@@ -197,6 +199,12 @@ pub(super) struct Controller {
     cached_results: HashMap<ViewId, Value>,
     /// Tool results that arrived before their View was mounted.
     early_results: HashMap<ViewId, Value>,
+    /// Views opened to wake a sleeper whose tool call was out (or failed, with why): their
+    /// tool is not called again (see `hibernation.rs`).
+    no_call: HashMap<ViewId, Option<String>>,
+    /// Tool calls whose View slept before their outcome came: the call's View id -> the id of
+    /// what stands for it now (a sleeper, or the View that woke in its place).
+    stands_for: HashMap<ViewId, ViewId>,
     /// Views mounted since the web process was last recycled.
     opened_since_recycle: usize,
     /// Set while the shell reloads in a fresh web process; its state is sent again on `ready`.
@@ -281,7 +289,14 @@ impl Controller {
         let (probation_tx, probation_rx) = mpsc::unbounded_channel();
         let options_stop_after = options.stop_unresponsive.unwrap_or(supervisor::AUTO_STOP_AFTER);
         let theme = options.theme.unwrap_or(system_theme);
-        let hibernation = Hibernation::new(options.live_views.unwrap_or(DEFAULT_LIVE_VIEWS));
+        let mut hibernation = Hibernation::new(options.live_views.unwrap_or(DEFAULT_LIVE_VIEWS));
+        if let Some(ms) = std::env::var(hibernation::NO_RESULT_AFTER_ENV).ok().and_then(|v| v.parse().ok()) {
+            tracing::error!(
+                "{} is set: a View without its result may sleep after {ms} ms",
+                hibernation::NO_RESULT_AFTER_ENV
+            );
+            hibernation = hibernation.with_no_result_after(Duration::from_millis(ms));
+        }
         let (interaction, interaction_end) = interaction::Slot::new(options.interaction.as_ref());
         let requests = options.requests.clone().unwrap_or_else(|| {
             RequestHandler(Arc::new(DesktopRequests {
@@ -323,6 +338,8 @@ impl Controller {
             pending: HashMap::new(),
             cached_results: HashMap::new(),
             early_results: HashMap::new(),
+            no_call: HashMap::new(),
+            stands_for: HashMap::new(),
             opened_since_recycle: 0,
             recycling: false,
             history: Vec::new(),
@@ -611,7 +628,9 @@ impl Controller {
                 },
                 Some((view, outcome)) = result_rx.recv() => {
                     let tool = self.views.get(&view).map(|v| v.tool.clone()).unwrap_or_default();
-                    if let Ok(result) = &outcome {
+                    if self.late_outcome(&view, &outcome) {
+                        // Its View slept on the way: what stands for the call has it.
+                    } else if let Ok(result) = &outcome {
                         // The result may come before the View is mounted: keep it for the mount.
                         match self.views.get_mut(&view) {
                             Some(v) => v.result = Some(result.clone()),
@@ -619,6 +638,8 @@ impl Controller {
                                 self.early_results.insert(view.clone(), result.clone());
                             }
                         }
+                    } else if let (Err(reason), Some(v)) = (&outcome, self.views.get_mut(&view)) {
+                        v.call_failed = Some(reason.clone());
                     }
                     if let Err(reason) = outcome {
                         let line = format!("tool `{}` failed: {reason}", tool_label(&tool));

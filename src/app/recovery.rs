@@ -450,10 +450,15 @@ impl Controller {
         }
     }
 
+    /// The id the next View opened gets.
+    pub(super) fn next_view_id(&self) -> ViewId {
+        format!("v{}", self.next_view)
+    }
+
     /// Opens `r`'s tool call again with its last input and result (the tool is not called
     /// again); returns the new View's id, or that id and why it could not open.
     pub(super) fn open_again(&mut self, r: Restore, how: Opening) -> std::result::Result<ViewId, (ViewId, Error)> {
-        let id: ViewId = format!("v{}", self.next_view);
+        let id = self.next_view_id();
         if let Some(result) = r.result {
             self.cached_results.insert(id.clone(), result);
         }
@@ -461,6 +466,7 @@ impl Controller {
             Ok(()) => Ok(id),
             Err(e) => {
                 self.cached_results.remove(&id);
+                self.no_call.remove(&id);
                 Err((id, e))
             }
         }

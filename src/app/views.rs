@@ -42,7 +42,11 @@ impl Controller {
         self.pending.insert(view_id.clone(), pending);
 
         let model_call = deferred.is_some();
-        if let Some(deferred) = deferred {
+        // A View woken in the place of one whose call is out: that call's outcome comes to it.
+        let awaited = self.no_call.contains_key(&view_id);
+        if awaited {
+            drop(session_rx);
+        } else if let Some(deferred) = deferred {
             // The model's call: made once its arguments are complete (and allowed).
             self.spawn_deferred(deferred, entry, view_id.clone(), session_rx);
         } else if cached.is_none() {
@@ -143,7 +147,8 @@ impl Controller {
             }
             tracing::info!(resource = %uri, "CSP: {}", csp.header);
             let label = sandbox_label(&servers.identity(&server).unwrap_or_default());
-            registry.insert(&view_id, ProxyPolicy { label: label.clone(), csp: csp.header.clone() });
+            let clipboard_write = resource.meta.permissions.as_ref().is_some_and(|p| p.clipboard_write.is_some());
+            registry.insert(&view_id, ProxyPolicy { label: label.clone(), csp: csp.header.clone(), clipboard_write });
             if preview && html_file.is_none() {
                 // Hot reload on resources/updated needs the server to announce them.
                 if let Err(e) = conn.subscribe(&uri).await {
@@ -403,6 +408,7 @@ impl Controller {
                 .policy(&id)
                 .map(|p| crate::sandbox::csp::request_origins(&p.csp))
                 .unwrap_or_default(),
+            clipboard_write: self.registry.policy(&id).is_some_and(|p| p.clipboard_write),
             session: handle.clone(),
             height: first_height,
         })));
@@ -414,6 +420,11 @@ impl Controller {
         }
         let early = self.early_results.remove(&id);
         let result = known.or(early);
+        // Woken in the place of a View whose call failed: it hears so again, as that View did.
+        let call_failed = self.no_call.remove(&id).flatten();
+        if let (Some(reason), None) = (&call_failed, &result) {
+            handle.tool_cancelled(Some(format!("tool call failed: {reason}")));
+        }
         self.views.insert(
             id,
             ViewState {
@@ -423,6 +434,7 @@ impl Controller {
                 tool: tool.to_owned(),
                 arguments,
                 result,
+                call_failed,
                 phase: Phase::Mounted,
                 reached: Milestones::default(),
                 frame: FrameHeight::new(first_height),
@@ -567,6 +579,8 @@ impl Controller {
             return;
         }
         self.hibernation.closed(view);
+        // A call out for a woken View that closed has nobody to go to.
+        self.stands_for.retain(|_, now| now != view);
         self.forget_context(view);
         let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
         if pip {

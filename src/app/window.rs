@@ -184,6 +184,9 @@ pub(crate) struct FrameMount {
     /// The web origins its CSP declared, as "scheme host port" (see
     /// [`crate::sandbox::csp::request_origins`]): its web process lets its requests go nowhere else.
     pub origins: Vec<String>,
+    /// It declared `clipboardWrite`: its page gets the Async Clipboard API (see
+    /// [`crate::desktop::engine::clipboard`]).
+    pub clipboard_write: bool,
     /// The View's session: its messages go there straight from its IPC line (the controller
     /// does not relay them).
     pub session: crate::bridge::ViewHandle,

@@ -501,7 +501,14 @@ mod tests {
     #[test]
     fn navigation_is_limited_to_our_schemes() {
         let reg = ProxyRegistry::default();
-        reg.insert("v1", crate::app::proxies::ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
+        reg.insert(
+            "v1",
+            crate::app::proxies::ProxyPolicy {
+                label: "abc".into(),
+                csp: "default-src 'none'".into(),
+                clipboard_write: false,
+            },
+        );
         let ok = |u: &str| navigation_allowed(u, &reg);
         assert!(ok("mcp-host://app/"));
         assert!(ok("mcp-sandbox://abc/proxy.html?view=v1"));

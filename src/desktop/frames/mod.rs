@@ -316,6 +316,7 @@ impl FrameLayer {
                 // Before the View's document is asked for (it is, once the ready message below
                 // reached the session and the bridge sent the resource).
                 super::web_extension::allow_origins(&spare.webview, &mount.origins);
+                crate::desktop::engine::clipboard(&spare.webview, mount.clipboard_write);
                 *spare.binding.borrow_mut() = Some(bound);
                 if let Some(ready) = spare.ready.borrow_mut().take() {
                     mount.session.from_view(ready);
@@ -330,6 +331,7 @@ impl FrameLayer {
                 };
                 let (webview, loaded) = self.view_webview(&src, related, &binding, &Rc::default())?;
                 super::web_extension::allow_origins(&webview, &mount.origins);
+                crate::desktop::engine::clipboard(&webview, mount.clipboard_write);
                 watch(&webview, Some(binding), ended, self.to_controller.clone());
                 (webview, loaded)
             }

@@ -101,6 +101,8 @@ impl FrameLayer {
         widget.set_size_request(1, 1);
         self.layer.move_(&widget, -10_000, 0);
         crate::desktop::engine::harden(&webview);
+        // Nothing of the clipboard until the View is known (see `engine::clipboard`).
+        crate::desktop::engine::clipboard(&webview, false);
         crate::desktop::lean_rendering(&webview);
         deny_fullscreen(&widget);
         Keyboard::follow_person(&self.keyboard, &widget);
