@@ -36,6 +36,22 @@ enum Go {
     Refuse { reason: String, reply: oneshot::Sender<ToolOutcome> },
 }
 
+/// The conversation side of the app: the conversation, the Views of the model's calls, and the
+/// Apps' own tools offered to the model.
+#[derive(Default)]
+pub(super) struct Conversation {
+    /// The conversation with the model, when one is configured.
+    pub(super) chat: Option<Chat>,
+    /// Views of the model's calls being prepared: what their call waits on.
+    pub(super) deferred: HashMap<ViewId, DeferredCall>,
+    /// Every View opened for a model's call (never reopened before its call is made).
+    pub(super) model_views: HashSet<ViewId>,
+    /// Where every conversation of this run sends its outputs (with its generation).
+    pub(super) chat_out: Option<mpsc::UnboundedSender<(u64, conversation::Output)>>,
+    /// Each live View's own tools, offered to the model.
+    pub(super) app_tools: AppTools,
+}
+
 /// The conversation of this window.
 pub(super) struct Chat {
     pub(super) handle: ConversationHandle,
@@ -95,20 +111,20 @@ impl Controller {
     pub(super) fn use_model(&mut self, model: Arc<dyn crate::model::Model>) {
         let described = consent::one_line_max(&model.describe(), 120);
         self.options.model = Some(SharedModel(model.clone()));
-        match self.chat.as_ref() {
+        match self.conversation.chat.as_ref() {
             Some(chat) => {
                 chat.handle.send(Input::SwitchModel(conversation::SharedModel(model)));
                 let ready = ShellCommand::ChatReady { model: described.clone() };
-                self.history.retain(|c| !matches!(c, ShellCommand::ChatReady { .. }));
+                self.shell_page.history.retain(|c| !matches!(c, ShellCommand::ChatReady { .. }));
                 self.shell(ready.clone());
                 self.remember(ready);
             }
             None => {
                 self.options.resume = None;
                 self.start_chat();
-                if let Some(chat) = self.chat.as_mut() {
+                if let Some(chat) = self.conversation.chat.as_mut() {
                     // The servers were tried long ago: nothing waits for a first prompt.
-                    chat.prompted = self.servers_started;
+                    chat.prompted = self.server_list.started;
                 }
                 self.show_commands();
                 self.show_servers();
@@ -119,7 +135,7 @@ impl Controller {
 
     /// Every server was tried: the prompt from the command line goes to the model now.
     pub(super) fn send_first_prompt(&mut self) {
-        let Some(chat) = self.chat.as_mut().filter(|c| !c.prompted) else { return };
+        let Some(chat) = self.conversation.chat.as_mut().filter(|c| !c.prompted) else { return };
         chat.prompted = true;
         if let Some(stored) = chat.replay.take() {
             self.replay(stored);
@@ -132,7 +148,7 @@ impl Controller {
 
     /// The person's prompt.
     pub(super) fn prompt(&mut self, text: String) {
-        let Some(chat) = self.chat.as_mut() else {
+        let Some(chat) = self.conversation.chat.as_mut() else {
             tracing::warn!("a prompt, but no model is configured");
             return;
         };
@@ -149,14 +165,14 @@ impl Controller {
             self.status("This model has no other to switch to (or the name is not a model's).", true);
             return;
         };
-        if self.chat.is_some() {
+        if self.conversation.chat.is_some() {
             self.use_model(model);
         }
     }
 
     /// A turn made ready off the loop (see `commands.rs`).
     pub(super) fn chat_input(&mut self, input: Input) {
-        let Some(chat) = self.chat.as_mut() else { return };
+        let Some(chat) = self.conversation.chat.as_mut() else { return };
         if chat.handle.send(input) {
             chat.turns += 1;
         }
@@ -165,13 +181,13 @@ impl Controller {
     /// An App's `ui/message` (the person allowed it): a turn of the conversation. An App that
     /// sends message after message while the model is busy gets the rest refused (false).
     pub(super) fn chat_app_message(&mut self, view: &str, app: String, text: String) -> bool {
-        let Some(chat) = self.chat.as_mut() else { return true };
+        let Some(chat) = self.conversation.chat.as_mut() else { return true };
         if chat.turns >= MAX_WAITING_TURNS {
             tracing::warn!(view, "an App's message is not sent to the model: {} turns are already waiting", chat.turns);
             return false;
         }
-        let server = self.views.get(view).map(|v| self.server_id(&v.server));
-        let Some(chat) = self.chat.as_mut() else { return true };
+        let server = self.views.open.get(view).map(|v| self.server_id(&v.server));
+        let Some(chat) = self.conversation.chat.as_mut() else { return true };
         if chat.handle.send(Input::AppMessage { view: view.to_owned(), app, server, text }) {
             chat.turns += 1;
         }
@@ -181,13 +197,13 @@ impl Controller {
     /// The person stops the turn under way; its open "run this tool?" questions are withdrawn
     /// (a yes after the stop must not run anything).
     pub(super) fn stop_turn(&mut self) {
-        let Some(chat) = self.chat.as_mut() else { return };
+        let Some(chat) = self.conversation.chat.as_mut() else { return };
         tracing::info!("the person stopped the model's turn");
         chat.handle.stop();
         let asked: Vec<u64> = chat.asking.drain().map(|(d, _)| d).collect();
         chat.asking_cmds.clear();
         for dialog in asked {
-            if let Some((_, reply)) = self.dialogs.remove(&dialog) {
+            if let Some((_, reply)) = self.questions.dialogs.remove(&dialog) {
                 let _ = reply.send(false);
             }
             self.shell(ShellCommand::Dismiss { dialog });
@@ -196,13 +212,13 @@ impl Controller {
 
     /// The open "run this tool?" dialogs (a shell restart does not answer them).
     pub(super) fn model_questions(&self) -> HashSet<u64> {
-        self.chat.as_ref().map(|c| c.asking.keys().copied().collect()).unwrap_or_default()
+        self.conversation.chat.as_ref().map(|c| c.asking.keys().copied().collect()).unwrap_or_default()
     }
 
     /// A restarted shell shows the open "run this tool?" dialogs again.
     pub(super) fn ask_model_questions_again(&mut self) {
         let cmds: Vec<ShellCommand> =
-            self.chat.as_ref().map(|c| c.asking_cmds.values().cloned().collect()).unwrap_or_default();
+            self.conversation.chat.as_ref().map(|c| c.asking_cmds.values().cloned().collect()).unwrap_or_default();
         for cmd in cmds {
             self.shell(cmd);
         }
@@ -210,14 +226,16 @@ impl Controller {
 
     /// The person closed a View's card: if it waits for the model's call, the call is not made.
     pub(super) fn model_view_closed(&mut self, view: &str) {
-        if let Some(c) = self.chat.as_mut().and_then(|chat| chat.calls.values_mut().find(|c| c.view == view)) {
+        if let Some(c) =
+            self.conversation.chat.as_mut().and_then(|chat| chat.calls.values_mut().find(|c| c.view == view))
+        {
             c.closed = true;
         }
     }
 
     /// A View that is gone informs the model no more (a restored one gives its context again).
     pub(super) fn forget_context(&self, view: &str) {
-        if let Some(chat) = &self.chat {
+        if let Some(chat) = &self.conversation.chat {
             chat.handle.set_context(view, "", None, None);
         }
     }
@@ -230,8 +248,8 @@ impl Controller {
         app: String,
         text: Option<String>,
     ) -> Option<conversation::AppContext> {
-        let server = self.views.get(view).map(|v| self.server_id(&v.server));
-        self.chat.as_ref().and_then(|chat| chat.handle.set_context(view, &app, server, text))
+        let server = self.views.open.get(view).map(|v| self.server_id(&v.server));
+        self.conversation.chat.as_ref().and_then(|chat| chat.handle.set_context(view, &app, server, text))
     }
 
     /// A server as a party to the conversation.
@@ -258,7 +276,7 @@ impl Controller {
                 });
             }
         }
-        if let Some(chat) = &self.chat {
+        if let Some(chat) = &self.conversation.chat {
             chat.handle.set_approval(&identity, mode);
         }
     }
@@ -266,7 +284,7 @@ impl Controller {
     /// What the conversation says or asks (outputs of a conversation that was replaced are
     /// dropped; their calls' reply channels close, which ends their turn).
     pub(super) fn on_chat(&mut self, generation: u64, out: Output) {
-        if self.chat.as_ref().is_none_or(|c| c.generation != generation) {
+        if self.conversation.chat.as_ref().is_none_or(|c| c.generation != generation) {
             return;
         }
         if let Some(events) = &self.options.conversation_events {
@@ -299,7 +317,7 @@ impl Controller {
             Output::Text(text) => self.chat_card(ShellCommand::ChatText { text: consent::block(&text) }),
             Output::ToolStarted { call, entry } => self.model_call_started(call, &entry),
             Output::ToolPartial { call, arguments } => {
-                if let Some(c) = self.chat.as_ref().and_then(|chat| chat.calls.get(&call)) {
+                if let Some(c) = self.conversation.chat.as_ref().and_then(|chat| chat.calls.get(&call)) {
                     let _ = c.partial.send(Some(arguments));
                 }
             }
@@ -308,7 +326,7 @@ impl Controller {
             }
             Output::ToolRefused { call, name, reason } => {
                 // A View opened for it hears the call is not made.
-                if let Some(chat) = self.chat.as_mut() {
+                if let Some(chat) = self.conversation.chat.as_mut() {
                     chat.calls.remove(&call);
                 }
                 self.shell(ShellCommand::Text {
@@ -331,7 +349,7 @@ impl Controller {
                 self.trace.record(None, Direction::ModelToHost, &json!({"text": text, "error": error}));
                 // Every call of the turn was carried out: a View still waiting belongs to a call
                 // the model never completed (a broken stream, cut arguments); it is cancelled.
-                if let Some(chat) = self.chat.as_mut() {
+                if let Some(chat) = self.conversation.chat.as_mut() {
                     chat.calls.clear();
                 }
                 if let Some(e) = &error {
@@ -339,13 +357,13 @@ impl Controller {
                 }
                 self.chat_card(ShellCommand::ChatEnd { error: error.as_deref().map(consent::block) });
                 // Idle: the prompt was sent (an App's turn can end before) and nothing waits.
-                let idle = self.chat.as_mut().is_some_and(|chat| {
+                let idle = self.conversation.chat.as_mut().is_some_and(|chat| {
                     chat.turns = chat.turns.saturating_sub(1);
                     chat.turns == 0 && chat.prompted
                 });
                 // A new conversation is in the list once it has a turn: the list (a read of
                 // every file's start) is made again then, not after every turn.
-                if self.chat.as_mut().is_some_and(|chat| !std::mem::replace(&mut chat.listed, true)) {
+                if self.conversation.chat.as_mut().is_some_and(|chat| !std::mem::replace(&mut chat.listed, true)) {
                     self.show_conversations();
                 }
                 if idle && self.options.exit_after == Some(ExitAfter::Answer) {
@@ -359,7 +377,7 @@ impl Controller {
     fn chat_card(&mut self, cmd: ShellCommand) {
         self.shell(cmd.clone());
         if let (ShellCommand::ChatText { text }, Some(ShellCommand::ChatText { text: kept })) =
-            (&cmd, self.history.last_mut())
+            (&cmd, self.shell_page.history.last_mut())
         {
             // The shell shows at most this much of an answer; a restarted one gets no more.
             if kept.len() < 200_000 {
@@ -374,21 +392,21 @@ impl Controller {
     fn model_call_started(&mut self, call: CallId, entry: &ToolEntry) {
         // An App's own tool runs in its View: it opens none.
         let has_ui = entry.app_view.is_none() && entry.ui.as_ref().is_ok_and(|u| u.resource_uri.is_some());
-        if !has_ui || self.chat.is_none() {
+        if !has_ui || self.conversation.chat.is_none() {
             return;
         }
-        let view: ViewId = format!("v{}", self.next_view);
-        self.next_view += 1;
+        let view: ViewId = format!("v{}", self.views.next_view);
+        self.views.next_view += 1;
         let (partial_tx, partial) = watch::channel(None);
         let (go_tx, go) = oneshot::channel();
-        self.deferred.insert(view.clone(), DeferredCall { partial, go });
-        self.model_views.insert(view.clone());
+        self.conversation.deferred.insert(view.clone(), DeferredCall { partial, go });
+        self.conversation.model_views.insert(view.clone());
         if let Err(e) = self.open(Some(&entry.server), entry.name(), Map::new(), Opening::Model(view.clone())) {
-            self.deferred.remove(&view);
+            self.conversation.deferred.remove(&view);
             tracing::warn!("the View of the model's call could not open: {e}");
             return;
         }
-        if let Some(chat) = self.chat.as_mut() {
+        if let Some(chat) = self.conversation.chat.as_mut() {
             chat.calls.insert(call, ChatCall { view, closed: false, partial: partial_tx, go: Some(go_tx) });
         }
     }
@@ -402,12 +420,12 @@ impl Controller {
         question: Option<Question>,
         reply: oneshot::Sender<ToolOutcome>,
     ) {
-        let with_view = self.chat.as_mut().and_then(|chat| chat.calls.remove(&call));
+        let with_view = self.conversation.chat.as_mut().and_then(|chat| chat.calls.remove(&call));
         if let Some(c) = &with_view {
             // The View's record keeps the final arguments (a reload or a restart shows them).
-            if let Some(v) = self.views.get_mut(&c.view) {
+            if let Some(v) = self.views.open.get_mut(&c.view) {
                 v.arguments = arguments.clone();
-            } else if let Some(pending) = self.pending.get_mut(&c.view) {
+            } else if let Some(pending) = self.views.pending.get_mut(&c.view) {
                 pending.arguments = arguments.clone();
             }
         }
@@ -434,15 +452,15 @@ impl Controller {
                     let _ = decided_tx.send(false);
                 }
                 Consent::Ask => {
-                    let dialog = self.next_dialog;
-                    self.next_dialog += 1;
+                    let dialog = self.questions.next_dialog;
+                    self.questions.next_dialog += 1;
                     // The conversation's question, not the View's: a View that crashes or closes
                     // does not answer it.
                     let owner = format!("chat-{call}");
                     tracing::info!(dialog, tool = entry.name(), "asking the person before the model's call");
-                    self.dialogs.insert(dialog, (owner, decided_tx));
+                    self.questions.dialogs.insert(dialog, (owner, decided_tx));
                     let cmd = call_question(&entry, &arguments, &question, dialog);
-                    if let Some(chat) = self.chat.as_mut() {
+                    if let Some(chat) = self.conversation.chat.as_mut() {
                         chat.asking.insert(dialog, question);
                         chat.asking_cmds.insert(dialog, cmd.clone());
                     }
@@ -455,7 +473,7 @@ impl Controller {
         let (servers, trace, ui) = (self.servers.clone(), self.trace.clone(), self.ui.clone());
         let events = self.options.conversation_events.clone();
         // An App's own tool is called on its View.
-        let app_view = entry.app_view.as_ref().map(|v| self.views.get(v).map(|v| v.handle.clone()));
+        let app_view = entry.app_view.as_ref().map(|v| self.views.open.get(v).map(|v| v.handle.clone()));
         tokio::spawn(async move {
             let run = decided.await.unwrap_or(false);
             if let (true, Some(events)) = (run, &events) {
@@ -502,7 +520,7 @@ impl Controller {
     /// A "run this tool?" dialog was answered; `remember`: yes for the rest of the
     /// conversation (the tool, and the data the question named reaching its server).
     pub(super) fn chat_consent_answered(&mut self, dialog: u64, remember: bool) {
-        let Some(chat) = self.chat.as_mut() else { return };
+        let Some(chat) = self.conversation.chat.as_mut() else { return };
         chat.asking_cmds.remove(&dialog);
         if let Some(question) = chat.asking.remove(&dialog) {
             if remember {
@@ -523,7 +541,7 @@ impl Controller {
         session: oneshot::Receiver<ViewHandle>,
     ) {
         let (servers, trace, entry, ui) = (self.servers.clone(), self.trace.clone(), entry.clone(), self.ui.clone());
-        let results = self.channels.clone().expect("running").results;
+        let results = self.views.channels.clone().expect("running").results;
         let DeferredCall { mut partial, mut go } = deferred;
         tokio::spawn(async move {
             // The call is decided whether or not the View is up yet (its setup may hang or

@@ -235,7 +235,10 @@ fn asleep_text(title: &str, not_started: bool) -> String {
 impl Controller {
     /// Whether Views may sleep in this run.
     fn may_hibernate(&self) -> bool {
-        !self.options.preview && self.options.exit_after.is_none() && self.exiting.is_none() && !self.recycling
+        !self.options.preview
+            && self.options.exit_after.is_none()
+            && self.ending.exiting.is_none()
+            && !self.recovery.recycling
     }
 
     /// The shell says which Views are near sight: sleepers there wake, then the budget is kept.
@@ -251,12 +254,13 @@ impl Controller {
     /// sight report).
     pub(super) fn keep_budget(&mut self) {
         // Every tick: nothing is gathered unless more Views are live than the budget.
-        let count = self.views.values().filter(|v| v.phase.is_live()).count();
+        let count = self.views.open.values().filter(|v| v.phase.is_live()).count();
         if !self.may_hibernate() || !self.hibernation.over_budget(count) {
             return;
         }
         let live: Vec<(ViewId, Sleepable)> = self
             .views
+            .open
             .iter()
             .filter(|(_, v)| v.phase.is_live())
             .map(|(id, v)| (id.clone(), self.may_sleep(id, v)))
@@ -270,12 +274,12 @@ impl Controller {
     /// could not be answered, and the process is busy enough). A View with its result that
     /// never finished its handshake may be put away first ([`Sleepable::NotStarted`]).
     fn may_sleep(&self, id: &str, v: &ViewState) -> Sleepable {
-        let may = !self.processes.is_hung(&v.label)
+        let may = !self.recovery.processes.is_hung(&v.label)
             && v.mode == DisplayMode::Inline
             && v.result.is_some()
-            && !self.dialogs.values().any(|(owner, _)| owner == id)
-            && self.on_probation.as_ref().is_none_or(|(p, _)| p != id)
-            && !self.model_views.contains(id);
+            && !self.questions.dialogs.values().any(|(owner, _)| owner == id)
+            && self.recovery.on_probation.as_ref().is_none_or(|(p, _)| p != id)
+            && !self.conversation.model_views.contains(id);
         match v.phase {
             Phase::Initialized if may && v.reached.result_delivered => Sleepable::Yes,
             Phase::Mounted if may && !v.reached.initialized => Sleepable::NotStarted,
@@ -285,7 +289,7 @@ impl Controller {
 
     /// Tears `view` down for sleep; its card stays (see [`Self::fell_asleep`]).
     fn sleep(&mut self, view: &str) {
-        let Some(v) = self.views.get(view) else { return };
+        let Some(v) = self.views.open.get(view) else { return };
         let sleeper = Sleeper {
             restore: Restore::of(view, v),
             title: tool_label(&v.tool),
@@ -310,7 +314,7 @@ impl Controller {
         }
         s.asleep = true;
         let text = asleep_text(&s.title, s.not_started);
-        if let Some(v) = self.views.remove(view) {
+        if let Some(v) = self.views.open.remove(view) {
             v.handle.frame_gone();
         }
         self.registry.remove(view);

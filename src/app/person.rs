@@ -7,7 +7,7 @@ impl Controller {
     pub(super) fn on_shell(&mut self, msg: ShellMessage) {
         match msg {
             ShellMessage::Alive => {
-                if let Some(hung) = self.supervisor.alive(Instant::now()) {
+                if let Some(hung) = self.recovery.supervisor.alive(Instant::now()) {
                     let line = format!("the Apps respond again after {:.1} s", hung.as_secs_f64());
                     tracing::warn!("{line}");
                     self.trace.record(
@@ -19,26 +19,26 @@ impl Controller {
                     self.status(&format!("The Apps were not responding; {line}."), false);
                 }
             }
-            ShellMessage::Ready if self.recycling => {
+            ShellMessage::Ready if self.recovery.recycling => {
                 // A fresh shell after a recycle or a stop: give it the state the old one had.
-                self.recycling = false;
-                self.shell_ready = true;
-                self.supervisor.alive(Instant::now());
+                self.recovery.recycling = false;
+                self.shell_page.ready = true;
+                self.recovery.supervisor.alive(Instant::now());
                 self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycled"}));
                 self.shell(ShellCommand::Theme { theme: self.theme });
                 self.show_servers();
-                for cmd in self.history.clone() {
+                for cmd in self.shell_page.history.clone() {
                     self.shell(cmd);
                 }
-                for text in std::mem::take(&mut self.shell_backlog) {
+                for text in std::mem::take(&mut self.shell_page.backlog) {
                     let _ = self.ui.send_event(UserEvent::Shell(text));
                 }
                 self.restore_views();
             }
             ShellMessage::Ready => {
-                self.shell_ready = true;
-                self.supervisor.alive(Instant::now());
-                for text in std::mem::take(&mut self.shell_backlog) {
+                self.shell_page.ready = true;
+                self.recovery.supervisor.alive(Instant::now());
+                for text in std::mem::take(&mut self.shell_page.backlog) {
                     let _ = self.ui.send_event(UserEvent::Shell(text));
                 }
                 if let Some(script) = self.options.automation.clone() {
@@ -52,7 +52,7 @@ impl Controller {
                 // The View's file, not the proxy's URL. Console chatter below a warning is the
                 // App's own business: in the host's log at debug (preview's panel and the trace
                 // keep every line), so an App that logs each message costs the host no write.
-                let detail = match self.views.get(&view) {
+                let detail = match self.views.open.get(&view) {
                     Some(v) => v.handle.locate_diagnostic(detail),
                     None => detail,
                 };
@@ -74,7 +74,7 @@ impl Controller {
             ShellMessage::Wait { view } => self.wait_for(&view),
             ShellMessage::StopApp { view } => self.stop_app(&view),
             ShellMessage::Answer { dialog, accepted, remember } => {
-                if let Some((_, reply)) = self.dialogs.remove(&dialog) {
+                if let Some((_, reply)) = self.questions.dialogs.remove(&dialog) {
                     tracing::info!(dialog, accepted, remember, "consent answered");
                     self.chat_consent_answered(dialog, accepted && remember);
                     let _ = reply.send(accepted);
@@ -107,7 +107,7 @@ impl Controller {
                     methods::TOOL_CANCELLED,
                     methods::HOST_CONTEXT_CHANGED,
                 ];
-                match self.views.get(&view) {
+                match self.views.open.get(&view) {
                     Some(v) if allowed.contains(&method.as_str()) => v.handle.notify(&method, params),
                     _ => tracing::warn!(view = %view, "developer panel: cannot send {method}"),
                 }
@@ -117,7 +117,7 @@ impl Controller {
                 self.dev_view_tools(&view, Some((name, arguments)))
             }
             ShellMessage::DevContext { view, context } => {
-                match (self.views.get(&view), serde_json::from_value::<HostContext>(context)) {
+                match (self.views.open.get(&view), serde_json::from_value::<HostContext>(context)) {
                     (Some(v), Ok(ctx)) => v.handle.update_host_context(ctx),
                     (_, Err(e)) => tracing::warn!(view = %view, "developer panel: bad host context: {e}"),
                     _ => {}
@@ -143,8 +143,8 @@ impl Controller {
                 if self.install_answered(dialog, &action, &content) {
                     return;
                 }
-                self.elicit_cmds.remove(&dialog);
-                let Some((server, reply)) = self.elicits.remove(&dialog) else { return };
+                self.questions.elicit_cmds.remove(&dialog);
+                let Some((server, reply)) = self.questions.elicits.remove(&dialog) else { return };
                 let answer = match action.as_str() {
                     "accept" => ElicitAnswer::Accept(content),
                     "decline" => ElicitAnswer::Decline,
@@ -195,11 +195,11 @@ impl Controller {
             }
             ShellMessage::Inline { view } => {
                 // The person's own action: never rate-limited, always possible.
-                if self.views.get(&view).is_some_and(|v| v.phase.is_open() && v.mode != DisplayMode::Inline) {
+                if self.views.open.get(&view).is_some_and(|v| v.phase.is_open() && v.mode != DisplayMode::Inline) {
                     self.apply_mode(&view, DisplayMode::Inline, true);
                 }
                 // The person's choice sticks: the View cannot take the screen again by itself.
-                if let Some(v) = self.views.get_mut(&view) {
+                if let Some(v) = self.views.open.get_mut(&view) {
                     v.person_chose_inline = true;
                 }
             }
@@ -208,16 +208,19 @@ impl Controller {
                 self.model_view_closed(&view);
                 if self.close_sleeper(&view) {
                     // Its card was all that was left.
-                } else if let Some(v) =
-                    self.views.get(&view).filter(|v| v.phase.is_open() && self.processes.is_hung(&v.label))
+                } else if let Some(v) = self
+                    .views
+                    .open
+                    .get(&view)
+                    .filter(|v| v.phase.is_open() && self.recovery.processes.is_hung(&v.label))
                 {
                     // Its process does not answer: no teardown to wait for (closing ends it).
                     tracing::warn!(view = %view, "closing a View that does not respond");
                     v.handle.frame_gone();
                     self.close_view(&view);
-                } else if let Some(v) = self.views.get(&view).filter(|v| v.phase.is_open()) {
+                } else if let Some(v) = self.views.open.get(&view).filter(|v| v.phase.is_open()) {
                     self.spawn_teardown(v.handle.clone());
-                } else if let Some(pending) = self.pending.remove(&view) {
+                } else if let Some(pending) = self.views.pending.remove(&view) {
                     // Still reading its UI: the person gave up waiting.
                     if let Some(task) = pending.task {
                         task.abort();
@@ -225,7 +228,7 @@ impl Controller {
                     self.registry.remove(&view);
                     tracing::info!(view = %view, "cancelled before its View was mounted");
                     self.unmount(&view);
-                    if self.startup_ids.contains(&view) && self.options.exit_after.is_some() {
+                    if self.views.startup_ids.contains(&view) && self.options.exit_after.is_some() {
                         self.fail(&format!("View {view} was cancelled before it was mounted"));
                     }
                     self.schedule_recycle();
@@ -241,7 +244,7 @@ impl Controller {
         self.theme = theme;
         self.shell(ShellCommand::Theme { theme });
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Theme(theme)));
-        for v in self.views.values().filter(|v| v.phase.is_open()) {
+        for v in self.views.open.values().filter(|v| v.phase.is_open()) {
             v.handle.update_host_context(HostContext {
                 theme: Some(theme),
                 styles: Some(host_styles(theme)),
@@ -252,11 +255,11 @@ impl Controller {
 
     pub(super) fn on_resized(&mut self, width: f64, height: f64) {
         // In pip the window is the View; its size is fixed by the host.
-        if self.views.values().any(|v| v.mode == DisplayMode::Pip && v.phase.is_open()) {
+        if self.views.open.values().any(|v| v.mode == DisplayMode::Pip && v.phase.is_open()) {
             return;
         }
         self.window = (width, height);
-        for v in self.views.values().filter(|v| v.phase.is_open()) {
+        for v in self.views.open.values().filter(|v| v.phase.is_open()) {
             v.handle.update_host_context(HostContext {
                 container_dimensions: Some(self.container(v.mode)),
                 ..Default::default()
@@ -269,17 +272,17 @@ impl Controller {
             Ask::Confirm { view, prompt, reply } => {
                 // A View gets one question at a time, and none once it is gone: a flood of
                 // prompts (or prompts answered after the View closed) must not act for it.
-                let open = self.views.get(&view).is_some_and(|v| v.phase.is_open());
-                if !open || self.dialogs.values().any(|(v, _)| *v == view) {
+                let open = self.views.open.get(&view).is_some_and(|v| v.phase.is_open());
+                if !open || self.questions.dialogs.values().any(|(v, _)| *v == view) {
                     let why =
                         if open { "another question of this App waits for the person" } else { "the App is closed" };
                     tracing::warn!(view = %view, "consent request not shown: {why}");
                     let _ = reply.send(Answer::NotAsked(why.into()));
                     return;
                 }
-                let dialog = self.next_dialog;
-                self.next_dialog += 1;
-                let asker = self.views.get(&view).map(|v| v.server.clone());
+                let dialog = self.questions.next_dialog;
+                self.questions.next_dialog += 1;
+                let asker = self.views.open.get(&view).map(|v| v.server.clone());
                 // The dialog answers yes or no; a dialog that goes unanswered (its View closed,
                 // the person stopped it) was not the person's no.
                 let (answered, rx) = oneshot::channel::<bool>();
@@ -291,7 +294,7 @@ impl Controller {
                     };
                     let _ = reply.send(answer);
                 });
-                self.dialogs.insert(dialog, (view, answered));
+                self.questions.dialogs.insert(dialog, (view, answered));
                 self.shell(ShellCommand::Confirm {
                     dialog,
                     title: prompt.title.to_owned(),
@@ -307,9 +310,9 @@ impl Controller {
             Ask::ModelSettings(settings) => self.show_model_settings(settings),
             Ask::ModelSaved(outcome) => self.model_saved(outcome),
             Ask::Sample { server, text, reply } => {
-                let dialog = self.next_dialog;
-                self.next_dialog += 1;
-                self.dialogs.insert(dialog, (format!("server:{server}"), reply));
+                let dialog = self.questions.next_dialog;
+                self.questions.next_dialog += 1;
+                self.questions.dialogs.insert(dialog, (format!("server:{server}"), reply));
                 let label = self.label(&server);
                 self.shell(ShellCommand::Confirm {
                     dialog,
@@ -361,7 +364,9 @@ impl Controller {
                     None => text.map(|t| consent::block(&conversation_bound(&t))),
                 };
                 // Only a View's latest model context matters.
-                self.history.retain(|c| !matches!(c, ShellCommand::Context { view: v, .. } if *v == view.view));
+                self.shell_page
+                    .history
+                    .retain(|c| !matches!(c, ShellCommand::Context { view: v, .. } if *v == view.view));
                 let cmd = ShellCommand::Context {
                     view: view.view.clone(),
                     from: consent::app_label(&view.tool, &view.server),
@@ -371,8 +376,8 @@ impl Controller {
                 self.shell(cmd);
             }
             Ask::Elicit { request, reply, gone } => {
-                let dialog = self.next_dialog;
-                self.next_dialog += 1;
+                let dialog = self.questions.next_dialog;
+                self.questions.next_dialog += 1;
                 // What is decided on comes first: the server asking, or the website to open.
                 let server = consent::one_line_max(&request.server, 80);
                 let message = consent::block(&request.message);
@@ -431,9 +436,9 @@ impl Controller {
                     }
                     None => reply,
                 };
-                self.elicits.insert(dialog, (request.server.clone(), reply));
-                self.elicit_cmds.insert(dialog, cmd.clone());
-                let asks = self.asks.clone();
+                self.questions.elicits.insert(dialog, (request.server.clone(), reply));
+                self.questions.elicit_cmds.insert(dialog, cmd.clone());
+                let asks = self.questions.asks.clone();
                 tokio::spawn(async move {
                     let _ = gone.await;
                     let _ = asks.send(Ask::DismissElicit { dialog });
@@ -441,8 +446,8 @@ impl Controller {
                 self.shell(cmd);
             }
             Ask::DismissElicit { dialog } => {
-                self.elicit_cmds.remove(&dialog);
-                if self.elicits.remove(&dialog).is_some() {
+                self.questions.elicit_cmds.remove(&dialog);
+                if self.questions.elicits.remove(&dialog).is_some() {
                     tracing::info!(dialog, "elicitation withdrawn before it was answered");
                 }
                 self.shell(ShellCommand::Dismiss { dialog });

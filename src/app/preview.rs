@@ -3,29 +3,43 @@
 
 use super::*;
 
+/// What preview keeps: recent live reloads and the live log's rate limit.
+pub(super) struct Preview {
+    /// Recent live reloads per `(server, resource)`, for the storm guard.
+    pub(super) live_reloads: HashMap<(String, String), VecDeque<Instant>>,
+    /// The live log's rate limit: the current second, records sent in it, records left out.
+    pub(super) log_window: (Instant, usize, usize),
+}
+
+impl Preview {
+    pub(super) fn new(now: Instant) -> Self {
+        Self { live_reloads: HashMap::new(), log_window: (now, 0, 0) }
+    }
+}
+
 impl Controller {
     /// A record for the developer panel's live log, rate-limited: a View flooding the host must
     /// not flood the page that shows its log too.
     pub(super) fn log_record(&mut self, record: Value) {
-        let (since, sent, dropped) = self.log_window;
+        let (since, sent, dropped) = self.preview.log_window;
         if since.elapsed() >= Duration::from_secs(1) {
             if dropped > 0 {
                 let note = json!({"t_ms": self.started.elapsed().as_secs_f64() * 1000.0, "view": null, "dir": "diagnostic",
                     "msg": {"kind": "log", "reason": format!("{dropped} records not shown (over {LOG_RECORDS_PER_SECOND} a second; the trace file has them)")}});
                 self.shell(ShellCommand::Log { record: note });
             }
-            self.log_window = (Instant::now(), 0, 0);
+            self.preview.log_window = (Instant::now(), 0, 0);
         } else if sent >= LOG_RECORDS_PER_SECOND {
-            self.log_window.2 += 1;
+            self.preview.log_window.2 += 1;
             return;
         }
-        self.log_window.1 += 1;
+        self.preview.log_window.1 += 1;
         self.shell(ShellCommand::Log { record: shorten(record) });
     }
 
     /// Whether preview may reload the Views of `uri` on `server` once more (the storm guard).
     pub(super) fn live_reload_allowed(&mut self, server: &str, uri: &str) -> bool {
-        let recent = self.live_reloads.entry((server.to_owned(), uri.to_owned())).or_default();
+        let recent = self.preview.live_reloads.entry((server.to_owned(), uri.to_owned())).or_default();
         while recent.front().is_some_and(|t| t.elapsed() > LIVE_RELOAD_WINDOW) {
             recent.pop_front();
         }
@@ -39,7 +53,7 @@ impl Controller {
     /// Hot reload of every open View (`--html` changed, the Reload button).
     pub(super) fn reload_all(&mut self) {
         let open: Vec<ViewId> =
-            self.views.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect();
+            self.views.open.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect();
         self.reload(open);
     }
 
@@ -48,22 +62,22 @@ impl Controller {
     pub(super) fn reload(&mut self, views: Vec<ViewId>) {
         for old in views {
             // A reloaded View would call the tool itself, before the model's call is made.
-            if self.views.get(&old).is_some_and(|v| self.awaits_model_call(&old, v)) {
+            if self.views.open.get(&old).is_some_and(|v| self.awaits_model_call(&old, v)) {
                 continue;
             }
             // Live only: a View already on its way out is not reloaded again (two reloads before
             // its teardown ends would make one View two).
-            let Some(v) = self.views.get_mut(&old).filter(|v| v.phase.is_live()) else { continue };
+            let Some(v) = self.views.open.get_mut(&old).filter(|v| v.phase.is_live()) else { continue };
             v.phase = Phase::Closing;
             let (server, tool, arguments, result) =
                 (v.server.clone(), v.tool.clone(), v.arguments.clone(), v.result.clone());
             tracing::info!(view = %old, "reloading {tool}");
-            if let Some(v) = self.views.get(&old) {
+            if let Some(v) = self.views.open.get(&old) {
                 self.spawn_teardown(v.handle.clone());
             }
-            let id: ViewId = format!("v{}", self.next_view);
+            let id: ViewId = format!("v{}", self.views.next_view);
             if let Some(result) = result {
-                self.cached_results.insert(id.clone(), result);
+                self.views.cached_results.insert(id.clone(), result);
             }
             if let Err(e) = self.open(Some(&server), &tool, arguments, Opening::Reload) {
                 self.shell(ShellCommand::Text {

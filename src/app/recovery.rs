@@ -17,6 +17,58 @@ pub(super) struct Restore {
     pub result: Option<Value>,
 }
 
+/// What brings the web content back: the supervisor's rules, the Views to restore and the one
+/// on probation, and the idle recycling of the web process.
+pub(super) struct Recovery {
+    /// Watches the web content: heartbeats, hangs, stops.
+    pub(super) supervisor: Supervisor,
+    /// The web content's memory limit.
+    pub(super) web_memory_limit_mb: u64,
+    /// Views to reopen once a restarted shell is ready.
+    pub(super) to_restore: Vec<Restore>,
+    /// Views waiting for their turn on probation, and the one on probation now.
+    pub(super) probation: VecDeque<Restore>,
+    pub(super) on_probation: Option<(ViewId, Restore)>,
+    /// When the View on probation initialized, and the web content's memory then (MB).
+    pub(super) probation_mark: Option<(Instant, u64)>,
+    pub(super) probation_tx: mpsc::UnboundedSender<ViewId>,
+    /// Why the web content stopped, for the status line once the restarted shell is ready.
+    pub(super) status_after_restart: Option<String>,
+    /// Views found to stop the web content (on probation at a stop): not reopened.
+    pub(super) held: Vec<Restore>,
+    /// The web processes of the Views, one per server: hangs and stops.
+    pub(super) processes: ViewProcesses,
+    /// Views mounted since the web process was last recycled.
+    pub(super) opened_since_recycle: usize,
+    /// Set while the shell reloads in a fresh web process; its state is sent again on `ready`.
+    pub(super) recycling: bool,
+    pub(super) recycle_tx: mpsc::UnboundedSender<u64>,
+}
+
+impl Recovery {
+    pub(super) fn new(
+        stop_after: Duration,
+        recycle_tx: mpsc::UnboundedSender<u64>,
+        probation_tx: mpsc::UnboundedSender<ViewId>,
+    ) -> Self {
+        Self {
+            supervisor: Supervisor::new(stop_after),
+            web_memory_limit_mb: 0,
+            to_restore: Vec::new(),
+            probation: VecDeque::new(),
+            on_probation: None,
+            probation_mark: None,
+            probation_tx,
+            status_after_restart: None,
+            held: Vec::new(),
+            processes: ViewProcesses::default(),
+            opened_since_recycle: 0,
+            recycling: false,
+            recycle_tx,
+        }
+    }
+}
+
 impl Restore {
     /// What reopens `v` (`id`): its call, with its last input and result.
     pub(super) fn of(id: &str, v: &ViewState) -> Self {
@@ -35,13 +87,17 @@ impl Controller {
     /// were opened and none is open any more, the process is replaced after a quiet moment (not
     /// in preview, whose log lives in the page).
     pub(super) fn schedule_recycle(&mut self) {
-        let idle = self.views.values().all(|v| !v.phase.is_open()) && self.pending.is_empty();
+        let idle = self.views.open.values().all(|v| !v.phase.is_open()) && self.views.pending.is_empty();
         // A sleeping View's card is in the page: the page is not idle.
         let idle = idle && self.hibernation.is_empty();
-        if !idle || self.options.preview || self.opened_since_recycle < RECYCLE_AFTER_VIEWS || self.exiting.is_some() {
+        if !idle
+            || self.options.preview
+            || self.recovery.opened_since_recycle < RECYCLE_AFTER_VIEWS
+            || self.ending.exiting.is_some()
+        {
             return;
         }
-        let (tx, generation) = (self.recycle_tx.clone(), self.next_view);
+        let (tx, generation) = (self.recovery.recycle_tx.clone(), self.views.next_view);
         tokio::spawn(async move {
             tokio::time::sleep(RECYCLE_IDLE).await;
             let _ = tx.send(generation);
@@ -50,34 +106,34 @@ impl Controller {
 
     pub(super) fn recycle(&mut self, generation: u64) {
         // Anything opened or asked since it was scheduled keeps the page.
-        let idle = self.views.values().all(|v| !v.phase.is_open()) && self.pending.is_empty();
+        let idle = self.views.open.values().all(|v| !v.phase.is_open()) && self.views.pending.is_empty();
         let idle = idle && self.hibernation.is_empty();
-        let quiet = self.dialogs.is_empty() && self.elicits.is_empty() && !self.recycling;
-        if generation != self.next_view || !idle || !quiet || self.exiting.is_some() {
+        let quiet = self.questions.dialogs.is_empty() && self.questions.elicits.is_empty() && !self.recovery.recycling;
+        if generation != self.views.next_view || !idle || !quiet || self.ending.exiting.is_some() {
             return;
         }
-        self.opened_since_recycle = 0;
-        self.recycling = true;
-        self.shell_ready = false;
+        self.recovery.opened_since_recycle = 0;
+        self.recovery.recycling = true;
+        self.shell_page.ready = false;
         // The process ends on purpose: its termination is not a failure to recover from.
-        self.supervisor.stopping(RECYCLED);
+        self.recovery.supervisor.stopping(RECYCLED);
         // Closed Views' records are not needed by a fresh page.
-        self.views.clear();
+        self.views.open.clear();
         self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycle"}));
         let _ = self.ui.send_event(UserEvent::Recycle);
     }
 
     /// The supervisor's tick: a hang to report or to end.
     pub(super) fn supervise(&mut self) {
-        if self.exiting.is_some() {
+        if self.ending.exiting.is_some() {
             return;
         }
-        for label in self.processes.overdue(Instant::now()) {
+        for label in self.recovery.processes.overdue(Instant::now()) {
             let apps = self.apps_of(&label);
-            let secs = (supervisor::HANG_AFTER + self.supervisor.auto_stop()).as_secs();
+            let secs = (supervisor::HANG_AFTER + self.recovery.supervisor.auto_stop()).as_secs();
             self.stop_process(&label, format!("{apps} did not respond for {secs} s"));
         }
-        match self.supervisor.tick(Instant::now()) {
+        match self.recovery.supervisor.tick(Instant::now()) {
             Tick::Quiet => {}
             Tick::HangStarted => {
                 let apps = self.open_apps();
@@ -89,13 +145,13 @@ impl Controller {
                 self.trace.record(None, Direction::Diagnostic, &json!({"kind": "unresponsive", "apps": apps}));
                 let text = format!(
                     "One of these Apps keeps the web content busy: {apps}.\n\nWait for it, or stop the Apps: every other App comes back with its last input and result. Without an answer they are stopped in {} s.",
-                    self.supervisor.auto_stop().as_secs()
+                    self.recovery.supervisor.auto_stop().as_secs()
                 );
                 let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::AskHung { text }));
             }
             Tick::StopNow => self.stop_web_content(format!(
                 "the Apps did not respond for {} s",
-                (supervisor::HANG_AFTER + self.supervisor.auto_stop()).as_secs()
+                (supervisor::HANG_AFTER + self.recovery.supervisor.auto_stop()).as_secs()
             )),
         }
     }
@@ -104,12 +160,13 @@ impl Controller {
     /// ended at once; WebKit then reports it gone to the webviews it served (the shell, or one
     /// server's Views), and those recover.
     pub(super) fn over_memory_limit(&mut self, pid: u32, mb: u64) {
-        if !self.shell_ready || self.exiting.is_some() {
+        if !self.shell_page.ready || self.ending.exiting.is_some() {
             return;
         }
-        let reason = format!("it used {mb} MB, over the limit of {} MB (process {pid})", self.web_memory_limit_mb);
+        let reason =
+            format!("it used {mb} MB, over the limit of {} MB (process {pid})", self.recovery.web_memory_limit_mb);
         tracing::warn!("ending a web process: {reason}");
-        self.processes.ending(Instant::now(), reason);
+        self.recovery.processes.ending(Instant::now(), reason);
         if !supervisor::kill(pid) {
             tracing::warn!(pid, "the web process over its memory limit could not be ended");
         }
@@ -119,6 +176,7 @@ impl Controller {
     pub(super) fn apps_of(&self, label: &str) -> String {
         let mut apps: Vec<String> = self
             .views
+            .open
             .values()
             .filter(|v| v.phase.is_open() && v.label == label)
             .map(|v| consent::app_label(&v.tool, &v.server))
@@ -135,20 +193,21 @@ impl Controller {
     /// Ends the web process of `label`'s Views for `reason`; they come back (see [`Self::on_frame`]).
     pub(super) fn stop_process(&mut self, label: &str, reason: String) {
         tracing::warn!("stopping a web process of Apps: {}", say(&reason));
-        self.processes.ending(Instant::now(), reason);
+        self.recovery.processes.ending(Instant::now(), reason);
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Stop { label: label.to_owned() }));
     }
 
     /// The person waits for a View that does not respond.
     pub(super) fn wait_for(&mut self, view: &str) {
-        let Some(label) = self.views.get(view).map(|v| v.label.clone()) else { return };
+        let Some(label) = self.views.open.get(view).map(|v| v.label.clone()) else { return };
         tracing::info!(view, "the person chose to wait for the App");
-        self.processes.wait_more(&label, Instant::now(), self.supervisor.auto_stop());
+        self.recovery.processes.wait_more(&label, Instant::now(), self.recovery.supervisor.auto_stop());
     }
 
     /// The person stops a View that does not respond.
     pub(super) fn stop_app(&mut self, view: &str) {
-        let Some(label) = self.views.get(view).filter(|v| self.processes.is_hung(&v.label)).map(|v| v.label.clone())
+        let Some(label) =
+            self.views.open.get(view).filter(|v| self.recovery.processes.is_hung(&v.label)).map(|v| v.label.clone())
         else {
             return;
         };
@@ -159,15 +218,15 @@ impl Controller {
     /// What a server's web process of Views did: it stopped answering, answers again, or ended.
     /// Nothing else stops: the shell and other servers' Views have processes of their own.
     pub(super) fn on_frame(&mut self, signal: FrameSignal) {
-        if self.exiting.is_some() {
+        if self.ending.exiting.is_some() {
             return;
         }
         match signal {
             FrameSignal::Hung { label } => {
                 let since = Instant::now() - supervisor::HANG_AFTER;
-                self.processes.hung(&label, since, self.supervisor.auto_stop());
+                self.recovery.processes.hung(&label, since, self.recovery.supervisor.auto_stop());
                 let apps = self.apps_of(&label);
-                let secs = self.supervisor.auto_stop().as_secs();
+                let secs = self.recovery.supervisor.auto_stop().as_secs();
                 let line = format!("{apps} is not responding. Wait, or stop it (stopped in {secs} s without an answer); the other Apps are not affected.");
                 tracing::warn!("{}", say(&format!("{apps} is not responding")));
                 self.trace.record(
@@ -180,7 +239,7 @@ impl Controller {
                 self.mark_hung(&label, true, &line);
             }
             FrameSignal::Responsive { label, after } => {
-                if !self.processes.responsive(&label) {
+                if !self.recovery.processes.responsive(&label) {
                     return;
                 }
                 let apps = self.apps_of(&label);
@@ -201,6 +260,7 @@ impl Controller {
     fn mark_hung(&mut self, label: &str, hung: bool, text: &str) {
         let views: Vec<ViewId> = self
             .views
+            .open
             .iter()
             .filter(|(_, v)| v.phase.is_open() && v.label == label)
             .map(|(id, _)| id.clone())
@@ -215,19 +275,22 @@ impl Controller {
     /// process ended before within [`supervisor::SUSPECT_WINDOW`]: then the person is told and
     /// reopens them (a View that crashes its process at once cannot loop).
     fn on_process_gone(&mut self, view: &str, webkit_reason: &str) {
-        let Some(label) = self.views.get(view).filter(|v| v.phase.is_open()).map(|v| v.label.clone()) else { return };
+        let Some(label) = self.views.open.get(view).filter(|v| v.phase.is_open()).map(|v| v.label.clone()) else {
+            return;
+        };
         let now = Instant::now();
-        let reason = self.processes.reason(now, webkit_reason);
-        let stops = self.processes.terminated(&label, now);
+        let reason = self.recovery.processes.reason(now, webkit_reason);
+        let stops = self.recovery.processes.terminated(&label, now);
         let mut gone: Vec<(ViewId, ViewState)> = Vec::new();
         for id in self
             .views
+            .open
             .iter()
             .filter(|(_, v)| v.phase.is_open() && v.label == label)
             .map(|(id, _)| id.clone())
             .collect::<Vec<_>>()
         {
-            if let Some(v) = self.views.remove(&id) {
+            if let Some(v) = self.views.open.remove(&id) {
                 gone.push((id, v));
             }
         }
@@ -270,8 +333,13 @@ impl Controller {
 
     /// The open Apps, for a person: `tool · server, ...`.
     pub(super) fn open_apps(&self) -> String {
-        let mut apps: Vec<String> =
-            self.views.values().filter(|v| v.phase.is_open()).map(|v| consent::app_label(&v.tool, &v.server)).collect();
+        let mut apps: Vec<String> = self
+            .views
+            .open
+            .values()
+            .filter(|v| v.phase.is_open())
+            .map(|v| consent::app_label(&v.tool, &v.server))
+            .collect();
         apps.sort();
         if apps.is_empty() {
             "no App".into()
@@ -283,7 +351,7 @@ impl Controller {
     /// Ends the web content for `reason`; WebKit then reports it terminated and it restarts.
     pub(super) fn stop_web_content(&mut self, reason: String) {
         tracing::warn!("stopping the web content: {}", say(&reason));
-        self.supervisor.stopping(reason);
+        self.recovery.supervisor.stopping(reason);
         let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::Stop));
     }
 
@@ -299,7 +367,7 @@ impl Controller {
             WebContentSignal::HangAnswer { stop: true } => self.stop_web_content("you stopped the Apps".into()),
             WebContentSignal::HangAnswer { stop: false } => {
                 tracing::info!("the person chose to wait for the Apps");
-                self.supervisor.wait_more(Instant::now());
+                self.recovery.supervisor.wait_more(Instant::now());
             }
             WebContentSignal::Terminated(webkit_reason) => self.on_web_content_gone(&webkit_reason),
         }
@@ -309,12 +377,12 @@ impl Controller {
     /// and once it is ready the open Views come back (see [`Self::restore_views`]).
     pub(super) fn on_web_content_gone(&mut self, webkit_reason: &str) {
         let now = Instant::now();
-        let webkit_reason = self.processes.reason(now, webkit_reason);
-        let reason = self.supervisor.terminated(now, &webkit_reason);
-        if reason == RECYCLED || self.exiting.is_some() {
+        let webkit_reason = self.recovery.processes.reason(now, webkit_reason);
+        let reason = self.recovery.supervisor.terminated(now, &webkit_reason);
+        if reason == RECYCLED || self.ending.exiting.is_some() {
             return;
         }
-        let mut open: Vec<(ViewId, ViewState)> = self.views.drain().filter(|(_, v)| v.phase.is_open()).collect();
+        let mut open: Vec<(ViewId, ViewState)> = self.views.open.drain().filter(|(_, v)| v.phase.is_open()).collect();
         open.sort_by(|a, b| a.0.cmp(&b.0));
         let apps = open.iter().map(|(_, v)| consent::app_label(&v.tool, &v.server)).collect::<Vec<_>>().join(", ");
         tracing::error!("{}; restarting it (open Apps: {})", say(&reason), say(&apps));
@@ -326,10 +394,10 @@ impl Controller {
         );
         // Every View comes back in a new process: a server's process that ended in the same
         // moment (everything killed at once) does not count against its Views.
-        self.processes.forget();
+        self.recovery.processes.forget();
         // The View on probation when it stopped again is the culprit.
-        let culprit = self.on_probation.take();
-        self.probation_mark = None;
+        let culprit = self.recovery.on_probation.take();
+        self.recovery.probation_mark = None;
         // The Views' webviews go too: they come back, remounted, once the new shell is ready.
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Clear));
         for (id, v) in open {
@@ -345,26 +413,26 @@ impl Controller {
             if closing || culprit.as_ref().is_some_and(|(c, _)| *c == id) || self.awaits_model_call(&id, &v) {
                 continue;
             }
-            self.to_restore.push(Restore::of(&id, &v));
+            self.recovery.to_restore.push(Restore::of(&id, &v));
         }
         if let Some((_, r)) = culprit {
-            self.held.push(r);
+            self.recovery.held.push(r);
         }
         // Consent questions of the gone Views are answered no; servers' questions and the
         // model's "run this tool?" (nobody answered it) are shown again.
         let asked_for_model = self.model_questions();
-        for (dialog, (owner, reply)) in std::mem::take(&mut self.dialogs) {
+        for (dialog, (owner, reply)) in std::mem::take(&mut self.questions.dialogs) {
             if asked_for_model.contains(&dialog) {
-                self.dialogs.insert(dialog, (owner, reply));
+                self.questions.dialogs.insert(dialog, (owner, reply));
             } else {
                 let _ = reply.send(false);
             }
         }
         let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::DismissHung));
-        self.status_after_restart = Some(reason);
-        self.recycling = true;
-        self.shell_ready = false;
-        self.opened_since_recycle = 0;
+        self.recovery.status_after_restart = Some(reason);
+        self.recovery.recycling = true;
+        self.shell_page.ready = false;
+        self.recovery.opened_since_recycle = 0;
         let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::Restart));
     }
 
@@ -372,17 +440,17 @@ impl Controller {
     /// input and result: all at once after a first stop, one at a time (probation) after
     /// repeated stops (see `supervisor`).
     pub(super) fn restore_views(&mut self) {
-        for cmd in self.elicit_cmds.values().cloned().collect::<Vec<_>>() {
+        for cmd in self.questions.elicit_cmds.values().cloned().collect::<Vec<_>>() {
             self.shell(cmd);
         }
         self.ask_model_questions_again();
         self.show_sleepers();
-        let Some(reason) = self.status_after_restart.take() else { return };
+        let Some(reason) = self.recovery.status_after_restart.take() else { return };
         // A script that drives the shell (tests, demos) drives the new one too.
         if let Some(script) = self.options.automation.clone() {
             let _ = self.ui.send_event(UserEvent::Eval(script));
         }
-        for r in std::mem::take(&mut self.held) {
+        for r in std::mem::take(&mut self.recovery.held) {
             let app = consent::app_label(&r.tool, &r.server);
             tracing::warn!("{} stopped the web content again; it is not reopened", say(&app));
             self.trace.record(
@@ -397,11 +465,11 @@ impl Controller {
                 error: true,
             });
         }
-        let restoring = std::mem::take(&mut self.to_restore);
-        let count = restoring.len() + self.probation.len();
-        let line = if self.supervisor.recent_stops() >= 2 {
-            self.probation.extend(restoring);
-            if self.on_probation.is_none() {
+        let restoring = std::mem::take(&mut self.recovery.to_restore);
+        let count = restoring.len() + self.recovery.probation.len();
+        let line = if self.recovery.supervisor.recent_stops() >= 2 {
+            self.recovery.probation.extend(restoring);
+            if self.recovery.on_probation.is_none() {
                 self.advance_probation();
             }
             format!(
@@ -428,7 +496,7 @@ impl Controller {
     /// reopened View would call the tool itself, unasked and without the model's arguments. The
     /// call still goes on (asked first if it must be) and its result reaches the model.
     pub(super) fn awaits_model_call(&self, id: &str, v: &ViewState) -> bool {
-        let waiting = v.result.is_none() && self.model_views.contains(id);
+        let waiting = v.result.is_none() && self.conversation.model_views.contains(id);
         if waiting {
             tracing::info!(view = id, "a View of the model's call is not reopened before its call is made");
         }
@@ -453,14 +521,14 @@ impl Controller {
     /// Opens `r`'s tool call again with its last input and result (the tool is not called
     /// again); returns the new View's id, or that id and why it could not open.
     pub(super) fn open_again(&mut self, r: Restore, how: Opening) -> std::result::Result<ViewId, (ViewId, Error)> {
-        let id: ViewId = format!("v{}", self.next_view);
+        let id: ViewId = format!("v{}", self.views.next_view);
         if let Some(result) = r.result {
-            self.cached_results.insert(id.clone(), result);
+            self.views.cached_results.insert(id.clone(), result);
         }
         match self.open(Some(&r.server), &r.tool, r.arguments, how) {
             Ok(()) => Ok(id),
             Err(e) => {
-                self.cached_results.remove(&id);
+                self.views.cached_results.remove(&id);
                 Err((id, e))
             }
         }
@@ -468,9 +536,9 @@ impl Controller {
 
     /// Opens the next View on probation, if any.
     pub(super) fn advance_probation(&mut self) {
-        while let Some(r) = self.probation.pop_front() {
+        while let Some(r) = self.recovery.probation.pop_front() {
             if let Some(id) = self.reopen(r.clone()) {
-                self.on_probation = Some((id, r));
+                self.recovery.on_probation = Some((id, r));
                 return;
             }
         }
@@ -478,14 +546,14 @@ impl Controller {
 
     /// The View on probation initialized: once it stayed quiet a moment, the next may open.
     pub(super) fn probation_initialized(&mut self, view: &str) {
-        if self.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
-            self.probation_mark = Some((Instant::now(), supervisor::web_content_mb()));
+        if self.recovery.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
+            self.recovery.probation_mark = Some((Instant::now(), supervisor::web_content_mb()));
             self.probation_check_later(view);
         }
     }
 
     pub(super) fn probation_check_later(&self, view: &str) {
-        let (tx, view) = (self.probation_tx.clone(), view.to_owned());
+        let (tx, view) = (self.recovery.probation_tx.clone(), view.to_owned());
         tokio::spawn(async move {
             tokio::time::sleep(supervisor::PROBATION_QUIET).await;
             let _ = tx.send(view);
@@ -495,23 +563,23 @@ impl Controller {
     /// A quiet period of the View on probation ended: it passes when the web content kept
     /// responding and did not grow much (a busy loop or a memory bomb is not quiet).
     pub(super) fn probation_passed(&mut self, view: &str) {
-        if self.on_probation.as_ref().is_none_or(|(id, _)| id != view) {
+        if self.recovery.on_probation.as_ref().is_none_or(|(id, _)| id != view) {
             return;
         }
         let now = Instant::now();
-        let Some((since, mb)) = self.probation_mark else { return };
+        let Some((since, mb)) = self.recovery.probation_mark else { return };
         let grown = supervisor::web_content_mb().saturating_sub(mb);
-        let responsive = self.supervisor.alive_within(now, Duration::from_millis(750));
+        let responsive = self.recovery.supervisor.alive_within(now, Duration::from_millis(750));
         let quiet = responsive && grown <= supervisor::PROBATION_GROWTH_MB;
         if !quiet && now.saturating_duration_since(since) < supervisor::PROBATION_MAX {
             tracing::info!(view, responsive, grown_mb = grown, "not quiet yet on probation");
-            self.probation_mark = Some((since, mb + grown));
+            self.recovery.probation_mark = Some((since, mb + grown));
             self.probation_check_later(view);
             return;
         }
         tracing::info!(view, "passed probation");
-        self.on_probation = None;
-        self.probation_mark = None;
+        self.recovery.on_probation = None;
+        self.recovery.probation_mark = None;
         self.advance_probation();
     }
 }

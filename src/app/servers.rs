@@ -11,10 +11,21 @@ use crate::server::config::{load_config, LoadOptions};
 /// The lines of a server's log the person is shown (the registry keeps its stderr's tail).
 const LOG_LINES: usize = 40;
 
+/// The servers as the window shows them, beyond what the registry knows.
+#[derive(Default)]
+pub(super) struct ServerList {
+    /// Set once every server was tried at start.
+    pub(super) started: bool,
+    /// The welcome is shown.
+    pub(super) welcomed: bool,
+    /// Why the servers editor's last change was refused, shown in it until the next one works.
+    pub(super) editor_error: Option<String>,
+}
+
 impl Controller {
     /// Every server was tried: open the tools still waiting, or fail when no server works.
     pub(super) fn on_started(&mut self) {
-        self.servers_started = true;
+        self.server_list.started = true;
         let servers = self.servers.servers();
         let unreadable = self.options.config.as_deref().filter(|p| servers.is_empty() && p.exists());
         if let Some(Err(e)) = unreadable.map(|p| load_config(p, &LoadOptions::new())) {
@@ -64,15 +75,15 @@ impl Controller {
                     self.open_startup_views(false);
                 }
                 if let ServerStatus::Failed { reason, .. } = &status {
-                    if self.servers_started && self.exiting.is_none() {
+                    if self.server_list.started && self.ending.exiting.is_none() {
                         self.status(&format!("{} failed: {reason}", self.label(&server)), true);
                     }
                     // Nobody waits for this server's questions any more.
                     let orphaned: Vec<u64> =
-                        self.elicits.iter().filter(|(_, (s, _))| *s == server).map(|(d, _)| *d).collect();
+                        self.questions.elicits.iter().filter(|(_, (s, _))| *s == server).map(|(d, _)| *d).collect();
                     for dialog in orphaned {
-                        self.elicits.remove(&dialog);
-                        self.elicit_cmds.remove(&dialog);
+                        self.questions.elicits.remove(&dialog);
+                        self.questions.elicit_cmds.remove(&dialog);
                         self.shell(ShellCommand::Dismiss { dialog });
                     }
                 }
@@ -88,13 +99,13 @@ impl Controller {
         let open = |v: &&ViewState| v.phase.is_open() && v.server == server;
         match change {
             ServerChange::Tools => {
-                for v in self.views.values().filter(open) {
+                for v in self.views.open.values().filter(open) {
                     v.handle.server_tools_changed();
                 }
                 self.show_servers();
             }
             ServerChange::Resources => {
-                for v in self.views.values().filter(open) {
+                for v in self.views.open.values().filter(open) {
                     v.handle.server_resources_changed();
                 }
             }
@@ -105,6 +116,7 @@ impl Controller {
                 };
                 let views: Vec<ViewId> = self
                     .views
+                    .open
                     .iter()
                     .filter(|(_, v)| open(v) && v.phase.is_live() && shows_it(&v.tool))
                     .map(|(id, _)| id.clone())
@@ -134,7 +146,8 @@ impl Controller {
     pub(super) fn show_servers(&mut self) {
         let index = self.servers.tools();
         // The remembered approval modes, read once for the whole list.
-        let remembered = self.chat.as_ref().and_then(|_| self.approvals()).map(|a| a.load()).unwrap_or_default();
+        let remembered =
+            self.conversation.chat.as_ref().and_then(|_| self.approvals()).map(|a| a.load()).unwrap_or_default();
         let servers: Vec<Value> = self
             .servers
             .servers()
@@ -179,7 +192,7 @@ impl Controller {
                     consent::block(&shown)
                 });
                 // When the model's calls to it ask first (only with a conversation).
-                let approval = self.chat.as_ref().map(|_| {
+                let approval = self.conversation.chat.as_ref().map(|_| {
                     let key = conversation::trust::Approvals::key(&info.identity);
                     remembered.get(&key).map(|r| r.mode).unwrap_or_default().as_str()
                 });
@@ -194,8 +207,8 @@ impl Controller {
         self.shell(ShellCommand::Servers { servers, editor });
         if let Some(path) = &self.options.config {
             let shown = self.servers.names().is_empty() && !broken;
-            if shown || self.welcomed {
-                self.welcomed = shown;
+            if shown || self.server_list.welcomed {
+                self.server_list.welcomed = shown;
                 let config = path.display().to_string();
                 self.shell(ShellCommand::Welcome { shown, config });
             }
@@ -208,7 +221,7 @@ impl Controller {
     fn editor(&self) -> Option<Value> {
         let path = self.options.config.as_ref()?;
         let (entries, error, broken) = match config_file::entries(path) {
-            Ok(entries) => (entries, self.editor_error.clone(), false),
+            Ok(entries) => (entries, self.server_list.editor_error.clone(), false),
             Err(e) => (Vec::new(), Some(e), true),
         };
         let problems = match broken || entries.is_empty() {
@@ -324,7 +337,7 @@ impl Controller {
     /// running servers in line with it.
     pub(super) fn reload_config(&mut self) {
         self.edit_config(|_| Ok(()));
-        if self.editor_error.is_none() {
+        if self.server_list.editor_error.is_none() {
             let path = self.options.config.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
             self.status(&format!("Read {path} again"), false);
         }
@@ -361,7 +374,7 @@ impl Controller {
         };
         match edit(&path) {
             Ok(()) => {
-                self.editor_error = None;
+                self.server_list.editor_error = None;
                 self.apply_config(&path);
             }
             Err(e) => self.editor_failed(e),
@@ -371,7 +384,7 @@ impl Controller {
     fn editor_failed(&mut self, reason: String) {
         tracing::warn!("{}", say(&reason));
         self.status(&reason, true);
-        self.editor_error = Some(reason);
+        self.server_list.editor_error = Some(reason);
         self.show_servers();
     }
 

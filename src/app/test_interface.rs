@@ -105,7 +105,7 @@ impl Controller {
     /// A View that a runner waits for initialized: its answer.
     pub(super) fn test_view_initialized(&mut self, view: &str) {
         if let Some(reply) = self.test_waiting.remove(view) {
-            let tool = self.views.get(view).map(|v| v.tool.clone()).unwrap_or_default();
+            let tool = self.views.open.get(view).map(|v| v.tool.clone()).unwrap_or_default();
             let _ = reply.send(Ok(json!({ "view": view, "tool": tool })));
         }
     }
@@ -125,19 +125,19 @@ impl Controller {
         if !entry.ui.as_ref().is_ok_and(|u| u.resource_uri.is_some()) {
             return Err(format!("the tool {tool} has no UI"));
         }
-        let view = format!("v{}", self.next_view);
+        let view = format!("v{}", self.views.next_view);
         self.open(server, &tool, arguments, Opening::Person).map_err(|e| e.to_string())?;
         Ok(view)
     }
 
     /// Closes every View and refuses every open question, as the person's closing would.
     fn reset_environment(&mut self) -> Value {
-        let dialogs: Vec<u64> = self.dialogs.keys().copied().collect();
+        let dialogs: Vec<u64> = self.questions.dialogs.keys().copied().collect();
         for dialog in &dialogs {
             self.on_shell(ShellMessage::Answer { dialog: *dialog, accepted: false, remember: false });
             self.shell(ShellCommand::Dismiss { dialog: *dialog });
         }
-        let views: Vec<ViewId> = self.views.keys().chain(self.pending.keys()).cloned().collect();
+        let views: Vec<ViewId> = self.views.open.keys().chain(self.views.pending.keys()).cloned().collect();
         for view in &views {
             self.on_shell(ShellMessage::Close { view: view.clone() });
         }
@@ -148,7 +148,7 @@ impl Controller {
     /// an App or the model (its text whole).
     fn conversation_record(&self) -> Value {
         let mut turns: Vec<Value> = Vec::new();
-        for command in &self.history {
+        for command in &self.shell_page.history {
             match command {
                 ShellCommand::Message { view, from, role, text } => {
                     turns.push(json!({ "role": role, "from": from, "view": view, "text": text }))
@@ -170,7 +170,7 @@ impl Controller {
     /// Each View's model context, as last set (none once cleared).
     fn conversation_context(&self) -> Value {
         let mut latest: Vec<(String, Value)> = Vec::new();
-        for command in &self.history {
+        for command in &self.shell_page.history {
             if let ShellCommand::Context { view, from, text } = command {
                 latest.retain(|(v, _)| v != view);
                 if let Some(text) = text {
@@ -187,9 +187,9 @@ impl Controller {
         serde_json::from_value::<crate::protocol::HostContext>(context.clone())
             .map_err(|e| format!("not a host context: {e}"))?;
         let views: Vec<ViewId> = match params["view"].as_str() {
-            Some(v) if self.views.contains_key(v) => vec![v.to_owned()],
+            Some(v) if self.views.open.contains_key(v) => vec![v.to_owned()],
             Some(v) => return Err(format!("no View {v}")),
-            None => self.views.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect(),
+            None => self.views.open.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect(),
         };
         for view in &views {
             self.on_shell(ShellMessage::DevContext { view: view.clone(), context: context.clone() });
@@ -201,11 +201,11 @@ impl Controller {
     fn confirm_action(&mut self, params: &Value) -> Result<Value, String> {
         let accept = params["accept"].as_bool().unwrap_or(true);
         let dialog = match params["dialog"].as_u64() {
-            Some(d) if self.dialogs.contains_key(&d) => d,
+            Some(d) if self.questions.dialogs.contains_key(&d) => d,
             Some(d) => return Err(format!("no dialog {d} is open")),
-            None => *self.dialogs.keys().min().ok_or("no consent dialog is open")?,
+            None => *self.questions.dialogs.keys().min().ok_or("no consent dialog is open")?,
         };
-        let view = self.dialogs.get(&dialog).map(|(v, _)| v.clone());
+        let view = self.questions.dialogs.get(&dialog).map(|(v, _)| v.clone());
         self.on_shell(ShellMessage::Answer { dialog, accepted: accept, remember: false });
         self.shell(ShellCommand::Dismiss { dialog });
         Ok(json!({ "dialog": dialog, "view": view, "accepted": accept }))
@@ -213,7 +213,7 @@ impl Controller {
 
     fn send_message(&mut self, params: &Value) -> Result<Value, String> {
         let text = text_of(params, "text")?;
-        if self.chat.is_none() {
+        if self.conversation.chat.is_none() {
             return Err("no model is configured: the conversation takes no message (run with --model)".into());
         }
         self.on_shell(ShellMessage::Prompt { text, attach: Vec::new(), edit: false });
@@ -259,12 +259,12 @@ impl Controller {
     /// with real input events, a text it must show, a screenshot.
     fn interact(&mut self, params: &Value, reply: oneshot::Sender<Result<Value, String>>) {
         let view = match params["view"].as_str() {
-            Some(v) if self.views.contains_key(v) => v.to_owned(),
+            Some(v) if self.views.open.contains_key(v) => v.to_owned(),
             Some(v) => {
                 let _ = reply.send(Err(format!("no View {v}")));
                 return;
             }
-            None => match self.views.keys().next() {
+            None => match self.views.open.keys().next() {
                 Some(v) => v.clone(),
                 None => {
                     let _ = reply.send(Err("no View is open".into()));

@@ -12,6 +12,45 @@ const UI_REFRESH_DELAY: Duration = Duration::from_secs(10);
 /// [`Controller::prepare_startup_frames`]).
 const MAX_PREPARED: usize = 2;
 
+/// The Views of the run: open ones, ones being prepared, the ones named at start, and what a
+/// View's session, setup and call report back on.
+pub(super) struct Views {
+    /// Mounted Views (open, closing, or gone and kept for the exit goals), by id.
+    pub(super) open: HashMap<ViewId, ViewState>,
+    /// Views still being prepared, by id (they move into `open` when mounted).
+    pub(super) pending: HashMap<ViewId, Pending>,
+    /// Cached results handed to reloaded Views instead of calling the tool again.
+    pub(super) cached_results: HashMap<ViewId, Value>,
+    /// Tool results that arrived before their View was mounted.
+    pub(super) early_results: HashMap<ViewId, Value>,
+    /// The number in the next View's id (`v1`, `v2`, ...).
+    pub(super) next_view: u64,
+    /// Tools named at start whose server is not ready yet: each opens when its own server is.
+    pub(super) startup_waiting: Vec<StartupOpen>,
+    /// Ids of the Views named at start (their failure is the run's).
+    pub(super) startup_ids: HashSet<ViewId>,
+    /// Where sessions, fetches and tool calls report back (set when the loop starts).
+    pub(super) channels: Option<Channels>,
+    /// Where a View's teardown says it is done.
+    pub(super) teardowns: mpsc::UnboundedSender<ViewId>,
+}
+
+impl Views {
+    pub(super) fn new(teardowns: mpsc::UnboundedSender<ViewId>) -> Self {
+        Self {
+            open: HashMap::new(),
+            pending: HashMap::new(),
+            cached_results: HashMap::new(),
+            early_results: HashMap::new(),
+            next_view: 1,
+            startup_waiting: Vec::new(),
+            startup_ids: HashSet::new(),
+            channels: None,
+            teardowns,
+        }
+    }
+}
+
 impl Controller {
     /// Starts the tool call and returns the future that fetches the UI and starts the session.
     pub(super) fn prepare_view(
@@ -20,7 +59,7 @@ impl Controller {
         view_id: &str,
         arguments: Map<String, Value>,
     ) -> Result<impl std::future::Future<Output = Setup> + Send + 'static> {
-        let channels = self.channels.clone().expect("channels exist while running");
+        let channels = self.views.channels.clone().expect("channels exist while running");
         let (out, results) = (channels.out, channels.results);
         let tool_name = entry.name().to_owned();
         let server = entry.server.clone();
@@ -35,11 +74,11 @@ impl Controller {
         let trace = self.trace.clone();
         let view_id: ViewId = view_id.to_owned();
         let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
-        let deferred = self.deferred.remove(&view_id);
-        let cached = if deferred.is_none() { self.cached_results.remove(&view_id) } else { None };
+        let deferred = self.conversation.deferred.remove(&view_id);
+        let cached = if deferred.is_none() { self.views.cached_results.remove(&view_id) } else { None };
         let pending =
             Pending { server: server.clone(), arguments: arguments.clone(), task: None, result: cached.clone() };
-        self.pending.insert(view_id.clone(), pending);
+        self.views.pending.insert(view_id.clone(), pending);
 
         let model_call = deferred.is_some();
         if let Some(deferred) = deferred {
@@ -75,7 +114,7 @@ impl Controller {
         let policy: Arc<dyn HostPolicy> = match &self.options.policy {
             Some(custom) => custom.0.clone(),
             None => Arc::new(DesktopPolicy {
-                asks: self.asks.clone(),
+                asks: self.questions.asks.clone(),
                 consent: self.options.consent,
                 opener: self.options.opener.clone(),
                 downloads: self.options.downloads.clone().unwrap_or_else(default_downloads),
@@ -244,8 +283,8 @@ impl Controller {
         let id: ViewId = match &how {
             Opening::Startup(id) | Opening::Model(id) => id.clone(),
             _ => {
-                let id = format!("v{}", self.next_view);
-                self.next_view += 1;
+                let id = format!("v{}", self.views.next_view);
+                self.views.next_view += 1;
                 id
             }
         };
@@ -261,14 +300,14 @@ impl Controller {
             self.status(&format!("Calling {label} on {}…", self.label(&entry.server)), false);
             self.shell(ShellCommand::Pending { view: id.clone(), title: label });
         }
-        let setup = self.channels.clone().expect("running").setup;
+        let setup = self.views.channels.clone().expect("running").setup;
         let tool = entry.name().to_owned();
         let view = id.clone();
         let task = tokio::spawn(async move {
             let outcome = fetch.await;
             let _ = setup.send((view, tool, outcome));
         });
-        if let Some(pending) = self.pending.get_mut(&id) {
+        if let Some(pending) = self.views.pending.get_mut(&id) {
             pending.task = Some(task.abort_handle());
         }
         Ok(())
@@ -283,7 +322,7 @@ impl Controller {
     pub(super) fn prepare_startup_frames(&self) {
         let names = self.servers.names();
         let mut servers: Vec<&String> = Vec::new();
-        for open in &self.startup_waiting {
+        for open in &self.views.startup_waiting {
             match open.tool.split_once('/') {
                 Some((server, _)) if names.iter().any(|n| n == server) => {
                     servers.extend(names.iter().filter(|n| *n == server));
@@ -309,14 +348,14 @@ impl Controller {
     /// Opens the tools named at start whose server is ready now; each waits for its own server
     /// only. Once every server was tried (`settled`), what still cannot open fails the run.
     pub(super) fn open_startup_views(&mut self, settled: bool) {
-        if self.exiting.is_some() || self.startup_waiting.is_empty() {
+        if self.ending.exiting.is_some() || self.views.startup_waiting.is_empty() {
             return;
         }
         let ready: Vec<String> =
             self.servers.servers().into_iter().filter(|s| s.status == ServerStatus::Ready).map(|s| s.name).collect();
         let names = self.servers.names();
         let mut still = Vec::new();
-        for open in std::mem::take(&mut self.startup_waiting) {
+        for open in std::mem::take(&mut self.views.startup_waiting) {
             // `server/tool` names its server; a bare name opens on the first ready server that has it.
             let target = match open.tool.split_once('/') {
                 Some((server, name)) if names.iter().any(|n| n == server) => {
@@ -345,7 +384,7 @@ impl Controller {
                 return;
             }
         }
-        self.startup_waiting = still;
+        self.views.startup_waiting = still;
     }
 
     /// A tool without a UI: its result is shown as text.
@@ -374,12 +413,12 @@ impl Controller {
     }
 
     pub(super) fn mount(&mut self, handle: ViewHandle, tool: &str) {
-        self.opened_since_recycle += 1;
+        self.recovery.opened_since_recycle += 1;
         let id = handle.id().to_owned();
         // A View that wakes takes its sleeper's card, height and place.
         let woken = self.woken(&id);
         let first_height = woken.as_ref().map_or_else(|| self.first_height(), |(_, h)| *h);
-        let Pending { server, arguments, result: known, .. } = self.pending.remove(&id).unwrap_or_default();
+        let Pending { server, arguments, result: known, .. } = self.views.pending.remove(&id).unwrap_or_default();
         let label = sandbox_label(&self.servers.identity(&server).unwrap_or_default());
         // The card (with the slot) in the shell, the View in a webview of its own over the slot.
         self.shell(ShellCommand::Mount {
@@ -412,9 +451,9 @@ impl Controller {
         if let Some(known) = &known {
             handle.tool_result(known.clone());
         }
-        let early = self.early_results.remove(&id);
+        let early = self.views.early_results.remove(&id);
         let result = known.or(early);
-        self.views.insert(
+        self.views.open.insert(
             id,
             ViewState {
                 handle,
@@ -435,10 +474,10 @@ impl Controller {
     }
 
     pub(super) fn spawn_teardown(&mut self, handle: ViewHandle) {
-        if let Some(v) = self.views.get_mut(handle.id()) {
+        if let Some(v) = self.views.open.get_mut(handle.id()) {
             v.phase = v.phase.advanced(Phase::Closing);
         }
-        let done = self.teardowns.clone();
+        let done = self.views.teardowns.clone();
         // Runs beside the loop, which keeps relaying the View's answer.
         tokio::spawn(async move {
             let outcome = handle.teardown().await;
@@ -474,7 +513,7 @@ impl Controller {
                     self.list_app_tools(view);
                 }
                 let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Initialized { view: view.to_owned() }));
-                if let Some(v) = self.views.get_mut(view) {
+                if let Some(v) = self.views.open.get_mut(view) {
                     v.phase = v.phase.advanced(Phase::Initialized);
                     v.reached.initialized = true;
                 }
@@ -483,12 +522,13 @@ impl Controller {
                 // An interaction session runs in the first View once it has its result, and the
                 // run ends with it.
                 if let Some(script) = &self.options.interaction {
-                    if self.views.get(view).is_some_and(|v| v.reached.result_delivered) {
+                    if self.views.open.get(view).is_some_and(|v| v.reached.result_delivered) {
                         self.interaction.start(script, view, &self.ui, &self.trace);
                     }
                     return None;
                 }
-                if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.reached.initialized) {
+                if exit_after == Some(ExitAfter::Initialized) && self.views.open.values().all(|v| v.reached.initialized)
+                {
                     return Some(0);
                 }
                 if exit_after.is_none() {
@@ -502,16 +542,17 @@ impl Controller {
                 }
             }
             ViewEvent::ToolResultDelivered => {
-                if let Some(v) = self.views.get_mut(view) {
+                if let Some(v) = self.views.open.get_mut(view) {
                     v.reached.result_delivered = true;
                 }
                 if let Some(script) = &self.options.interaction {
-                    if self.views.get(view).is_some_and(|v| v.reached.initialized) {
+                    if self.views.open.get(view).is_some_and(|v| v.reached.initialized) {
                         self.interaction.start(script, view, &self.ui, &self.trace);
                     }
                     return None;
                 }
-                if exit_after == Some(ExitAfter::Result) && self.views.values().all(|v| v.reached.result_delivered) {
+                if exit_after == Some(ExitAfter::Result) && self.views.open.values().all(|v| v.reached.result_delivered)
+                {
                     return Some(0);
                 }
             }
@@ -522,7 +563,7 @@ impl Controller {
                 }
             }
             ViewEvent::SizeChanged { height: Some(h), .. } => {
-                let v = self.views.get_mut(view)?;
+                let v = self.views.open.get_mut(view)?;
                 // Only inline Views size themselves; fullscreen and pip fill what the host gives.
                 if v.mode != DisplayMode::Inline {
                     return None;
@@ -541,13 +582,13 @@ impl Controller {
             }
             ViewEvent::DisplayModeChanged { mode } => tracing::info!(view, "display mode is now {mode:?}"),
             ViewEvent::TeardownRequested => {
-                let handle = self.views.get(view)?.handle.clone();
+                let handle = self.views.open.get(view)?.handle.clone();
                 self.spawn_teardown(handle);
             }
             ViewEvent::Closed => self.close_view(view),
             ViewEvent::ViewToolsChanged => self.list_app_tools(view),
             ViewEvent::NotStarted { message } => {
-                let title = self.views.get(view).map(|v| tool_label(&v.tool)).unwrap_or_default();
+                let title = self.views.open.get(view).map(|v| tool_label(&v.tool)).unwrap_or_default();
                 self.status(&format!("The App {title} does not start. {message}"), true);
             }
             _ => {}
@@ -557,8 +598,8 @@ impl Controller {
 
     pub(super) fn close_view(&mut self, view: &str) {
         self.test_view_gone(view, "it was closed");
-        if self.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
-            self.on_probation = None;
+        if self.recovery.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
+            self.recovery.on_probation = None;
             self.advance_probation();
         }
         self.refuse_dialogs_of(view);
@@ -568,11 +609,11 @@ impl Controller {
         }
         self.hibernation.closed(view);
         self.forget_context(view);
-        let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
+        let pip = self.views.open.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
         if pip {
             let _ = self.ui.send_event(UserEvent::Window(WindowOp::Restore));
         }
-        if let Some(v) = self.views.get_mut(view) {
+        if let Some(v) = self.views.open.get_mut(view) {
             if v.phase.is_open() {
                 v.phase = Phase::Gone;
                 self.registry.remove(view);
@@ -584,9 +625,10 @@ impl Controller {
 
     /// The consent questions `view` has open are answered no and taken off the screen.
     pub(super) fn refuse_dialogs_of(&mut self, view: &str) {
-        let orphaned: Vec<u64> = self.dialogs.iter().filter(|(_, (v, _))| v == view).map(|(d, _)| *d).collect();
+        let orphaned: Vec<u64> =
+            self.questions.dialogs.iter().filter(|(_, (v, _))| v == view).map(|(d, _)| *d).collect();
         for dialog in orphaned {
-            if let Some((_, reply)) = self.dialogs.remove(&dialog) {
+            if let Some((_, reply)) = self.questions.dialogs.remove(&dialog) {
                 let _ = reply.send(false);
             }
             self.shell(ShellCommand::Dismiss { dialog });
@@ -601,10 +643,10 @@ impl Controller {
 
     /// Keeps a shell command of the conversation's record for a reloaded shell (bounded).
     pub(super) fn remember(&mut self, cmd: ShellCommand) {
-        if self.history.len() >= 1000 {
-            self.history.remove(0);
+        if self.shell_page.history.len() >= 1000 {
+            self.shell_page.history.remove(0);
         }
-        self.history.push(cmd);
+        self.shell_page.history.push(cmd);
     }
 }
 

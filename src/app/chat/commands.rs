@@ -20,7 +20,7 @@ const LIST_WAIT: Duration = Duration::from_secs(5);
 impl Controller {
     /// The servers' prompts and resources, for the composer.
     pub(in crate::app) fn show_commands(&self) {
-        if self.chat.is_none() {
+        if self.conversation.chat.is_none() {
             return;
         }
         let (servers, ui) = (self.servers.clone(), self.ui.clone());
@@ -52,12 +52,12 @@ impl Controller {
 
     /// The person ran a server's prompt: its messages become their turn.
     pub(in crate::app) fn run_server_prompt(&mut self, server: String, name: String, arguments: Map<String, Value>) {
-        if self.chat.is_none() {
+        if self.conversation.chat.is_none() {
             return;
         }
         let arguments: Map<String, Value> =
             arguments.into_iter().filter(|(_, v)| v.as_str().is_some_and(|s| !s.is_empty())).collect();
-        let (servers, asks, ui) = (self.servers.clone(), self.asks.clone(), self.ui.clone());
+        let (servers, asks, ui) = (self.servers.clone(), self.questions.asks.clone(), self.ui.clone());
         let id = self.server_id(&server);
         let label = self.label(&server);
         tokio::spawn(async move {
@@ -89,7 +89,7 @@ impl Controller {
             self.prompt(text);
             return;
         }
-        let (servers, asks) = (self.servers.clone(), self.asks.clone());
+        let (servers, asks) = (self.servers.clone(), self.questions.asks.clone());
         let parties: Vec<(ServerId, String)> =
             attach.iter().map(|a| (self.server_id(&a.server), self.label(&a.server))).collect();
         tokio::spawn(async move {
