@@ -203,7 +203,7 @@ impl Controller {
         let asked: Vec<u64> = chat.asking.drain().map(|(d, _)| d).collect();
         chat.asking_cmds.clear();
         for dialog in asked {
-            if let Some((_, reply)) = self.questions.dialogs.remove(&dialog) {
+            if let Some(reply) = self.questions.consent_closed(dialog) {
                 let _ = reply.send(false);
             }
             self.shell(ShellCommand::Dismiss { dialog });
@@ -452,13 +452,12 @@ impl Controller {
                     let _ = decided_tx.send(false);
                 }
                 Consent::Ask => {
-                    let dialog = self.questions.next_dialog;
-                    self.questions.next_dialog += 1;
+                    let dialog = self.questions.next_id();
                     // The conversation's question, not the View's: a View that crashes or closes
                     // does not answer it.
                     let owner = format!("chat-{call}");
                     tracing::info!(dialog, tool = entry.name(), "asking the person before the model's call");
-                    self.questions.dialogs.insert(dialog, (owner, decided_tx));
+                    self.questions.consent_asked(dialog, owner, decided_tx);
                     let cmd = call_question(&entry, &arguments, &question, dialog);
                     if let Some(chat) = self.conversation.chat.as_mut() {
                         chat.asking.insert(dialog, question);

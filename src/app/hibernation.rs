@@ -277,7 +277,7 @@ impl Controller {
         let may = !self.recovery.processes.is_hung(&v.label)
             && v.mode == DisplayMode::Inline
             && v.result.is_some()
-            && !self.questions.dialogs.values().any(|(owner, _)| owner == id)
+            && !self.questions.consent_open_for(id)
             && self.recovery.on_probation.as_ref().is_none_or(|(p, _)| p != id)
             && !self.conversation.model_views.contains(id);
         match v.phase {

@@ -108,7 +108,7 @@ impl Controller {
         // Anything opened or asked since it was scheduled keeps the page.
         let idle = self.views.open.values().all(|v| !v.phase.is_open()) && self.views.pending.is_empty();
         let idle = idle && self.hibernation.is_empty();
-        let quiet = self.questions.dialogs.is_empty() && self.questions.elicits.is_empty() && !self.recovery.recycling;
+        let quiet = self.questions.none_open() && !self.recovery.recycling;
         if generation != self.views.next_view || !idle || !quiet || self.ending.exiting.is_some() {
             return;
         }
@@ -421,13 +421,7 @@ impl Controller {
         // Consent questions of the gone Views are answered no; servers' questions and the
         // model's "run this tool?" (nobody answered it) are shown again.
         let asked_for_model = self.model_questions();
-        for (dialog, (owner, reply)) in std::mem::take(&mut self.questions.dialogs) {
-            if asked_for_model.contains(&dialog) {
-                self.questions.dialogs.insert(dialog, (owner, reply));
-            } else {
-                let _ = reply.send(false);
-            }
-        }
+        self.questions.refuse_consents_except(&asked_for_model);
         let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::DismissHung));
         self.recovery.status_after_restart = Some(reason);
         self.recovery.recycling = true;
@@ -440,7 +434,7 @@ impl Controller {
     /// input and result: all at once after a first stop, one at a time (probation) after
     /// repeated stops (see `supervisor`).
     pub(super) fn restore_views(&mut self) {
-        for cmd in self.questions.elicit_cmds.values().cloned().collect::<Vec<_>>() {
+        for cmd in self.questions.elicitation_cmds() {
             self.shell(cmd);
         }
         self.ask_model_questions_again();

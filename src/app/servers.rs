@@ -79,11 +79,7 @@ impl Controller {
                         self.status(&format!("{} failed: {reason}", self.label(&server)), true);
                     }
                     // Nobody waits for this server's questions any more.
-                    let orphaned: Vec<u64> =
-                        self.questions.elicits.iter().filter(|(_, (s, _))| *s == server).map(|(d, _)| *d).collect();
-                    for dialog in orphaned {
-                        self.questions.elicits.remove(&dialog);
-                        self.questions.elicit_cmds.remove(&dialog);
+                    for dialog in self.questions.drop_elicitations_of(&server) {
                         self.shell(ShellCommand::Dismiss { dialog });
                     }
                 }

@@ -132,7 +132,7 @@ impl Controller {
 
     /// Closes every View and refuses every open question, as the person's closing would.
     fn reset_environment(&mut self) -> Value {
-        let dialogs: Vec<u64> = self.questions.dialogs.keys().copied().collect();
+        let dialogs = self.questions.consent_dialogs();
         for dialog in &dialogs {
             self.on_shell(ShellMessage::Answer { dialog: *dialog, accepted: false, remember: false });
             self.shell(ShellCommand::Dismiss { dialog: *dialog });
@@ -201,11 +201,11 @@ impl Controller {
     fn confirm_action(&mut self, params: &Value) -> Result<Value, String> {
         let accept = params["accept"].as_bool().unwrap_or(true);
         let dialog = match params["dialog"].as_u64() {
-            Some(d) if self.questions.dialogs.contains_key(&d) => d,
+            Some(d) if self.questions.consent_owner(d).is_some() => d,
             Some(d) => return Err(format!("no dialog {d} is open")),
-            None => *self.questions.dialogs.keys().min().ok_or("no consent dialog is open")?,
+            None => self.questions.consent_dialogs().into_iter().min().ok_or("no consent dialog is open")?,
         };
-        let view = self.questions.dialogs.get(&dialog).map(|(v, _)| v.clone());
+        let view = self.questions.consent_owner(dialog);
         self.on_shell(ShellMessage::Answer { dialog, accepted: accept, remember: false });
         self.shell(ShellCommand::Dismiss { dialog });
         Ok(json!({ "dialog": dialog, "view": view, "accepted": accept }))

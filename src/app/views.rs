@@ -114,7 +114,7 @@ impl Controller {
         let policy: Arc<dyn HostPolicy> = match &self.options.policy {
             Some(custom) => custom.0.clone(),
             None => Arc::new(DesktopPolicy {
-                asks: self.questions.asks.clone(),
+                asks: self.questions.asks(),
                 consent: self.options.consent,
                 opener: self.options.opener.clone(),
                 downloads: self.options.downloads.clone().unwrap_or_else(default_downloads),
@@ -625,12 +625,7 @@ impl Controller {
 
     /// The consent questions `view` has open are answered no and taken off the screen.
     pub(super) fn refuse_dialogs_of(&mut self, view: &str) {
-        let orphaned: Vec<u64> =
-            self.questions.dialogs.iter().filter(|(_, (v, _))| v == view).map(|(d, _)| *d).collect();
-        for dialog in orphaned {
-            if let Some((_, reply)) = self.questions.dialogs.remove(&dialog) {
-                let _ = reply.send(false);
-            }
+        for dialog in self.questions.refuse_consents_of(view) {
             self.shell(ShellCommand::Dismiss { dialog });
         }
     }

@@ -57,7 +57,7 @@ impl Controller {
         }
         let arguments: Map<String, Value> =
             arguments.into_iter().filter(|(_, v)| v.as_str().is_some_and(|s| !s.is_empty())).collect();
-        let (servers, asks, ui) = (self.servers.clone(), self.questions.asks.clone(), self.ui.clone());
+        let (servers, asks, ui) = (self.servers.clone(), self.questions.asks(), self.ui.clone());
         let id = self.server_id(&server);
         let label = self.label(&server);
         tokio::spawn(async move {
@@ -89,7 +89,7 @@ impl Controller {
             self.prompt(text);
             return;
         }
-        let (servers, asks) = (self.servers.clone(), self.questions.asks.clone());
+        let (servers, asks) = (self.servers.clone(), self.questions.asks());
         let parties: Vec<(ServerId, String)> =
             attach.iter().map(|a| (self.server_id(&a.server), self.label(&a.server))).collect();
         tokio::spawn(async move {
