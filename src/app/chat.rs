@@ -186,7 +186,7 @@ impl Controller {
             tracing::warn!(view, "an App's message is not sent to the model: {} turns are already waiting", chat.turns);
             return false;
         }
-        let server = self.views.open.get(view).map(|v| self.server_id(&v.server));
+        let server = self.views.get(view).map(|v| self.server_id(&v.server));
         let Some(chat) = self.conversation.chat.as_mut() else { return true };
         if chat.handle.send(Input::AppMessage { view: view.to_owned(), app, server, text }) {
             chat.turns += 1;
@@ -248,7 +248,7 @@ impl Controller {
         app: String,
         text: Option<String>,
     ) -> Option<conversation::AppContext> {
-        let server = self.views.open.get(view).map(|v| self.server_id(&v.server));
+        let server = self.views.get(view).map(|v| self.server_id(&v.server));
         self.conversation.chat.as_ref().and_then(|chat| chat.handle.set_context(view, &app, server, text))
     }
 
@@ -395,8 +395,7 @@ impl Controller {
         if !has_ui || self.conversation.chat.is_none() {
             return;
         }
-        let view: ViewId = format!("v{}", self.views.next_view);
-        self.views.next_view += 1;
+        let view: ViewId = self.views.reserve_id();
         let (partial_tx, partial) = watch::channel(None);
         let (go_tx, go) = oneshot::channel();
         self.conversation.deferred.insert(view.clone(), DeferredCall { partial, go });
@@ -423,9 +422,9 @@ impl Controller {
         let with_view = self.conversation.chat.as_mut().and_then(|chat| chat.calls.remove(&call));
         if let Some(c) = &with_view {
             // The View's record keeps the final arguments (a reload or a restart shows them).
-            if let Some(v) = self.views.open.get_mut(&c.view) {
+            if let Some(v) = self.views.get_mut(&c.view) {
                 v.arguments = arguments.clone();
-            } else if let Some(pending) = self.views.pending.get_mut(&c.view) {
+            } else if let Some(pending) = self.views.pending_mut(&c.view) {
                 pending.arguments = arguments.clone();
             }
         }
@@ -472,7 +471,7 @@ impl Controller {
         let (servers, trace, ui) = (self.servers.clone(), self.trace.clone(), self.ui.clone());
         let events = self.options.conversation_events.clone();
         // An App's own tool is called on its View.
-        let app_view = entry.app_view.as_ref().map(|v| self.views.open.get(v).map(|v| v.handle.clone()));
+        let app_view = entry.app_view.as_ref().map(|v| self.views.get(v).map(|v| v.handle.clone()));
         tokio::spawn(async move {
             let run = decided.await.unwrap_or(false);
             if let (true, Some(events)) = (run, &events) {
@@ -540,7 +539,7 @@ impl Controller {
         session: oneshot::Receiver<ViewHandle>,
     ) {
         let (servers, trace, entry, ui) = (self.servers.clone(), self.trace.clone(), entry.clone(), self.ui.clone());
-        let results = self.views.channels.clone().expect("running").results;
+        let results = self.views.channels().results;
         let DeferredCall { mut partial, mut go } = deferred;
         tokio::spawn(async move {
             // The call is decided whether or not the View is up yet (its setup may hang or

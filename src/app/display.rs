@@ -50,12 +50,8 @@ impl Controller {
     /// and Apps offer their own fullscreen buttons), but after a burst of [`MODE_CHANGE_BURST`]
     /// at most once per [`MODE_CHANGE_INTERVAL`]: a request sooner gets the mode in effect.
     pub(super) fn set_display_mode(&mut self, view: &str, mode: DisplayMode) -> DisplayMode {
-        let Some((current, changed, held)) = self
-            .views
-            .open
-            .get(view)
-            .filter(|v| v.phase.is_open())
-            .map(|v| (v.mode, v.mode_changed, v.person_chose_inline))
+        let Some((current, changed, held)) =
+            self.views.get(view).filter(|v| v.phase.is_open()).map(|v| (v.mode, v.mode_changed, v.person_chose_inline))
         else {
             return DisplayMode::Inline;
         };
@@ -67,7 +63,7 @@ impl Controller {
             return current;
         }
         let tokens = {
-            let Some(v) = self.views.open.get_mut(view) else { return current };
+            let Some(v) = self.views.get_mut(view) else { return current };
             let refill =
                 changed.map_or(MODE_CHANGE_BURST, |t| t.elapsed().as_secs_f64() / MODE_CHANGE_INTERVAL.as_secs_f64());
             v.mode_tokens = (v.mode_tokens + refill).min(MODE_CHANGE_BURST);
@@ -82,13 +78,12 @@ impl Controller {
             );
             return current;
         }
-        if let Some(v) = self.views.open.get_mut(view) {
+        if let Some(v) = self.views.get_mut(view) {
             v.mode_tokens -= 1.0;
         }
         // Another View holding the screen goes back inline first.
         let others: Vec<ViewId> = self
             .views
-            .open
             .iter()
             .filter(|(id, v)| id.as_str() != view && v.mode != DisplayMode::Inline && v.phase.is_open())
             .map(|(id, _)| id.clone())
@@ -103,7 +98,7 @@ impl Controller {
     /// Lays the View out in `mode`; `announce` also tells it `displayMode` (the bridge announces
     /// modes it granted itself).
     pub(super) fn apply_mode(&mut self, view: &str, mode: DisplayMode, announce: bool) {
-        let previous = self.views.open.get(view).map(|v| v.mode).unwrap_or_default();
+        let previous = self.views.get(view).map(|v| v.mode).unwrap_or_default();
         match (previous, mode) {
             (_, DisplayMode::Pip) => {
                 let _ = self.ui.send_event(UserEvent::Window(WindowOp::Pip));
@@ -115,7 +110,7 @@ impl Controller {
         }
         self.shell(ShellCommand::Display { view: view.to_owned(), mode });
         let container = self.container(mode);
-        if let Some(v) = self.views.open.get_mut(view) {
+        if let Some(v) = self.views.get_mut(view) {
             v.mode = mode;
             v.handle.update_host_context(HostContext {
                 display_mode: announce.then_some(mode),

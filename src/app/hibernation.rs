@@ -254,13 +254,12 @@ impl Controller {
     /// sight report).
     pub(super) fn keep_budget(&mut self) {
         // Every tick: nothing is gathered unless more Views are live than the budget.
-        let count = self.views.open.values().filter(|v| v.phase.is_live()).count();
+        let count = self.views.values().filter(|v| v.phase.is_live()).count();
         if !self.may_hibernate() || !self.hibernation.over_budget(count) {
             return;
         }
         let live: Vec<(ViewId, Sleepable)> = self
             .views
-            .open
             .iter()
             .filter(|(_, v)| v.phase.is_live())
             .map(|(id, v)| (id.clone(), self.may_sleep(id, v)))
@@ -289,7 +288,7 @@ impl Controller {
 
     /// Tears `view` down for sleep; its card stays (see [`Self::fell_asleep`]).
     fn sleep(&mut self, view: &str) {
-        let Some(v) = self.views.open.get(view) else { return };
+        let Some(v) = self.views.get(view) else { return };
         let sleeper = Sleeper {
             restore: Restore::of(view, v),
             title: tool_label(&v.tool),
@@ -314,7 +313,7 @@ impl Controller {
         }
         s.asleep = true;
         let text = asleep_text(&s.title, s.not_started);
-        if let Some(v) = self.views.open.remove(view) {
+        if let Some(v) = self.views.remove(view) {
             v.handle.frame_gone();
         }
         self.registry.remove(view);

@@ -302,7 +302,7 @@ impl Controller {
         }
         self.ending.exiting = Some(code);
         let handles: Vec<ViewHandle> =
-            self.views.open.values().filter(|v| v.phase.is_open()).map(|v| v.handle.clone()).collect();
+            self.views.values().filter(|v| v.phase.is_open()).map(|v| v.handle.clone()).collect();
         let servers = self.servers.clone();
         let ui = self.ui.clone();
         tokio::spawn(async move {
@@ -328,11 +328,8 @@ impl Controller {
         }
         self.ending.finishing = true;
         let settle = self.options.settle;
-        let screenshot = self
-            .options
-            .screenshot
-            .clone()
-            .filter(|_| code == 0 || self.views.open.values().any(|v| v.reached.initialized));
+        let screenshot =
+            self.options.screenshot.clone().filter(|_| code == 0 || self.views.values().any(|v| v.reached.initialized));
         let (ui, done, trace) = (self.ui.clone(), self.ending.finished_tx.clone(), self.trace.clone());
         tokio::spawn(async move {
             tokio::time::sleep(settle).await;
@@ -395,15 +392,9 @@ impl Controller {
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<(ViewId, ViewOutput)>();
         let (setup_tx, mut setup_rx) = mpsc::unbounded_channel::<(ViewId, String, Setup)>();
         let (result_tx, mut result_rx) = mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
-        self.views.channels = Some(Channels { out: out_tx, setup: setup_tx, results: result_tx });
+        self.views.set_channels(Channels { out: out_tx, setup: setup_tx, results: result_tx });
 
-        // Tools named at start keep their order's ids (v1, v2, ...) whichever server is ready first.
-        for (tool, arguments) in self.options.opens.clone() {
-            let id = format!("v{}", self.views.next_view);
-            self.views.next_view += 1;
-            self.views.startup_ids.insert(id.clone());
-            self.views.startup_waiting.push(StartupOpen { id, tool, arguments });
-        }
+        self.views.named_at_start(self.options.opens.clone());
         self.prepare_startup_frames();
         // Every server starts at once; the picker shows each as it becomes ready (or fails).
         let mut server_events = self.servers.events();
@@ -464,15 +455,15 @@ impl Controller {
                     match setup {
                         // Cancelled from its card while its session was being handed over: it
                         // is not mounted (it would have no server and no proxy page).
-                        Ok(handle) if !self.views.pending.contains_key(&view) => handle.frame_gone(),
+                        Ok(handle) if !self.views.is_pending(&view) => handle.frame_gone(),
                         Ok(handle) => self.mount(handle, &tool),
                         // A sleeping View that could not wake: its card says why.
                         Err(e) if self.wake_failed(&view, &e.to_string()) => {
-                            self.views.pending.remove(&view);
+                            self.views.remove_pending(&view);
                         }
                         Err(e) => {
-                            self.views.open.remove(&view);
-                            self.views.pending.remove(&view);
+                            self.views.remove(&view);
+                            self.views.remove_pending(&view);
                             // The error takes the place of the card's spinner.
                             self.shell(ShellCommand::Text {
                                 view: Some(view.clone()),
@@ -480,7 +471,7 @@ impl Controller {
                                 text: consent::block(&e.to_string()),
                                 error: true,
                             });
-                            if self.views.startup_ids.contains(&view) {
+                            if self.views.is_startup(&view) {
                                 self.fail(&e.to_string());
                             }
                             if self.recovery.on_probation.as_ref().is_some_and(|(id, _)| *id == view) {
@@ -513,20 +504,15 @@ impl Controller {
                 Some(view) = probation_rx.recv() => self.probation_passed(&view),
                 Some(view) = teardowns_rx.recv() => {
                     self.close_view(&view);
-                    if self.options.exit_after == Some(ExitAfter::Teardown) && self.views.open.values().all(|v| !v.phase.is_open()) {
+                    if self.options.exit_after == Some(ExitAfter::Teardown) && self.views.values().all(|v| !v.phase.is_open()) {
                         self.finish(0);
                     }
                 },
                 Some((view, outcome)) = result_rx.recv() => {
-                    let tool = self.views.open.get(&view).map(|v| v.tool.clone()).unwrap_or_default();
+                    let tool = self.views.get(&view).map(|v| v.tool.clone()).unwrap_or_default();
                     if let Ok(result) = &outcome {
                         // The result may come before the View is mounted: keep it for the mount.
-                        match self.views.open.get_mut(&view) {
-                            Some(v) => v.result = Some(result.clone()),
-                            None => {
-                                self.views.early_results.insert(view.clone(), result.clone());
-                            }
-                        }
+                        self.views.result_arrived(&view, result);
                     }
                     if let Err(reason) = outcome {
                         let line = format!("tool `{}` failed: {reason}", tool_label(&tool));
@@ -571,17 +557,17 @@ impl Controller {
         if self.options.opens.is_empty() {
             return None;
         }
-        if self.views.open.is_empty() {
+        if self.views.is_empty() {
             return Some(format!("no View was mounted within {secs} s"));
         }
-        if let Some((id, _)) = self.views.open.iter().find(|(_, v)| !v.reached.initialized && v.phase.is_open()) {
+        if let Some((id, _)) = self.views.iter().find(|(_, v)| !v.reached.initialized && v.phase.is_open()) {
             return Some(format!("View {id} did not send ui/notifications/initialized within {secs} s"));
         }
         match self.options.exit_after {
-            Some(ExitAfter::Result) if self.views.open.values().any(|v| !v.reached.result_delivered) => {
+            Some(ExitAfter::Result) if self.views.values().any(|v| !v.reached.result_delivered) => {
                 Some(format!("the tool result did not reach the View within {secs} s"))
             }
-            Some(ExitAfter::Teardown) if self.views.open.values().any(|v| v.phase.is_open()) => {
+            Some(ExitAfter::Teardown) if self.views.values().any(|v| v.phase.is_open()) => {
                 Some(format!("the View was not torn down within {secs} s"))
             }
             _ => None,

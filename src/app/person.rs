@@ -52,7 +52,7 @@ impl Controller {
                 // The View's file, not the proxy's URL. Console chatter below a warning is the
                 // App's own business: in the host's log at debug (preview's panel and the trace
                 // keep every line), so an App that logs each message costs the host no write.
-                let detail = match self.views.open.get(&view) {
+                let detail = match self.views.get(&view) {
                     Some(v) => v.handle.locate_diagnostic(detail),
                     None => detail,
                 };
@@ -99,7 +99,7 @@ impl Controller {
                     methods::TOOL_CANCELLED,
                     methods::HOST_CONTEXT_CHANGED,
                 ];
-                match self.views.open.get(&view) {
+                match self.views.get(&view) {
                     Some(v) if allowed.contains(&method.as_str()) => v.handle.notify(&method, params),
                     _ => tracing::warn!(view = %view, "developer panel: cannot send {method}"),
                 }
@@ -109,7 +109,7 @@ impl Controller {
                 self.dev_view_tools(&view, Some((name, arguments)))
             }
             ShellMessage::DevContext { view, context } => {
-                match (self.views.open.get(&view), serde_json::from_value::<HostContext>(context)) {
+                match (self.views.get(&view), serde_json::from_value::<HostContext>(context)) {
                     (Some(v), Ok(ctx)) => v.handle.update_host_context(ctx),
                     (_, Err(e)) => tracing::warn!(view = %view, "developer panel: bad host context: {e}"),
                     _ => {}
@@ -174,11 +174,11 @@ impl Controller {
             }
             ShellMessage::Inline { view } => {
                 // The person's own action: never rate-limited, always possible.
-                if self.views.open.get(&view).is_some_and(|v| v.phase.is_open() && v.mode != DisplayMode::Inline) {
+                if self.views.get(&view).is_some_and(|v| v.phase.is_open() && v.mode != DisplayMode::Inline) {
                     self.apply_mode(&view, DisplayMode::Inline, true);
                 }
                 // The person's choice sticks: the View cannot take the screen again by itself.
-                if let Some(v) = self.views.open.get_mut(&view) {
+                if let Some(v) = self.views.get_mut(&view) {
                     v.person_chose_inline = true;
                 }
             }
@@ -187,19 +187,16 @@ impl Controller {
                 self.model_view_closed(&view);
                 if self.close_sleeper(&view) {
                     // Its card was all that was left.
-                } else if let Some(v) = self
-                    .views
-                    .open
-                    .get(&view)
-                    .filter(|v| v.phase.is_open() && self.recovery.processes.is_hung(&v.label))
+                } else if let Some(v) =
+                    self.views.get(&view).filter(|v| v.phase.is_open() && self.recovery.processes.is_hung(&v.label))
                 {
                     // Its process does not answer: no teardown to wait for (closing ends it).
                     tracing::warn!(view = %view, "closing a View that does not respond");
                     v.handle.frame_gone();
                     self.close_view(&view);
-                } else if let Some(v) = self.views.open.get(&view).filter(|v| v.phase.is_open()) {
+                } else if let Some(v) = self.views.get(&view).filter(|v| v.phase.is_open()) {
                     self.spawn_teardown(v.handle.clone());
-                } else if let Some(pending) = self.views.pending.remove(&view) {
+                } else if let Some(pending) = self.views.remove_pending(&view) {
                     // Still reading its UI: the person gave up waiting.
                     if let Some(task) = pending.task {
                         task.abort();
@@ -207,7 +204,7 @@ impl Controller {
                     self.registry.remove(&view);
                     tracing::info!(view = %view, "cancelled before its View was mounted");
                     self.unmount(&view);
-                    if self.views.startup_ids.contains(&view) && self.options.exit_after.is_some() {
+                    if self.views.is_startup(&view) && self.options.exit_after.is_some() {
                         self.fail(&format!("View {view} was cancelled before it was mounted"));
                     }
                     self.schedule_recycle();
@@ -223,7 +220,7 @@ impl Controller {
         self.theme = theme;
         self.shell(ShellCommand::Theme { theme });
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Theme(theme)));
-        for v in self.views.open.values().filter(|v| v.phase.is_open()) {
+        for v in self.views.values().filter(|v| v.phase.is_open()) {
             v.handle.update_host_context(HostContext {
                 theme: Some(theme),
                 styles: Some(host_styles(theme)),
@@ -234,11 +231,11 @@ impl Controller {
 
     pub(super) fn on_resized(&mut self, width: f64, height: f64) {
         // In pip the window is the View; its size is fixed by the host.
-        if self.views.open.values().any(|v| v.mode == DisplayMode::Pip && v.phase.is_open()) {
+        if self.views.values().any(|v| v.mode == DisplayMode::Pip && v.phase.is_open()) {
             return;
         }
         self.window = (width, height);
-        for v in self.views.open.values().filter(|v| v.phase.is_open()) {
+        for v in self.views.values().filter(|v| v.phase.is_open()) {
             v.handle.update_host_context(HostContext {
                 container_dimensions: Some(self.container(v.mode)),
                 ..Default::default()

@@ -53,7 +53,7 @@ impl Controller {
     /// Hot reload of every open View (`--html` changed, the Reload button).
     pub(super) fn reload_all(&mut self) {
         let open: Vec<ViewId> =
-            self.views.open.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect();
+            self.views.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect();
         self.reload(open);
     }
 
@@ -62,22 +62,22 @@ impl Controller {
     pub(super) fn reload(&mut self, views: Vec<ViewId>) {
         for old in views {
             // A reloaded View would call the tool itself, before the model's call is made.
-            if self.views.open.get(&old).is_some_and(|v| self.awaits_model_call(&old, v)) {
+            if self.views.get(&old).is_some_and(|v| self.awaits_model_call(&old, v)) {
                 continue;
             }
             // Live only: a View already on its way out is not reloaded again (two reloads before
             // its teardown ends would make one View two).
-            let Some(v) = self.views.open.get_mut(&old).filter(|v| v.phase.is_live()) else { continue };
+            let Some(v) = self.views.get_mut(&old).filter(|v| v.phase.is_live()) else { continue };
             v.phase = Phase::Closing;
             let (server, tool, arguments, result) =
                 (v.server.clone(), v.tool.clone(), v.arguments.clone(), v.result.clone());
             tracing::info!(view = %old, "reloading {tool}");
-            if let Some(v) = self.views.open.get(&old) {
+            if let Some(v) = self.views.get(&old) {
                 self.spawn_teardown(v.handle.clone());
             }
-            let id: ViewId = format!("v{}", self.views.next_view);
+            let id: ViewId = self.views.next_id();
             if let Some(result) = result {
-                self.views.cached_results.insert(id.clone(), result);
+                self.views.cache_result(&id, result);
             }
             if let Err(e) = self.open(Some(&server), &tool, arguments, Opening::Reload) {
                 self.shell(ShellCommand::Text {

@@ -153,7 +153,7 @@ impl Controller {
             Ask::Confirm { view, prompt, reply } => {
                 // A View gets one question at a time, and none once it is gone: a flood of
                 // prompts (or prompts answered after the View closed) must not act for it.
-                let open = self.views.open.get(&view).is_some_and(|v| v.phase.is_open());
+                let open = self.views.get(&view).is_some_and(|v| v.phase.is_open());
                 if !open || self.questions.consent_open_for(&view) {
                     let why =
                         if open { "another question of this App waits for the person" } else { "the App is closed" };
@@ -162,7 +162,7 @@ impl Controller {
                     return;
                 }
                 let dialog = self.questions.next_id();
-                let asker = self.views.open.get(&view).map(|v| v.server.clone());
+                let asker = self.views.get(&view).map(|v| v.server.clone());
                 // The dialog answers yes or no; a dialog that goes unanswered (its View closed,
                 // the person stopped it) was not the person's no.
                 let (answered, rx) = oneshot::channel::<bool>();

@@ -87,7 +87,7 @@ impl Controller {
     /// were opened and none is open any more, the process is replaced after a quiet moment (not
     /// in preview, whose log lives in the page).
     pub(super) fn schedule_recycle(&mut self) {
-        let idle = self.views.open.values().all(|v| !v.phase.is_open()) && self.views.pending.is_empty();
+        let idle = self.views.idle();
         // A sleeping View's card is in the page: the page is not idle.
         let idle = idle && self.hibernation.is_empty();
         if !idle
@@ -97,7 +97,7 @@ impl Controller {
         {
             return;
         }
-        let (tx, generation) = (self.recovery.recycle_tx.clone(), self.views.next_view);
+        let (tx, generation) = (self.recovery.recycle_tx.clone(), self.views.generation());
         tokio::spawn(async move {
             tokio::time::sleep(RECYCLE_IDLE).await;
             let _ = tx.send(generation);
@@ -106,10 +106,10 @@ impl Controller {
 
     pub(super) fn recycle(&mut self, generation: u64) {
         // Anything opened or asked since it was scheduled keeps the page.
-        let idle = self.views.open.values().all(|v| !v.phase.is_open()) && self.views.pending.is_empty();
+        let idle = self.views.idle();
         let idle = idle && self.hibernation.is_empty();
         let quiet = self.questions.none_open() && !self.recovery.recycling;
-        if generation != self.views.next_view || !idle || !quiet || self.ending.exiting.is_some() {
+        if generation != self.views.generation() || !idle || !quiet || self.ending.exiting.is_some() {
             return;
         }
         self.recovery.opened_since_recycle = 0;
@@ -118,7 +118,7 @@ impl Controller {
         // The process ends on purpose: its termination is not a failure to recover from.
         self.recovery.supervisor.stopping(RECYCLED);
         // Closed Views' records are not needed by a fresh page.
-        self.views.open.clear();
+        self.views.clear();
         self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycle"}));
         let _ = self.ui.send_event(UserEvent::Recycle);
     }
@@ -176,7 +176,6 @@ impl Controller {
     pub(super) fn apps_of(&self, label: &str) -> String {
         let mut apps: Vec<String> = self
             .views
-            .open
             .values()
             .filter(|v| v.phase.is_open() && v.label == label)
             .map(|v| consent::app_label(&v.tool, &v.server))
@@ -199,7 +198,7 @@ impl Controller {
 
     /// The person waits for a View that does not respond.
     pub(super) fn wait_for(&mut self, view: &str) {
-        let Some(label) = self.views.open.get(view).map(|v| v.label.clone()) else { return };
+        let Some(label) = self.views.get(view).map(|v| v.label.clone()) else { return };
         tracing::info!(view, "the person chose to wait for the App");
         self.recovery.processes.wait_more(&label, Instant::now(), self.recovery.supervisor.auto_stop());
     }
@@ -207,7 +206,7 @@ impl Controller {
     /// The person stops a View that does not respond.
     pub(super) fn stop_app(&mut self, view: &str) {
         let Some(label) =
-            self.views.open.get(view).filter(|v| self.recovery.processes.is_hung(&v.label)).map(|v| v.label.clone())
+            self.views.get(view).filter(|v| self.recovery.processes.is_hung(&v.label)).map(|v| v.label.clone())
         else {
             return;
         };
@@ -260,7 +259,6 @@ impl Controller {
     fn mark_hung(&mut self, label: &str, hung: bool, text: &str) {
         let views: Vec<ViewId> = self
             .views
-            .open
             .iter()
             .filter(|(_, v)| v.phase.is_open() && v.label == label)
             .map(|(id, _)| id.clone())
@@ -275,7 +273,7 @@ impl Controller {
     /// process ended before within [`supervisor::SUSPECT_WINDOW`]: then the person is told and
     /// reopens them (a View that crashes its process at once cannot loop).
     fn on_process_gone(&mut self, view: &str, webkit_reason: &str) {
-        let Some(label) = self.views.open.get(view).filter(|v| v.phase.is_open()).map(|v| v.label.clone()) else {
+        let Some(label) = self.views.get(view).filter(|v| v.phase.is_open()).map(|v| v.label.clone()) else {
             return;
         };
         let now = Instant::now();
@@ -284,13 +282,12 @@ impl Controller {
         let mut gone: Vec<(ViewId, ViewState)> = Vec::new();
         for id in self
             .views
-            .open
             .iter()
             .filter(|(_, v)| v.phase.is_open() && v.label == label)
             .map(|(id, _)| id.clone())
             .collect::<Vec<_>>()
         {
-            if let Some(v) = self.views.open.remove(&id) {
+            if let Some(v) = self.views.remove(&id) {
                 gone.push((id, v));
             }
         }
@@ -333,13 +330,8 @@ impl Controller {
 
     /// The open Apps, for a person: `tool · server, ...`.
     pub(super) fn open_apps(&self) -> String {
-        let mut apps: Vec<String> = self
-            .views
-            .open
-            .values()
-            .filter(|v| v.phase.is_open())
-            .map(|v| consent::app_label(&v.tool, &v.server))
-            .collect();
+        let mut apps: Vec<String> =
+            self.views.values().filter(|v| v.phase.is_open()).map(|v| consent::app_label(&v.tool, &v.server)).collect();
         apps.sort();
         if apps.is_empty() {
             "no App".into()
@@ -382,7 +374,7 @@ impl Controller {
         if reason == RECYCLED || self.ending.exiting.is_some() {
             return;
         }
-        let mut open: Vec<(ViewId, ViewState)> = self.views.open.drain().filter(|(_, v)| v.phase.is_open()).collect();
+        let mut open: Vec<(ViewId, ViewState)> = self.views.drain().filter(|(_, v)| v.phase.is_open()).collect();
         open.sort_by(|a, b| a.0.cmp(&b.0));
         let apps = open.iter().map(|(_, v)| consent::app_label(&v.tool, &v.server)).collect::<Vec<_>>().join(", ");
         tracing::error!("{}; restarting it (open Apps: {})", say(&reason), say(&apps));
@@ -515,14 +507,14 @@ impl Controller {
     /// Opens `r`'s tool call again with its last input and result (the tool is not called
     /// again); returns the new View's id, or that id and why it could not open.
     pub(super) fn open_again(&mut self, r: Restore, how: Opening) -> std::result::Result<ViewId, (ViewId, Error)> {
-        let id: ViewId = format!("v{}", self.views.next_view);
+        let id: ViewId = self.views.next_id();
         if let Some(result) = r.result {
-            self.views.cached_results.insert(id.clone(), result);
+            self.views.cache_result(&id, result);
         }
         match self.open(Some(&r.server), &r.tool, r.arguments, how) {
             Ok(()) => Ok(id),
             Err(e) => {
-                self.views.cached_results.remove(&id);
+                self.views.uncache(&id);
                 Err((id, e))
             }
         }

@@ -95,13 +95,13 @@ impl Controller {
         let open = |v: &&ViewState| v.phase.is_open() && v.server == server;
         match change {
             ServerChange::Tools => {
-                for v in self.views.open.values().filter(open) {
+                for v in self.views.values().filter(open) {
                     v.handle.server_tools_changed();
                 }
                 self.show_servers();
             }
             ServerChange::Resources => {
-                for v in self.views.open.values().filter(open) {
+                for v in self.views.values().filter(open) {
                     v.handle.server_resources_changed();
                 }
             }
@@ -112,7 +112,6 @@ impl Controller {
                 };
                 let views: Vec<ViewId> = self
                     .views
-                    .open
                     .iter()
                     .filter(|(_, v)| open(v) && v.phase.is_live() && shows_it(&v.tool))
                     .map(|(id, _)| id.clone())

@@ -105,7 +105,7 @@ impl Controller {
     /// A View that a runner waits for initialized: its answer.
     pub(super) fn test_view_initialized(&mut self, view: &str) {
         if let Some(reply) = self.test_waiting.remove(view) {
-            let tool = self.views.open.get(view).map(|v| v.tool.clone()).unwrap_or_default();
+            let tool = self.views.get(view).map(|v| v.tool.clone()).unwrap_or_default();
             let _ = reply.send(Ok(json!({ "view": view, "tool": tool })));
         }
     }
@@ -125,7 +125,7 @@ impl Controller {
         if !entry.ui.as_ref().is_ok_and(|u| u.resource_uri.is_some()) {
             return Err(format!("the tool {tool} has no UI"));
         }
-        let view = format!("v{}", self.views.next_view);
+        let view = self.views.next_id();
         self.open(server, &tool, arguments, Opening::Person).map_err(|e| e.to_string())?;
         Ok(view)
     }
@@ -137,7 +137,7 @@ impl Controller {
             self.on_shell(ShellMessage::Answer { dialog: *dialog, accepted: false, remember: false });
             self.shell(ShellCommand::Dismiss { dialog: *dialog });
         }
-        let views: Vec<ViewId> = self.views.open.keys().chain(self.views.pending.keys()).cloned().collect();
+        let views: Vec<ViewId> = self.views.keys().chain(self.views.pending_ids()).cloned().collect();
         for view in &views {
             self.on_shell(ShellMessage::Close { view: view.clone() });
         }
@@ -187,9 +187,9 @@ impl Controller {
         serde_json::from_value::<crate::protocol::HostContext>(context.clone())
             .map_err(|e| format!("not a host context: {e}"))?;
         let views: Vec<ViewId> = match params["view"].as_str() {
-            Some(v) if self.views.open.contains_key(v) => vec![v.to_owned()],
+            Some(v) if self.views.contains_key(v) => vec![v.to_owned()],
             Some(v) => return Err(format!("no View {v}")),
-            None => self.views.open.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect(),
+            None => self.views.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect(),
         };
         for view in &views {
             self.on_shell(ShellMessage::DevContext { view: view.clone(), context: context.clone() });
@@ -259,12 +259,12 @@ impl Controller {
     /// with real input events, a text it must show, a screenshot.
     fn interact(&mut self, params: &Value, reply: oneshot::Sender<Result<Value, String>>) {
         let view = match params["view"].as_str() {
-            Some(v) if self.views.open.contains_key(v) => v.to_owned(),
+            Some(v) if self.views.contains_key(v) => v.to_owned(),
             Some(v) => {
                 let _ = reply.send(Err(format!("no View {v}")));
                 return;
             }
-            None => match self.views.open.keys().next() {
+            None => match self.views.keys().next() {
                 Some(v) => v.clone(),
                 None => {
                     let _ = reply.send(Err("no View is open".into()));

@@ -16,23 +16,23 @@ const MAX_PREPARED: usize = 2;
 /// View's session, setup and call report back on.
 pub(super) struct Views {
     /// Mounted Views (open, closing, or gone and kept for the exit goals), by id.
-    pub(super) open: HashMap<ViewId, ViewState>,
+    open: HashMap<ViewId, ViewState>,
     /// Views still being prepared, by id (they move into `open` when mounted).
-    pub(super) pending: HashMap<ViewId, Pending>,
+    pending: HashMap<ViewId, Pending>,
     /// Cached results handed to reloaded Views instead of calling the tool again.
-    pub(super) cached_results: HashMap<ViewId, Value>,
+    cached_results: HashMap<ViewId, Value>,
     /// Tool results that arrived before their View was mounted.
-    pub(super) early_results: HashMap<ViewId, Value>,
+    early_results: HashMap<ViewId, Value>,
     /// The number in the next View's id (`v1`, `v2`, ...).
-    pub(super) next_view: u64,
+    next_view: u64,
     /// Tools named at start whose server is not ready yet: each opens when its own server is.
-    pub(super) startup_waiting: Vec<StartupOpen>,
+    startup_waiting: Vec<StartupOpen>,
     /// Ids of the Views named at start (their failure is the run's).
-    pub(super) startup_ids: HashSet<ViewId>,
+    startup_ids: HashSet<ViewId>,
     /// Where sessions, fetches and tool calls report back (set when the loop starts).
-    pub(super) channels: Option<Channels>,
+    channels: Option<Channels>,
     /// Where a View's teardown says it is done.
-    pub(super) teardowns: mpsc::UnboundedSender<ViewId>,
+    teardowns: mpsc::UnboundedSender<ViewId>,
 }
 
 impl Views {
@@ -48,6 +48,138 @@ impl Views {
             channels: None,
             teardowns,
         }
+    }
+
+    /// A mounted View (open, closing, or gone and kept for the exit goals).
+    pub(super) fn get(&self, id: &str) -> Option<&ViewState> {
+        self.open.get(id)
+    }
+
+    pub(super) fn get_mut(&mut self, id: &str) -> Option<&mut ViewState> {
+        self.open.get_mut(id)
+    }
+
+    pub(super) fn contains_key(&self, id: &str) -> bool {
+        self.open.contains_key(id)
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&ViewId, &ViewState)> {
+        self.open.iter()
+    }
+
+    pub(super) fn keys(&self) -> impl Iterator<Item = &ViewId> {
+        self.open.keys()
+    }
+
+    pub(super) fn values(&self) -> impl Iterator<Item = &ViewState> {
+        self.open.values()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.open.is_empty()
+    }
+
+    pub(super) fn insert(&mut self, id: ViewId, view: ViewState) {
+        self.open.insert(id, view);
+    }
+
+    pub(super) fn remove(&mut self, id: &str) -> Option<ViewState> {
+        self.open.remove(id)
+    }
+
+    /// Every mounted View, taken out (the web content restarts).
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = (ViewId, ViewState)> + '_ {
+        self.open.drain()
+    }
+
+    /// Forgets every mounted View (closed Views' records are not needed by a fresh page).
+    pub(super) fn clear(&mut self) {
+        self.open.clear();
+    }
+
+    /// No View is open or being prepared.
+    pub(super) fn idle(&self) -> bool {
+        self.open.values().all(|v| !v.phase.is_open()) && self.pending.is_empty()
+    }
+
+    /// Whether `id` is being prepared (not mounted yet).
+    pub(super) fn is_pending(&self, id: &str) -> bool {
+        self.pending.contains_key(id)
+    }
+
+    pub(super) fn pending_mut(&mut self, id: &str) -> Option<&mut Pending> {
+        self.pending.get_mut(id)
+    }
+
+    /// `id` is no longer being prepared (cancelled, failed or mounted).
+    pub(super) fn remove_pending(&mut self, id: &str) -> Option<Pending> {
+        self.pending.remove(id)
+    }
+
+    /// The Views being prepared.
+    pub(super) fn pending_ids(&self) -> impl Iterator<Item = &ViewId> {
+        self.pending.keys()
+    }
+
+    /// The id the next View opened gets.
+    pub(super) fn next_id(&self) -> ViewId {
+        format!("v{}", self.next_view)
+    }
+
+    /// Takes the next View's id for a View opened later (named at start, a model's call).
+    pub(super) fn reserve_id(&mut self) -> ViewId {
+        let id = self.next_id();
+        self.next_view += 1;
+        id
+    }
+
+    /// Changes with every View opened (a recycle scheduled before one was opened is stale).
+    pub(super) fn generation(&self) -> u64 {
+        self.next_view
+    }
+
+    /// `id` reopens with `result` instead of calling its tool again.
+    pub(super) fn cache_result(&mut self, id: &str, result: Value) {
+        self.cached_results.insert(id.to_owned(), result);
+    }
+
+    /// `id` did not open: its cached result is dropped.
+    pub(super) fn uncache(&mut self, id: &str) {
+        self.cached_results.remove(id);
+    }
+
+    /// A tool's result arrived: kept by its View, or for its mount if it is not mounted yet.
+    pub(super) fn result_arrived(&mut self, id: &str, result: &Value) {
+        match self.open.get_mut(id) {
+            Some(v) => v.result = Some(result.clone()),
+            None => {
+                self.early_results.insert(id.to_owned(), result.clone());
+            }
+        }
+    }
+
+    /// Tools named at start, in order: each keeps its order's id (v1, v2, ...) whichever
+    /// server is ready first.
+    pub(super) fn named_at_start(&mut self, opens: Vec<(String, Map<String, Value>)>) {
+        for (tool, arguments) in opens {
+            let id = self.reserve_id();
+            self.startup_ids.insert(id.clone());
+            self.startup_waiting.push(StartupOpen { id, tool, arguments });
+        }
+    }
+
+    /// Whether `id` was named at start (its failure is the run's).
+    pub(super) fn is_startup(&self, id: &str) -> bool {
+        self.startup_ids.contains(id)
+    }
+
+    /// Where sessions, fetches and tool calls report back, once the loop runs.
+    pub(super) fn set_channels(&mut self, channels: Channels) {
+        self.channels = Some(channels);
+    }
+
+    pub(super) fn channels(&self) -> Channels {
+        self.channels.clone().expect("channels exist while running")
     }
 }
 
@@ -453,7 +585,7 @@ impl Controller {
         }
         let early = self.views.early_results.remove(&id);
         let result = known.or(early);
-        self.views.open.insert(
+        self.views.insert(
             id,
             ViewState {
                 handle,
@@ -474,7 +606,7 @@ impl Controller {
     }
 
     pub(super) fn spawn_teardown(&mut self, handle: ViewHandle) {
-        if let Some(v) = self.views.open.get_mut(handle.id()) {
+        if let Some(v) = self.views.get_mut(handle.id()) {
             v.phase = v.phase.advanced(Phase::Closing);
         }
         let done = self.views.teardowns.clone();
@@ -513,7 +645,7 @@ impl Controller {
                     self.list_app_tools(view);
                 }
                 let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Initialized { view: view.to_owned() }));
-                if let Some(v) = self.views.open.get_mut(view) {
+                if let Some(v) = self.views.get_mut(view) {
                     v.phase = v.phase.advanced(Phase::Initialized);
                     v.reached.initialized = true;
                 }
@@ -522,13 +654,12 @@ impl Controller {
                 // An interaction session runs in the first View once it has its result, and the
                 // run ends with it.
                 if let Some(script) = &self.options.interaction {
-                    if self.views.open.get(view).is_some_and(|v| v.reached.result_delivered) {
+                    if self.views.get(view).is_some_and(|v| v.reached.result_delivered) {
                         self.interaction.start(script, view, &self.ui, &self.trace);
                     }
                     return None;
                 }
-                if exit_after == Some(ExitAfter::Initialized) && self.views.open.values().all(|v| v.reached.initialized)
-                {
+                if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.reached.initialized) {
                     return Some(0);
                 }
                 if exit_after.is_none() {
@@ -542,17 +673,16 @@ impl Controller {
                 }
             }
             ViewEvent::ToolResultDelivered => {
-                if let Some(v) = self.views.open.get_mut(view) {
+                if let Some(v) = self.views.get_mut(view) {
                     v.reached.result_delivered = true;
                 }
                 if let Some(script) = &self.options.interaction {
-                    if self.views.open.get(view).is_some_and(|v| v.reached.initialized) {
+                    if self.views.get(view).is_some_and(|v| v.reached.initialized) {
                         self.interaction.start(script, view, &self.ui, &self.trace);
                     }
                     return None;
                 }
-                if exit_after == Some(ExitAfter::Result) && self.views.open.values().all(|v| v.reached.result_delivered)
-                {
+                if exit_after == Some(ExitAfter::Result) && self.views.values().all(|v| v.reached.result_delivered) {
                     return Some(0);
                 }
             }
@@ -563,7 +693,7 @@ impl Controller {
                 }
             }
             ViewEvent::SizeChanged { height: Some(h), .. } => {
-                let v = self.views.open.get_mut(view)?;
+                let v = self.views.get_mut(view)?;
                 // Only inline Views size themselves; fullscreen and pip fill what the host gives.
                 if v.mode != DisplayMode::Inline {
                     return None;
@@ -582,13 +712,13 @@ impl Controller {
             }
             ViewEvent::DisplayModeChanged { mode } => tracing::info!(view, "display mode is now {mode:?}"),
             ViewEvent::TeardownRequested => {
-                let handle = self.views.open.get(view)?.handle.clone();
+                let handle = self.views.get(view)?.handle.clone();
                 self.spawn_teardown(handle);
             }
             ViewEvent::Closed => self.close_view(view),
             ViewEvent::ViewToolsChanged => self.list_app_tools(view),
             ViewEvent::NotStarted { message } => {
-                let title = self.views.open.get(view).map(|v| tool_label(&v.tool)).unwrap_or_default();
+                let title = self.views.get(view).map(|v| tool_label(&v.tool)).unwrap_or_default();
                 self.status(&format!("The App {title} does not start. {message}"), true);
             }
             _ => {}
@@ -609,11 +739,11 @@ impl Controller {
         }
         self.hibernation.closed(view);
         self.forget_context(view);
-        let pip = self.views.open.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
+        let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
         if pip {
             let _ = self.ui.send_event(UserEvent::Window(WindowOp::Restore));
         }
-        if let Some(v) = self.views.open.get_mut(view) {
+        if let Some(v) = self.views.get_mut(view) {
             if v.phase.is_open() {
                 v.phase = Phase::Gone;
                 self.registry.remove(view);

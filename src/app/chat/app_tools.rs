@@ -20,7 +20,7 @@ pub(in crate::app) type AppTools = Arc<std::sync::Mutex<BTreeMap<ViewId, Vec<Too
 impl Controller {
     /// Reads `view`'s own tools (again), for the model.
     pub(in crate::app) fn list_app_tools(&self, view: &str) {
-        let Some(v) = self.views.open.get(view).filter(|_| self.conversation.chat.is_some()) else { return };
+        let Some(v) = self.views.get(view).filter(|_| self.conversation.chat.is_some()) else { return };
         let handle = v.handle.clone();
         let server = v.server.clone();
         let identity = self.servers.identity(&server).unwrap_or_default();
@@ -49,7 +49,7 @@ impl Controller {
 
     /// The developer panel: `view`'s own tools, or a call of one (`call`), shown in its Tools tab.
     pub(in crate::app) fn dev_view_tools(&self, view: &str, call: Option<(String, Map<String, Value>)>) {
-        let Some(handle) = self.views.open.get(view).map(|v| v.handle.clone()) else { return };
+        let Some(handle) = self.views.get(view).map(|v| v.handle.clone()) else { return };
         let (ui, view) = (self.ui.clone(), view.to_owned());
         tokio::spawn(async move {
             let listed = handle.list_view_tools().await;

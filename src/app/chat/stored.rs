@@ -122,9 +122,9 @@ impl Controller {
             return;
         }
         let open: Vec<ViewId> =
-            self.views.open.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect();
+            self.views.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect();
         for view in open {
-            if let Some(v) = self.views.open.get(&view) {
+            if let Some(v) = self.views.get(&view) {
                 self.spawn_teardown(v.handle.clone());
             }
         }
@@ -175,10 +175,10 @@ impl Controller {
                         .and_then(|u| u.resource_uri)
                         .is_some();
                     if has_ui {
-                        let id = format!("v{}", self.views.next_view);
-                        self.views.cached_results.insert(id.clone(), result);
+                        let id = self.views.next_id();
+                        self.views.cache_result(&id, result);
                         if let Err(e) = self.open(Some(&server), &tool, arguments, Opening::Reload) {
-                            self.views.cached_results.remove(&id);
+                            self.views.uncache(&id);
                             tracing::warn!("a View of the reopened conversation cannot open: {e}");
                         }
                     } else {
