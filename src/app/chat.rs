@@ -115,7 +115,7 @@ impl Controller {
             Some(chat) => {
                 chat.handle.send(Input::SwitchModel(conversation::SharedModel(model)));
                 let ready = ShellCommand::ChatReady { model: described.clone() };
-                self.shell_page.history.retain(|c| !matches!(c, ShellCommand::ChatReady { .. }));
+                self.shell_page.keep(|c| !matches!(c, ShellCommand::ChatReady { .. }));
                 self.shell(ready.clone());
                 self.remember(ready);
             }
@@ -377,7 +377,7 @@ impl Controller {
     fn chat_card(&mut self, cmd: ShellCommand) {
         self.shell(cmd.clone());
         if let (ShellCommand::ChatText { text }, Some(ShellCommand::ChatText { text: kept })) =
-            (&cmd, self.shell_page.history.last_mut())
+            (&cmd, self.shell_page.last_remembered_mut())
         {
             // The shell shows at most this much of an answer; a restarted one gets no more.
             if kept.len() < 200_000 {

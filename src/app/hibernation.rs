@@ -238,7 +238,7 @@ impl Controller {
         !self.options.preview
             && self.options.exit_after.is_none()
             && self.ending.exiting.is_none()
-            && !self.recovery.recycling
+            && !self.recovery.is_recycling()
     }
 
     /// The shell says which Views are near sight: sleepers there wake, then the budget is kept.
@@ -273,11 +273,11 @@ impl Controller {
     /// could not be answered, and the process is busy enough). A View with its result that
     /// never finished its handshake may be put away first ([`Sleepable::NotStarted`]).
     fn may_sleep(&self, id: &str, v: &ViewState) -> Sleepable {
-        let may = !self.recovery.processes.is_hung(&v.label)
+        let may = !self.recovery.is_hung(&v.label)
             && v.mode == DisplayMode::Inline
             && v.result.is_some()
             && !self.questions.consent_open_for(id)
-            && self.recovery.on_probation.as_ref().is_none_or(|(p, _)| p != id)
+            && !self.recovery.is_on_probation(id)
             && !self.conversation.model_views.contains(id);
         match v.phase {
             Phase::Initialized if may && v.reached.result_delivered => Sleepable::Yes,

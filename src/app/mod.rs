@@ -419,12 +419,12 @@ impl Controller {
         }
         let deadline = tokio::time::sleep(self.options.timeout);
         tokio::pin!(deadline);
-        self.recovery.web_memory_limit_mb = supervisor::memory_limit_mb(self.options.web_memory_limit_mb);
-        tracing::debug!("web content memory limit: {} MB", self.recovery.web_memory_limit_mb);
+        let memory_limit_mb = self.recovery.set_memory_limit(self.options.web_memory_limit_mb);
+        tracing::debug!("web content memory limit: {memory_limit_mb} MB");
         let mut watch = tokio::time::interval(supervisor::HEARTBEAT);
         watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         // The /proc scan runs on a blocking thread, not in this loop, which relays every message.
-        let mut over_limit = supervisor::watch_memory(self.recovery.web_memory_limit_mb);
+        let mut over_limit = supervisor::watch_memory(memory_limit_mb);
         // The conversation's outputs, of this run's every conversation (one may start later,
         // from the model settings page).
         let (chat_tx, mut chat_rx) = mpsc::unbounded_channel();
@@ -474,10 +474,7 @@ impl Controller {
                             if self.views.is_startup(&view) {
                                 self.fail(&e.to_string());
                             }
-                            if self.recovery.on_probation.as_ref().is_some_and(|(id, _)| *id == view) {
-                                self.recovery.on_probation = None;
-                                self.advance_probation();
-                            }
+                            self.probation_ended(&view);
                         }
                     }
                 },

@@ -6,41 +6,12 @@ use super::*;
 impl Controller {
     pub(super) fn on_shell(&mut self, msg: ShellMessage) {
         match msg {
-            ShellMessage::Alive => {
-                if let Some(hung) = self.recovery.supervisor.alive(Instant::now()) {
-                    let line = format!("the Apps respond again after {:.1} s", hung.as_secs_f64());
-                    tracing::warn!("{line}");
-                    self.trace.record(
-                        None,
-                        Direction::Diagnostic,
-                        &json!({"kind": "responsive", "after_ms": hung.as_millis() as u64}),
-                    );
-                    let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::DismissHung));
-                    self.status(&format!("The Apps were not responding; {line}."), false);
-                }
-            }
-            ShellMessage::Ready if self.recovery.recycling => {
-                // A fresh shell after a recycle or a stop: give it the state the old one had.
-                self.recovery.recycling = false;
-                self.shell_page.ready = true;
-                self.recovery.supervisor.alive(Instant::now());
-                self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycled"}));
-                self.shell(ShellCommand::Theme { theme: self.theme });
-                self.show_servers();
-                for cmd in self.shell_page.history.clone() {
-                    self.shell(cmd);
-                }
-                for text in std::mem::take(&mut self.shell_page.backlog) {
-                    let _ = self.ui.send_event(UserEvent::Shell(text));
-                }
-                self.restore_views();
-            }
+            ShellMessage::Alive => self.shell_alive(),
+            ShellMessage::Ready if self.recovery.is_recycling() => self.shell_reloaded(),
             ShellMessage::Ready => {
-                self.shell_page.ready = true;
-                self.recovery.supervisor.alive(Instant::now());
-                for text in std::mem::take(&mut self.shell_page.backlog) {
-                    let _ = self.ui.send_event(UserEvent::Shell(text));
-                }
+                self.shell_page.became_ready();
+                self.recovery.heard_from_shell();
+                self.shell_page.flush(&self.ui);
                 if let Some(script) = self.options.automation.clone() {
                     let _ = self.ui.send_event(UserEvent::Eval(script));
                 }
@@ -188,7 +159,7 @@ impl Controller {
                 if self.close_sleeper(&view) {
                     // Its card was all that was left.
                 } else if let Some(v) =
-                    self.views.get(&view).filter(|v| v.phase.is_open() && self.recovery.processes.is_hung(&v.label))
+                    self.views.get(&view).filter(|v| v.phase.is_open() && self.recovery.is_hung(&v.label))
                 {
                     // Its process does not answer: no teardown to wait for (closing ends it).
                     tracing::warn!(view = %view, "closing a View that does not respond");

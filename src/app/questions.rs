@@ -243,9 +243,7 @@ impl Controller {
                     None => text.map(|t| consent::block(&conversation_bound(&t))),
                 };
                 // Only a View's latest model context matters.
-                self.shell_page
-                    .history
-                    .retain(|c| !matches!(c, ShellCommand::Context { view: v, .. } if *v == view.view));
+                self.shell_page.keep(|c| !matches!(c, ShellCommand::Context { view: v, .. } if *v == view.view));
                 let cmd = ShellCommand::Context {
                     view: view.view.clone(),
                     from: consent::app_label(&view.tool, &view.server),

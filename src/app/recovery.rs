@@ -21,28 +21,28 @@ pub(super) struct Restore {
 /// on probation, and the idle recycling of the web process.
 pub(super) struct Recovery {
     /// Watches the web content: heartbeats, hangs, stops.
-    pub(super) supervisor: Supervisor,
+    supervisor: Supervisor,
     /// The web content's memory limit.
-    pub(super) web_memory_limit_mb: u64,
+    web_memory_limit_mb: u64,
     /// Views to reopen once a restarted shell is ready.
-    pub(super) to_restore: Vec<Restore>,
+    to_restore: Vec<Restore>,
     /// Views waiting for their turn on probation, and the one on probation now.
-    pub(super) probation: VecDeque<Restore>,
-    pub(super) on_probation: Option<(ViewId, Restore)>,
+    probation: VecDeque<Restore>,
+    on_probation: Option<(ViewId, Restore)>,
     /// When the View on probation initialized, and the web content's memory then (MB).
-    pub(super) probation_mark: Option<(Instant, u64)>,
-    pub(super) probation_tx: mpsc::UnboundedSender<ViewId>,
+    probation_mark: Option<(Instant, u64)>,
+    probation_tx: mpsc::UnboundedSender<ViewId>,
     /// Why the web content stopped, for the status line once the restarted shell is ready.
-    pub(super) status_after_restart: Option<String>,
+    status_after_restart: Option<String>,
     /// Views found to stop the web content (on probation at a stop): not reopened.
-    pub(super) held: Vec<Restore>,
+    held: Vec<Restore>,
     /// The web processes of the Views, one per server: hangs and stops.
-    pub(super) processes: ViewProcesses,
+    processes: ViewProcesses,
     /// Views mounted since the web process was last recycled.
-    pub(super) opened_since_recycle: usize,
+    opened_since_recycle: usize,
     /// Set while the shell reloads in a fresh web process; its state is sent again on `ready`.
-    pub(super) recycling: bool,
-    pub(super) recycle_tx: mpsc::UnboundedSender<u64>,
+    recycling: bool,
+    recycle_tx: mpsc::UnboundedSender<u64>,
 }
 
 impl Recovery {
@@ -67,6 +67,37 @@ impl Recovery {
             recycle_tx,
         }
     }
+
+    /// Sets the web content's memory limit from the one asked for (or the machine's); returns it.
+    pub(super) fn set_memory_limit(&mut self, asked: Option<u64>) -> u64 {
+        self.web_memory_limit_mb = supervisor::memory_limit_mb(asked);
+        self.web_memory_limit_mb
+    }
+
+    /// The shell's heartbeat; returns how long the web content did not respond, if it hung.
+    pub(super) fn heard_from_shell(&mut self) -> Option<Duration> {
+        self.supervisor.alive(Instant::now())
+    }
+
+    /// Whether the shell is reloading in a fresh web process (after a recycle or a stop).
+    pub(super) fn is_recycling(&self) -> bool {
+        self.recycling
+    }
+
+    /// Whether the web process of the Views labelled `label` does not respond.
+    pub(super) fn is_hung(&self, label: &str) -> bool {
+        self.processes.is_hung(label)
+    }
+
+    /// Whether `view` is the View on probation.
+    pub(super) fn is_on_probation(&self, view: &str) -> bool {
+        self.on_probation.as_ref().is_some_and(|(id, _)| id == view)
+    }
+
+    /// A View was mounted (it counts towards the next recycle).
+    pub(super) fn view_mounted(&mut self) {
+        self.opened_since_recycle += 1;
+    }
 }
 
 impl Restore {
@@ -83,6 +114,44 @@ impl Restore {
 }
 
 impl Controller {
+    /// The shell's heartbeat: the web content responds (again).
+    pub(super) fn shell_alive(&mut self) {
+        if let Some(hung) = self.recovery.heard_from_shell() {
+            let line = format!("the Apps respond again after {:.1} s", hung.as_secs_f64());
+            tracing::warn!("{line}");
+            self.trace.record(
+                None,
+                Direction::Diagnostic,
+                &json!({"kind": "responsive", "after_ms": hung.as_millis() as u64}),
+            );
+            let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::DismissHung));
+            self.status(&format!("The Apps were not responding; {line}."), false);
+        }
+    }
+
+    /// A fresh shell after a recycle or a stop is ready: it gets the state the old one had.
+    pub(super) fn shell_reloaded(&mut self) {
+        self.recovery.recycling = false;
+        self.shell_page.became_ready();
+        self.recovery.supervisor.alive(Instant::now());
+        self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycled"}));
+        self.shell(ShellCommand::Theme { theme: self.theme });
+        self.show_servers();
+        for cmd in self.shell_page.history().to_vec() {
+            self.shell(cmd);
+        }
+        self.shell_page.flush(&self.ui);
+        self.restore_views();
+    }
+
+    /// `view` is gone or failed: if it was on probation, the next one's turn comes.
+    pub(super) fn probation_ended(&mut self, view: &str) {
+        if self.recovery.is_on_probation(view) {
+            self.recovery.on_probation = None;
+            self.advance_probation();
+        }
+    }
+
     /// WebKit keeps much of the memory of closed Views in its web process. When many Views
     /// were opened and none is open any more, the process is replaced after a quiet moment (not
     /// in preview, whose log lives in the page).
@@ -114,7 +183,7 @@ impl Controller {
         }
         self.recovery.opened_since_recycle = 0;
         self.recovery.recycling = true;
-        self.shell_page.ready = false;
+        self.shell_page.reloading();
         // The process ends on purpose: its termination is not a failure to recover from.
         self.recovery.supervisor.stopping(RECYCLED);
         // Closed Views' records are not needed by a fresh page.
@@ -160,7 +229,7 @@ impl Controller {
     /// ended at once; WebKit then reports it gone to the webviews it served (the shell, or one
     /// server's Views), and those recover.
     pub(super) fn over_memory_limit(&mut self, pid: u32, mb: u64) {
-        if !self.shell_page.ready || self.ending.exiting.is_some() {
+        if !self.shell_page.is_ready() || self.ending.exiting.is_some() {
             return;
         }
         let reason =
@@ -417,7 +486,7 @@ impl Controller {
         let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::DismissHung));
         self.recovery.status_after_restart = Some(reason);
         self.recovery.recycling = true;
-        self.shell_page.ready = false;
+        self.shell_page.reloading();
         self.recovery.opened_since_recycle = 0;
         let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::Restart));
     }

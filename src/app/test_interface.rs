@@ -148,7 +148,7 @@ impl Controller {
     /// an App or the model (its text whole).
     fn conversation_record(&self) -> Value {
         let mut turns: Vec<Value> = Vec::new();
-        for command in &self.shell_page.history {
+        for command in self.shell_page.history() {
             match command {
                 ShellCommand::Message { view, from, role, text } => {
                     turns.push(json!({ "role": role, "from": from, "view": view, "text": text }))
@@ -170,7 +170,7 @@ impl Controller {
     /// Each View's model context, as last set (none once cleared).
     fn conversation_context(&self) -> Value {
         let mut latest: Vec<(String, Value)> = Vec::new();
-        for command in &self.shell_page.history {
+        for command in self.shell_page.history() {
             if let ShellCommand::Context { view, from, text } = command {
                 latest.retain(|(v, _)| v != view);
                 if let Some(text) = text {

@@ -545,7 +545,7 @@ impl Controller {
     }
 
     pub(super) fn mount(&mut self, handle: ViewHandle, tool: &str) {
-        self.recovery.opened_since_recycle += 1;
+        self.recovery.view_mounted();
         let id = handle.id().to_owned();
         // A View that wakes takes its sleeper's card, height and place.
         let woken = self.woken(&id);
@@ -728,10 +728,7 @@ impl Controller {
 
     pub(super) fn close_view(&mut self, view: &str) {
         self.test_view_gone(view, "it was closed");
-        if self.recovery.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
-            self.recovery.on_probation = None;
-            self.advance_probation();
-        }
+        self.probation_ended(view);
         self.refuse_dialogs_of(view);
         self.forget_app_tools(view);
         if self.fell_asleep(view) {
@@ -768,10 +765,7 @@ impl Controller {
 
     /// Keeps a shell command of the conversation's record for a reloaded shell (bounded).
     pub(super) fn remember(&mut self, cmd: ShellCommand) {
-        if self.shell_page.history.len() >= 1000 {
-            self.shell_page.history.remove(0);
-        }
-        self.shell_page.history.push(cmd);
+        self.shell_page.remember(cmd);
     }
 }
 

@@ -80,7 +80,7 @@ impl Controller {
                 json!({"id": c.id, "title": title})
             })
             .collect();
-        self.shell_page.history.retain(|c| !matches!(c, ShellCommand::Conversations { .. }));
+        self.shell_page.keep(|c| !matches!(c, ShellCommand::Conversations { .. }));
         let cmd = ShellCommand::Conversations { list: items };
         self.shell(cmd.clone());
         self.remember(cmd);
@@ -128,7 +128,7 @@ impl Controller {
                 self.spawn_teardown(v.handle.clone());
             }
         }
-        self.shell_page.history.retain(|c| {
+        self.shell_page.keep(|c| {
             !matches!(c, ShellCommand::Chat { .. } | ShellCommand::ChatText { .. } | ShellCommand::ChatEnd { .. })
         });
         self.shell(ShellCommand::ChatClear);
