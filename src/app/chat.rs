@@ -41,15 +41,42 @@ enum Go {
 #[derive(Default)]
 pub(super) struct Conversation {
     /// The conversation with the model, when one is configured.
-    pub(super) chat: Option<Chat>,
+    chat: Option<Chat>,
     /// Views of the model's calls being prepared: what their call waits on.
-    pub(super) deferred: HashMap<ViewId, DeferredCall>,
+    deferred: HashMap<ViewId, DeferredCall>,
     /// Every View opened for a model's call (never reopened before its call is made).
-    pub(super) model_views: HashSet<ViewId>,
+    model_views: HashSet<ViewId>,
     /// Where every conversation of this run sends its outputs (with its generation).
-    pub(super) chat_out: Option<mpsc::UnboundedSender<(u64, conversation::Output)>>,
+    chat_out: Option<mpsc::UnboundedSender<(u64, conversation::Output)>>,
     /// Each live View's own tools, offered to the model.
-    pub(super) app_tools: AppTools,
+    app_tools: AppTools,
+}
+
+impl Conversation {
+    /// Whether a conversation with a model runs.
+    pub(super) fn is_on(&self) -> bool {
+        self.chat.is_some()
+    }
+
+    /// Whether turns were sent to the model and did not end yet.
+    pub(super) fn awaits_answer(&self) -> bool {
+        self.chat.as_ref().is_some_and(|c| c.turns > 0)
+    }
+
+    /// Where every conversation of this run sends its outputs.
+    pub(super) fn set_outputs(&mut self, tx: mpsc::UnboundedSender<(u64, conversation::Output)>) {
+        self.chat_out = Some(tx);
+    }
+
+    /// What the model's call of View `view` waits on, taken by its View's setup.
+    pub(super) fn take_deferred(&mut self, view: &str) -> Option<DeferredCall> {
+        self.deferred.remove(view)
+    }
+
+    /// Whether `view` was opened for a model's call.
+    pub(super) fn is_model_view(&self, view: &str) -> bool {
+        self.model_views.contains(view)
+    }
 }
 
 /// The conversation of this window.
@@ -124,7 +151,7 @@ impl Controller {
                 self.start_chat();
                 if let Some(chat) = self.conversation.chat.as_mut() {
                     // The servers were tried long ago: nothing waits for a first prompt.
-                    chat.prompted = self.server_list.started;
+                    chat.prompted = self.server_list.all_tried();
                 }
                 self.show_commands();
                 self.show_servers();

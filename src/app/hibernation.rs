@@ -237,7 +237,7 @@ impl Controller {
     fn may_hibernate(&self) -> bool {
         !self.options.preview
             && self.options.exit_after.is_none()
-            && self.ending.exiting.is_none()
+            && !self.ending.is_exiting()
             && !self.recovery.is_recycling()
     }
 
@@ -278,7 +278,7 @@ impl Controller {
             && v.result.is_some()
             && !self.questions.consent_open_for(id)
             && !self.recovery.is_on_probation(id)
-            && !self.conversation.model_views.contains(id);
+            && !self.conversation.is_model_view(id);
         match v.phase {
             Phase::Initialized if may && v.reached.result_delivered => Sleepable::Yes,
             Phase::Mounted if may && !v.reached.initialized => Sleepable::NotStarted,

@@ -39,6 +39,7 @@ use window::{FrameMount, FrameOp, HostInput, Ui, UserEvent, WebContentOp, WebCon
 mod chat;
 pub(crate) mod dialogs;
 mod display;
+mod ending;
 mod frame_height;
 mod hibernation;
 pub(crate) mod install_request;
@@ -59,6 +60,7 @@ pub(crate) mod test_interface;
 mod views;
 pub(crate) mod window;
 
+use ending::{take_screenshot, Ending};
 use frame_height::{FrameHeight, Sizing};
 use hibernation::{Hibernation, DEFAULT_LIVE_VIEWS};
 pub use interaction::Interaction;
@@ -198,14 +200,6 @@ pub(super) struct Controller {
     test_waiting: test_interface::Waiting,
 }
 
-/// How the run ends: the exit begun (with its code), or the goal reached and settling.
-struct Ending {
-    exiting: Option<i32>,
-    /// Set once the run reached its goal: settle, screenshot, then exit with this code.
-    finishing: bool,
-    finished_tx: mpsc::UnboundedSender<i32>,
-}
-
 /// A View's session, or why it could not start.
 type Setup = Result<ViewHandle>;
 
@@ -263,7 +257,7 @@ impl Controller {
             conversation: chat::Conversation::default(),
             preview: preview::Preview::new(started),
             server_list: servers::ServerList::default(),
-            ending: Ending { exiting: None, finishing: false, finished_tx },
+            ending: Ending::new(finished_tx),
             hibernation,
             interaction,
             test_waiting: Default::default(),
@@ -292,66 +286,6 @@ impl Controller {
     /// The status line: one line, whatever a server's reason contains.
     fn status(&mut self, text: &str, error: bool) {
         self.shell(ShellCommand::Status { text: consent::one_line_max(text, 400), error });
-    }
-
-    /// Starts closing: every open View gets its graceful teardown (bounded) while the loop keeps
-    /// relaying messages, so the Views can answer; then the server stops and the window closes.
-    fn begin_exit(&mut self, code: i32) {
-        if self.ending.exiting.is_some() {
-            return;
-        }
-        self.ending.exiting = Some(code);
-        let handles: Vec<ViewHandle> =
-            self.views.values().filter(|v| v.phase.is_open()).map(|v| v.handle.clone()).collect();
-        let servers = self.servers.clone();
-        let ui = self.ui.clone();
-        tokio::spawn(async move {
-            let mut set = tokio::task::JoinSet::new();
-            for h in handles {
-                set.spawn(async move { (h.id().to_owned(), h.teardown().await) });
-            }
-            while let Some(done) = set.join_next().await {
-                if let Ok((view, outcome)) = done {
-                    tracing::info!(view = %view, "teardown: {outcome:?}");
-                }
-            }
-            servers.shutdown().await;
-            let _ = ui.send_event(UserEvent::Exit(code));
-        });
-    }
-
-    /// The run reached its goal (or failed after the View was told): let the View settle, take the
-    /// screenshot if asked, then exit with `code`.
-    fn finish(&mut self, code: i32) {
-        if self.ending.finishing || self.ending.exiting.is_some() {
-            return;
-        }
-        self.ending.finishing = true;
-        let settle = self.options.settle;
-        let screenshot =
-            self.options.screenshot.clone().filter(|_| code == 0 || self.views.values().any(|v| v.reached.initialized));
-        let (ui, done, trace) = (self.ui.clone(), self.ending.finished_tx.clone(), self.trace.clone());
-        tokio::spawn(async move {
-            tokio::time::sleep(settle).await;
-            // The web content's memory once settled, for `check`'s figures.
-            if trace.is_enabled() {
-                if let Ok(Some(record)) = tokio::task::spawn_blocking(supervisor::memory_record).await {
-                    trace.record(None, Direction::Figure, &record);
-                }
-            }
-            let mut code = code;
-            if let Some(path) = screenshot {
-                code = take_screenshot(&ui, path).await.max(code);
-            }
-            let _ = done.send(code);
-        });
-    }
-
-    /// Prints one clear line and exits 1 (the window shows it too, for a person watching).
-    fn fail(&mut self, error: &str) {
-        eprintln!("error: {}", say(error));
-        self.status(error, true);
-        self.begin_exit(1);
     }
 
     pub(super) async fn run(mut self, mut from_ui: mpsc::UnboundedReceiver<HostInput>, receivers: Receivers) {
@@ -399,7 +333,7 @@ impl Controller {
         // Every server starts at once; the picker shows each as it becomes ready (or fails).
         let mut server_events = self.servers.events();
         let (started_tx, mut started_rx) = oneshot::channel::<()>();
-        if self.ending.exiting.is_none() {
+        if !self.ending.is_exiting() {
             let names = self.servers.names();
             if !names.is_empty() {
                 self.status(&format!("Starting {}…", names.join(", ")), false);
@@ -428,7 +362,7 @@ impl Controller {
         // The conversation's outputs, of this run's every conversation (one may start later,
         // from the model settings page).
         let (chat_tx, mut chat_rx) = mpsc::unbounded_channel();
-        self.conversation.chat_out = Some(chat_tx);
+        self.conversation.set_outputs(chat_tx);
         self.start_chat();
         loop {
             tokio::select! {
@@ -495,7 +429,7 @@ impl Controller {
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => self.show_servers(),
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => {}
                 },
-                Ok(()) = &mut started_rx, if !self.server_list.started => self.on_started(),
+                Ok(()) = &mut started_rx, if !self.server_list.all_tried() => self.on_started(),
                 Some(code) = finished_rx.recv() => self.begin_exit(code),
                 Some(generation) = recycle_rx.recv() => self.recycle(generation),
                 Some(view) = probation_rx.recv() => self.probation_passed(&view),
@@ -539,37 +473,6 @@ impl Controller {
             }
         }
     }
-
-    /// What is still missing when the timeout fires, if anything.
-    fn overdue(&self) -> Option<String> {
-        let secs = self.options.timeout.as_secs_f64();
-        if self.options.exit_after == Some(ExitAfter::Answer) {
-            return self
-                .conversation
-                .chat
-                .as_ref()
-                .is_some_and(|c| c.turns > 0)
-                .then(|| format!("the model did not answer within {secs} s"));
-        }
-        if self.options.opens.is_empty() {
-            return None;
-        }
-        if self.views.is_empty() {
-            return Some(format!("no View was mounted within {secs} s"));
-        }
-        if let Some((id, _)) = self.views.iter().find(|(_, v)| !v.reached.initialized && v.phase.is_open()) {
-            return Some(format!("View {id} did not send ui/notifications/initialized within {secs} s"));
-        }
-        match self.options.exit_after {
-            Some(ExitAfter::Result) if self.views.values().any(|v| !v.reached.result_delivered) => {
-                Some(format!("the tool result did not reach the View within {secs} s"))
-            }
-            Some(ExitAfter::Teardown) if self.views.values().any(|v| v.phase.is_open()) => {
-                Some(format!("the View was not torn down within {secs} s"))
-            }
-            _ => None,
-        }
-    }
 }
 
 /// Text from a server or View for a line of the host's own output (stderr): one line, so it
@@ -587,28 +490,6 @@ pub(super) struct Receivers {
     finished: mpsc::UnboundedReceiver<i32>,
     /// The interaction session's exit code.
     interaction_end: mpsc::UnboundedReceiver<i32>,
-}
-
-/// Asks the UI thread for a screenshot; returns the exit code it implies (1 when it failed).
-async fn take_screenshot(ui: &Ui, path: PathBuf) -> i32 {
-    let (tx, rx) = oneshot::channel();
-    if ui.send_event(UserEvent::Screenshot(path, tx)).is_err() {
-        return 1;
-    }
-    match tokio::time::timeout(Duration::from_secs(10), rx).await {
-        Ok(Ok(Ok(path))) => {
-            eprintln!("screenshot: {}", path.display());
-            0
-        }
-        Ok(Ok(Err(e))) => {
-            eprintln!("error: screenshot failed: {e}");
-            1
-        }
-        _ => {
-            eprintln!("error: screenshot failed: no answer from the webview");
-            1
-        }
-    }
 }
 
 /// The user's download folder, or the current directory when there is none.

@@ -6,9 +6,9 @@ use super::*;
 /// What preview keeps: recent live reloads and the live log's rate limit.
 pub(super) struct Preview {
     /// Recent live reloads per `(server, resource)`, for the storm guard.
-    pub(super) live_reloads: HashMap<(String, String), VecDeque<Instant>>,
+    live_reloads: HashMap<(String, String), VecDeque<Instant>>,
     /// The live log's rate limit: the current second, records sent in it, records left out.
-    pub(super) log_window: (Instant, usize, usize),
+    log_window: (Instant, usize, usize),
 }
 
 impl Preview {

@@ -162,7 +162,7 @@ impl Controller {
         if !idle
             || self.options.preview
             || self.recovery.opened_since_recycle < RECYCLE_AFTER_VIEWS
-            || self.ending.exiting.is_some()
+            || self.ending.is_exiting()
         {
             return;
         }
@@ -178,7 +178,7 @@ impl Controller {
         let idle = self.views.idle();
         let idle = idle && self.hibernation.is_empty();
         let quiet = self.questions.none_open() && !self.recovery.recycling;
-        if generation != self.views.generation() || !idle || !quiet || self.ending.exiting.is_some() {
+        if generation != self.views.generation() || !idle || !quiet || self.ending.is_exiting() {
             return;
         }
         self.recovery.opened_since_recycle = 0;
@@ -194,7 +194,7 @@ impl Controller {
 
     /// The supervisor's tick: a hang to report or to end.
     pub(super) fn supervise(&mut self) {
-        if self.ending.exiting.is_some() {
+        if self.ending.is_exiting() {
             return;
         }
         for label in self.recovery.processes.overdue(Instant::now()) {
@@ -229,7 +229,7 @@ impl Controller {
     /// ended at once; WebKit then reports it gone to the webviews it served (the shell, or one
     /// server's Views), and those recover.
     pub(super) fn over_memory_limit(&mut self, pid: u32, mb: u64) {
-        if !self.shell_page.is_ready() || self.ending.exiting.is_some() {
+        if !self.shell_page.is_ready() || self.ending.is_exiting() {
             return;
         }
         let reason =
@@ -286,7 +286,7 @@ impl Controller {
     /// What a server's web process of Views did: it stopped answering, answers again, or ended.
     /// Nothing else stops: the shell and other servers' Views have processes of their own.
     pub(super) fn on_frame(&mut self, signal: FrameSignal) {
-        if self.ending.exiting.is_some() {
+        if self.ending.is_exiting() {
             return;
         }
         match signal {
@@ -440,7 +440,7 @@ impl Controller {
         let now = Instant::now();
         let webkit_reason = self.recovery.processes.reason(now, webkit_reason);
         let reason = self.recovery.supervisor.terminated(now, &webkit_reason);
-        if reason == RECYCLED || self.ending.exiting.is_some() {
+        if reason == RECYCLED || self.ending.is_exiting() {
             return;
         }
         let mut open: Vec<(ViewId, ViewState)> = self.views.drain().filter(|(_, v)| v.phase.is_open()).collect();
@@ -551,7 +551,7 @@ impl Controller {
     /// reopened View would call the tool itself, unasked and without the model's arguments. The
     /// call still goes on (asked first if it must be) and its result reaches the model.
     pub(super) fn awaits_model_call(&self, id: &str, v: &ViewState) -> bool {
-        let waiting = v.result.is_none() && self.conversation.model_views.contains(id);
+        let waiting = v.result.is_none() && self.conversation.is_model_view(id);
         if waiting {
             tracing::info!(view = id, "a View of the model's call is not reopened before its call is made");
         }

@@ -15,11 +15,18 @@ const LOG_LINES: usize = 40;
 #[derive(Default)]
 pub(super) struct ServerList {
     /// Set once every server was tried at start.
-    pub(super) started: bool,
+    started: bool,
     /// The welcome is shown.
-    pub(super) welcomed: bool,
+    welcomed: bool,
     /// Why the servers editor's last change was refused, shown in it until the next one works.
-    pub(super) editor_error: Option<String>,
+    editor_error: Option<String>,
+}
+
+impl ServerList {
+    /// Whether every server was tried at start.
+    pub(super) fn all_tried(&self) -> bool {
+        self.started
+    }
 }
 
 impl Controller {
@@ -75,7 +82,7 @@ impl Controller {
                     self.open_startup_views(false);
                 }
                 if let ServerStatus::Failed { reason, .. } = &status {
-                    if self.server_list.started && self.ending.exiting.is_none() {
+                    if self.server_list.started && !self.ending.is_exiting() {
                         self.status(&format!("{} failed: {reason}", self.label(&server)), true);
                     }
                     // Nobody waits for this server's questions any more.
@@ -142,7 +149,7 @@ impl Controller {
         let index = self.servers.tools();
         // The remembered approval modes, read once for the whole list.
         let remembered =
-            self.conversation.chat.as_ref().and_then(|_| self.approvals()).map(|a| a.load()).unwrap_or_default();
+            self.conversation.is_on().then(|| self.approvals()).flatten().map(|a| a.load()).unwrap_or_default();
         let servers: Vec<Value> = self
             .servers
             .servers()
@@ -187,7 +194,7 @@ impl Controller {
                     consent::block(&shown)
                 });
                 // When the model's calls to it ask first (only with a conversation).
-                let approval = self.conversation.chat.as_ref().map(|_| {
+                let approval = self.conversation.is_on().then(|| {
                     let key = conversation::trust::Approvals::key(&info.identity);
                     remembered.get(&key).map(|r| r.mode).unwrap_or_default().as_str()
                 });

@@ -213,7 +213,7 @@ impl Controller {
 
     fn send_message(&mut self, params: &Value) -> Result<Value, String> {
         let text = text_of(params, "text")?;
-        if self.conversation.chat.is_none() {
+        if !self.conversation.is_on() {
             return Err("no model is configured: the conversation takes no message (run with --model)".into());
         }
         self.on_shell(ShellMessage::Prompt { text, attach: Vec::new(), edit: false });

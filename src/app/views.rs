@@ -206,7 +206,7 @@ impl Controller {
         let trace = self.trace.clone();
         let view_id: ViewId = view_id.to_owned();
         let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
-        let deferred = self.conversation.deferred.remove(&view_id);
+        let deferred = self.conversation.take_deferred(&view_id);
         let cached = if deferred.is_none() { self.views.cached_results.remove(&view_id) } else { None };
         let pending =
             Pending { server: server.clone(), arguments: arguments.clone(), task: None, result: cached.clone() };
@@ -480,7 +480,7 @@ impl Controller {
     /// Opens the tools named at start whose server is ready now; each waits for its own server
     /// only. Once every server was tried (`settled`), what still cannot open fails the run.
     pub(super) fn open_startup_views(&mut self, settled: bool) {
-        if self.ending.exiting.is_some() || self.views.startup_waiting.is_empty() {
+        if self.ending.is_exiting() || self.views.startup_waiting.is_empty() {
             return;
         }
         let ready: Vec<String> =
