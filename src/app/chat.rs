@@ -20,8 +20,8 @@ const PARTIAL_GAP: Duration = Duration::from_millis(50);
 /// A model's call made before its View was up waits this long for the View to show its result.
 const VIEW_WAIT: Duration = Duration::from_secs(30);
 
-/// A model's call to a UI tool whose View is open before the call is made (see `prepare_view`).
-pub(super) struct DeferredCall {
+/// A model's call to a UI tool whose View is open before the call is made.
+struct DeferredCall {
     /// The arguments so far.
     partial: watch::Receiver<Option<Map<String, Value>>>,
     /// What to do once they are complete.
@@ -42,8 +42,6 @@ enum Go {
 pub(super) struct Conversation {
     /// The conversation with the model, when one is configured.
     chat: Option<Chat>,
-    /// Views of the model's calls being prepared: what their call waits on.
-    deferred: HashMap<ViewId, DeferredCall>,
     /// Every View opened for a model's call (never reopened before its call is made).
     model_views: HashSet<ViewId>,
     /// Where every conversation of this run sends its outputs (with its generation).
@@ -66,11 +64,6 @@ impl Conversation {
     /// Where every conversation of this run sends its outputs.
     pub(super) fn set_outputs(&mut self, tx: mpsc::UnboundedSender<(u64, conversation::Output)>) {
         self.chat_out = Some(tx);
-    }
-
-    /// What the model's call of View `view` waits on, taken by its View's setup.
-    pub(super) fn take_deferred(&mut self, view: &str) -> Option<DeferredCall> {
-        self.deferred.remove(view)
     }
 
     /// Whether `view` was opened for a model's call.
@@ -425,12 +418,15 @@ impl Controller {
         let view: ViewId = self.views.reserve_id();
         let (partial_tx, partial) = watch::channel(None);
         let (go_tx, go) = oneshot::channel();
-        self.conversation.deferred.insert(view.clone(), DeferredCall { partial, go });
         self.conversation.model_views.insert(view.clone());
         if let Err(e) = self.open(Some(&entry.server), entry.name(), Map::new(), Opening::Model(view.clone())) {
-            self.conversation.deferred.remove(&view);
             tracing::warn!("the View of the model's call could not open: {e}");
             return;
+        }
+        // The call is made here once its arguments are complete (and allowed); its View gets
+        // them as they come, and its result.
+        if let Some(session) = self.views.take_model_session(&view) {
+            self.spawn_deferred(DeferredCall { partial, go }, entry, view.clone(), session);
         }
         if let Some(chat) = self.conversation.chat.as_mut() {
             chat.calls.insert(call, ChatCall { view, closed: false, partial: partial_tx, go: Some(go_tx) });
@@ -558,7 +554,7 @@ impl Controller {
 
     /// The task of a model's call whose View is open: partial input to the View until the call
     /// is decided, then the call (or the refusal) to the View and to the model.
-    pub(super) fn spawn_deferred(
+    fn spawn_deferred(
         &self,
         deferred: DeferredCall,
         entry: &ToolEntry,

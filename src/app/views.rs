@@ -33,6 +33,8 @@ pub(super) struct Views {
     channels: Option<Channels>,
     /// Where a View's teardown says it is done.
     teardowns: mpsc::UnboundedSender<ViewId>,
+    /// The sessions of Views opened for a model's call, until the conversation takes them.
+    model_sessions: HashMap<ViewId, oneshot::Receiver<ViewHandle>>,
 }
 
 impl Views {
@@ -47,6 +49,7 @@ impl Views {
             startup_ids: HashSet::new(),
             channels: None,
             teardowns,
+            model_sessions: HashMap::new(),
         }
     }
 
@@ -173,6 +176,11 @@ impl Views {
         self.startup_ids.contains(id)
     }
 
+    /// The session of `id`, opened for a model's call (once it exists), for the call's task.
+    pub(super) fn take_model_session(&mut self, id: &str) -> Option<oneshot::Receiver<ViewHandle>> {
+        self.model_sessions.remove(id)
+    }
+
     /// Where sessions, fetches and tool calls report back, once the loop runs.
     pub(super) fn set_channels(&mut self, channels: Channels) {
         self.channels = Some(channels);
@@ -190,6 +198,7 @@ impl Controller {
         entry: &ToolEntry,
         view_id: &str,
         arguments: Map<String, Value>,
+        model_call: bool,
     ) -> Result<impl std::future::Future<Output = Setup> + Send + 'static> {
         let channels = self.views.channels.clone().expect("channels exist while running");
         let (out, results) = (channels.out, channels.results);
@@ -206,16 +215,15 @@ impl Controller {
         let trace = self.trace.clone();
         let view_id: ViewId = view_id.to_owned();
         let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
-        let deferred = self.conversation.take_deferred(&view_id);
-        let cached = if deferred.is_none() { self.views.cached_results.remove(&view_id) } else { None };
+        let cached = if model_call { None } else { self.views.cached_results.remove(&view_id) };
         let pending =
             Pending { server: server.clone(), arguments: arguments.clone(), task: None, result: cached.clone() };
         self.views.pending.insert(view_id.clone(), pending);
 
-        let model_call = deferred.is_some();
-        if let Some(deferred) = deferred {
-            // The model's call: made once its arguments are complete (and allowed).
-            self.spawn_deferred(deferred, entry, view_id.clone(), session_rx);
+        if model_call {
+            // The model's call is made by the conversation once its arguments are complete (and
+            // allowed): it takes the session from here (see `chat.rs`, `model_call_started`).
+            self.views.model_sessions.insert(view_id.clone(), session_rx);
         } else if cached.is_none() {
             // The tool call: its outcome goes to the View once the session exists. (A reload
             // gets its last result again at its mount, see `mount`: the tool is not called.)
@@ -425,7 +433,7 @@ impl Controller {
             self.call_plain(&entry, &id, arguments);
             return Ok(());
         }
-        let fetch = self.prepare_view(&entry, &id, arguments)?;
+        let fetch = self.prepare_view(&entry, &id, arguments, matches!(how, Opening::Model(_)))?;
         // A sleeping View's card stands for it while it wakes.
         if how != Opening::Wake {
             let label = tool_label(entry.name());
