@@ -72,3 +72,10 @@ impl ShellPage {
         &self.history
     }
 }
+
+impl Controller {
+    /// Keeps a shell command of the conversation's record for a reloaded shell (bounded).
+    pub(super) fn remember(&mut self, cmd: ShellCommand) {
+        self.shell_page.remember(cmd);
+    }
+}
