@@ -374,10 +374,7 @@ impl Controller {
             config.policy = policy;
             // Messages for the View go from its session straight to the UI thread, into its
             // own webview: the controller does not relay them (the hot path).
-            let (post_ui, post_view) = (ui.clone(), view_id.clone());
-            config.post_sink = Some(Arc::new(move |msg| {
-                post_ui.post(post_view.clone(), msg);
-            }));
+            config.post_sink = Some(ui.line_to(view_id.clone()));
             let handle = ViewSession::spawn(config, servers.port(&server), out, trace);
             if !model_call {
                 handle.tool_input(arguments);
