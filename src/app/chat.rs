@@ -519,14 +519,7 @@ impl Controller {
                     let _ = reply.send(ToolOutcome::error(reason));
                 }
                 Go::Run { arguments, reply } => {
-                    let outcome = match app_view {
-                        Some(Some(handle)) => match handle.call_view_tool(entry.name(), arguments).await {
-                            Ok(result) => ToolOutcome::from_result(&result),
-                            Err(e) => ToolOutcome::failed(format!("the App's tool failed: {}", e.message)),
-                        },
-                        Some(None) => ToolOutcome::error("the App's card is closed: its tools are gone"),
-                        None => call_for_model(&servers, &trace, None, &entry, arguments).await.0,
-                    };
+                    let (outcome, _) = call_for_model(&servers, &trace, None, &entry, app_view, arguments).await;
                     let (text, error) = match &outcome.result {
                         Some(result) => result_for_person(result),
                         None => (dialogs::content_text(&outcome.content), true),
@@ -608,7 +601,8 @@ impl Controller {
                     if let Some(h) = &handle {
                         h.tool_input(arguments.clone());
                     }
-                    let (outcome, raw) = call_for_model(&servers, &trace, Some(&view), &entry, arguments.clone()).await;
+                    let (outcome, raw) =
+                        call_for_model(&servers, &trace, Some(&view), &entry, None, arguments.clone()).await;
                     // The model does not wait for the View.
                     let text = outcome.result.as_ref().map(result_for_person);
                     let _ = reply.send(outcome);
@@ -653,15 +647,31 @@ fn result_card(tool: &str, text: &str, error: bool) -> String {
     ShellCommand::Text { view: None, title, text: consent::block(text), error }.to_text()
 }
 
-/// Calls `entry` for the model through its server's port (restart and sign-in on demand): what
-/// the model gets, and the result (or why it failed) for the View.
+/// Makes the model's call, the one place it is made (with or without a View for it): an App's
+/// own tool on its View (`app_view`: `Some`, with the View's handle while it is open), else the
+/// server's tool through its port (restart and sign-in on demand). Returns what the model gets,
+/// and the result (or why it failed) for the View.
 async fn call_for_model(
     servers: &Arc<Registry>,
     trace: &Trace,
     view: Option<&str>,
     entry: &ToolEntry,
+    app_view: Option<Option<ViewHandle>>,
     arguments: Map<String, Value>,
 ) -> (ToolOutcome, Result<Value, String>) {
+    match app_view {
+        Some(Some(handle)) => {
+            return match handle.call_view_tool(entry.name(), arguments).await {
+                Ok(result) => (ToolOutcome::from_result(&result), Ok(result)),
+                Err(e) => (ToolOutcome::failed(format!("the App's tool failed: {}", e.message)), Err(e.to_string())),
+            };
+        }
+        Some(None) => {
+            let reason = "the App's card is closed: its tools are gone";
+            return (ToolOutcome::error(reason), Err(reason.to_owned()));
+        }
+        None => {}
+    }
     match call_tool_traced(servers, trace, view, &entry.server, entry.name(), arguments).await {
         Ok(result) => (ToolOutcome::from_result(&result), Ok(result)),
         Err(e) => (ToolOutcome::failed(format!("the tool call failed: {}", e.message)), Err(e.to_string())),
