@@ -45,6 +45,17 @@ pub(super) struct Recovery {
     recycle_tx: mpsc::UnboundedSender<u64>,
 }
 
+/// What the check of a View on probation found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ProbationCheck {
+    /// It is not (or no longer) the View on probation.
+    NotOnProbation,
+    /// Not quiet yet: checked again later.
+    NotQuietYet,
+    /// Quiet, or on probation long enough: the next View's turn.
+    Passed,
+}
+
 impl Recovery {
     pub(super) fn new(
         stop_after: Duration,
@@ -92,6 +103,38 @@ impl Recovery {
     /// Whether `view` is the View on probation.
     pub(super) fn is_on_probation(&self, view: &str) -> bool {
         self.on_probation.as_ref().is_some_and(|(id, _)| id == view)
+    }
+
+    /// `view` initialized: if it is on probation, its quiet time starts at `now`, with the web
+    /// content's memory then (`web_mb`, read only then); returns whether it is on probation.
+    pub(super) fn probation_started(&mut self, view: &str, now: Instant, web_mb: impl FnOnce() -> u64) -> bool {
+        if !self.is_on_probation(view) {
+            return false;
+        }
+        self.probation_mark = Some((now, web_mb()));
+        true
+    }
+
+    /// The check of `view` on probation at `now`: quiet (responsive, memory grown little) or
+    /// on probation long enough, it passes and the next View's turn comes; else it is checked
+    /// again later. `web_mb` reads the web content's memory (read only when checked).
+    pub(super) fn check_probation(&mut self, view: &str, now: Instant, web_mb: impl FnOnce() -> u64) -> ProbationCheck {
+        if !self.is_on_probation(view) {
+            return ProbationCheck::NotOnProbation;
+        }
+        let Some((since, mb)) = self.probation_mark else { return ProbationCheck::NotOnProbation };
+        let grown = web_mb().saturating_sub(mb);
+        let responsive = self.supervisor.alive_within(now, Duration::from_millis(750));
+        let quiet = responsive && grown <= supervisor::PROBATION_GROWTH_MB;
+        if !quiet && now.saturating_duration_since(since) < supervisor::PROBATION_MAX {
+            tracing::info!(view, responsive, grown_mb = grown, "not quiet yet on probation");
+            self.probation_mark = Some((since, mb + grown));
+            return ProbationCheck::NotQuietYet;
+        }
+        tracing::info!(view, "passed probation");
+        self.on_probation = None;
+        self.probation_mark = None;
+        ProbationCheck::Passed
     }
 
     /// A View was mounted (it counts towards the next recycle).
@@ -601,8 +644,7 @@ impl Controller {
 
     /// The View on probation initialized: once it stayed quiet a moment, the next may open.
     pub(super) fn probation_initialized(&mut self, view: &str) {
-        if self.recovery.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
-            self.recovery.probation_mark = Some((Instant::now(), supervisor::web_content_mb()));
+        if self.recovery.probation_started(view, Instant::now(), supervisor::web_content_mb) {
             self.probation_check_later(view);
         }
     }
@@ -618,23 +660,54 @@ impl Controller {
     /// A quiet period of the View on probation ended: it passes when the web content kept
     /// responding and did not grow much (a busy loop or a memory bomb is not quiet).
     pub(super) fn probation_passed(&mut self, view: &str) {
-        if self.recovery.on_probation.as_ref().is_none_or(|(id, _)| id != view) {
-            return;
+        match self.recovery.check_probation(view, Instant::now(), supervisor::web_content_mb) {
+            ProbationCheck::NotOnProbation => {}
+            ProbationCheck::NotQuietYet => self.probation_check_later(view),
+            ProbationCheck::Passed => self.advance_probation(),
         }
-        let now = Instant::now();
-        let Some((since, mb)) = self.recovery.probation_mark else { return };
-        let grown = supervisor::web_content_mb().saturating_sub(mb);
-        let responsive = self.recovery.supervisor.alive_within(now, Duration::from_millis(750));
-        let quiet = responsive && grown <= supervisor::PROBATION_GROWTH_MB;
-        if !quiet && now.saturating_duration_since(since) < supervisor::PROBATION_MAX {
-            tracing::info!(view, responsive, grown_mb = grown, "not quiet yet on probation");
-            self.recovery.probation_mark = Some((since, mb + grown));
-            self.probation_check_later(view);
-            return;
-        }
-        tracing::info!(view, "passed probation");
-        self.recovery.on_probation = None;
-        self.recovery.probation_mark = None;
-        self.advance_probation();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on_probation(view: &str) -> Recovery {
+        let (recycle_tx, _) = mpsc::unbounded_channel();
+        let (probation_tx, _) = mpsc::unbounded_channel();
+        let mut recovery = Recovery::new(Duration::from_secs(5), recycle_tx, probation_tx);
+        let restore =
+            Restore { old: "v0".into(), server: "s".into(), tool: "t".into(), arguments: Map::new(), result: None };
+        recovery.on_probation = Some((view.to_owned(), restore));
+        recovery
+    }
+
+    #[test]
+    fn a_view_passes_probation_when_quiet_or_after_the_longest_wait() {
+        let start = Instant::now();
+        // Quiet: the shell answers and the web content's memory grew little.
+        let mut quiet = on_probation("v1");
+        assert!(quiet.probation_started("v1", start, || 500));
+        quiet.supervisor.alive(start);
+        let check = quiet.check_probation("v1", start, || 500 + supervisor::PROBATION_GROWTH_MB);
+        assert_eq!(check, ProbationCheck::Passed);
+        assert!(!quiet.is_on_probation("v1"), "the next View's turn comes");
+
+        // Its memory grows too much: checked again, until the longest wait is over.
+        let mut growing = on_probation("v1");
+        assert!(growing.probation_started("v1", start, || 500));
+        growing.supervisor.alive(start);
+        let check = growing.check_probation("v1", start, || 500 + supervisor::PROBATION_GROWTH_MB + 1);
+        assert_eq!(check, ProbationCheck::NotQuietYet);
+        assert!(growing.is_on_probation("v1"));
+        let late = start + supervisor::PROBATION_MAX;
+        assert_eq!(growing.check_probation("v1", late, || 10_000), ProbationCheck::Passed);
+
+        // Another View, or one that never initialized, is not checked.
+        let mut other = on_probation("v1");
+        assert!(!other.probation_started("v2", start, || 500));
+        assert_eq!(other.check_probation("v2", start, || 500), ProbationCheck::NotOnProbation);
+        assert_eq!(other.check_probation("v1", start, || 500), ProbationCheck::NotOnProbation);
+        assert!(other.is_on_probation("v1"));
     }
 }
