@@ -178,7 +178,7 @@ pub(super) struct Controller {
     servers: Arc<Registry>,
     /// The shell's page: whether it is ready, what waits for it, what it is sent again.
     shell_page: ShellPage,
-    /// The Views: open, being prepared, named at start (see `views.rs`).
+    /// The Views: open, being prepared, named at start (see `views/`).
     views: Views,
     /// Restarts after a stop, probation, recycling, the supervisor (see `recovery.rs`).
     recovery: Recovery,
