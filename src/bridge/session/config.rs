@@ -39,7 +39,7 @@ pub struct ViewConfig {
     pub openai_shim: bool,
     /// Decides what needs deciding.
     pub policy: Arc<dyn HostPolicy>,
-    /// Where the messages for the View go, if not the output channel as [`ViewOutput::Post`]:
+    /// Where the messages for the View go, if not the output channel as [`ViewOutput::Post`](super::ViewOutput::Post):
     /// called on the session's task with the JSON text, so a host whose webview takes messages
     /// from any thread needs no task to relay them. `None`: the output channel.
     pub post_sink: Option<PostSink>,
