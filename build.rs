@@ -1,4 +1,4 @@
-//! Builds the web process extension (`webext/collect.c`, `webext/requests.c`, `webext/session.c`) that the desktop host gives WebKit
+//! Builds the web process extension (`webext/collect.c`, `webext/requests.c`, `webext/session.c`, `webext/clipboard.c`) that the desktop host gives WebKit
 //! (see `src/desktop/web_extension.rs`), and puts the library WebKit's processes spend most of
 //! their start-up symbol lookups on in the host binary's own `DT_NEEDED` list (see
 //! `src/host_env.rs`).
@@ -10,7 +10,15 @@ use std::path::Path;
 const FRONT_OF_SCOPE: &str = "libflite_cmu_time_awb.so.1";
 
 fn main() {
-    for file in ["webext/collect.c", "webext/requests.c", "webext/requests.h", "webext/session.c", "webext/session.h"] {
+    for file in [
+        "webext/collect.c",
+        "webext/requests.c",
+        "webext/requests.h",
+        "webext/session.c",
+        "webext/session.h",
+        "webext/clipboard.c",
+        "webext/clipboard.h",
+    ] {
         println!("cargo::rerun-if-changed={file}");
     }
     let desktop = std::env::var_os("CARGO_FEATURE_DESKTOP").is_some();
@@ -27,7 +35,7 @@ fn main() {
     let library = out.join("libmcp-apps-host-collect.so");
     let compiler = cc::Build::new().get_compiler();
     let mut objects = Vec::new();
-    for source in ["collect", "requests", "session"] {
+    for source in ["collect", "requests", "session", "clipboard"] {
         let object = out.join(format!("{source}.o"));
         let mut compile = compiler.to_command();
         compile.args(["-c", "-fPIC", "-O2", "-Wall", "-Werror", &format!("webext/{source}.c"), "-o"]).arg(&object);

@@ -223,7 +223,52 @@
     burstBytes += text.length;
   }
 
+  // The View's localStorage, kept by the host across runs (src/sandbox/storage.rs): WebKitGTK
+  // keeps a third-party frame's storage in memory only, and a View is one under the host's top
+  // document. This page shares the View's origin and so its storage area: it hears the View's
+  // changes (a `storage` event reaches every other document of the area) and sends them to the
+  // host, and it puts back the host's items before the first View of an empty area loads. The
+  // View can script this page and send anything here: the host keeps it for this server's
+  // origin only, which the View can write anyway.
+  var STORAGE_SEED = "mcp-apps-host/storage";
+  var storageArea = null;
+  try { storageArea = window.localStorage; } catch (e) { /* storage refused: nothing kept */ }
+  var storageChange = null;
+  function seedStorage(params) {
+    var items = params && params.items;
+    // An area that holds anything is this run's already (another View of the server wrote it).
+    if (!storageArea || !items || typeof items !== "object" || storageArea.length !== 0) return;
+    Object.keys(items).forEach(function (key) {
+      if (typeof items[key] === "string") {
+        try { storageArea.setItem(key, items[key]); } catch (e) { /* over the quota: the rest is lost */ }
+      }
+    });
+  }
+  function sendStorageChange() {
+    var change = storageChange;
+    storageChange = null;
+    try { hostSend("s", JSON.stringify(change)); } catch (e) { /* nothing to do */ }
+  }
+  // The changes of one turn go together: an App that writes a key in a loop sends its last value.
+  window.addEventListener("storage", function (e) {
+    if (!storageArea || e.storageArea !== storageArea) return;
+    if (storageChange === null) {
+      storageChange = { clear: false, set: {} };
+      setTimeout(sendStorageChange, 0);
+    }
+    if (e.key === null) {
+      storageChange.clear = true;
+      storageChange.set = {};
+    } else {
+      storageChange.set[e.key] = e.newValue;
+    }
+  });
+
   function fromHost(data) {
+    if (data && data.method === STORAGE_SEED) {
+      seedStorage(data.params);
+      return;
+    }
     if (data && data.method === RESOURCE_READY) {
       loadView(data.params);
       return;

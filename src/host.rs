@@ -358,12 +358,15 @@ impl TestInterface {
         self.call("displayTestApp", serde_json::json!({ "tool": tool, "arguments": arguments })).await
     }
 
-    /// Closes every View and refuses every open question.
+    /// Closes every View and refuses every open question (`call("resetEnvironment", {"server",
+    /// "tool"})` closes only those Views).
     pub async fn reset_environment(&self) -> std::result::Result<Value, String> {
         self.call("resetEnvironment", Value::Null).await
     }
 
-    /// The conversation's turns: `{"messages": [{"role", "from", "text", ...}]}`.
+    /// The conversation's turns, each once and in order: `{"messages": [{"role", "text", ...}]}`
+    /// with the role `user`, `assistant`, `app` (with `from` and its `view`) or `tool` (the
+    /// model's call with its result).
     pub async fn get_conversation(&self) -> std::result::Result<Value, String> {
         self.call("getConversation", Value::Null).await
     }

@@ -14,6 +14,10 @@
 //! | [`server`] | MCP client connections (rmcp) | no |
 //! | [`demo`] | the embedded demo MCP server | no |
 //! | [`inspect`] | lints a server's tools and UI resources | no |
+//! | [`conversation`] | a conversation with a model over the servers' tools, without a window | no |
+//! | [`model`] | the models it runs on: OpenAI-compatible and Anthropic, streamed | no |
+//! | [`profile`] | what another MCP Apps host tells a View and allows it, as data | no |
+//! | [`error`] | [`Error`], the crate's one error type, and [`Result`] | no |
 //! | `app` (internal) | the app without a display: opening tool calls, consent, exit goals | no |
 //! | `desktop` (internal) | the app's window: tao, wry webview, custom protocols, IPC | yes |
 //! | `host` | the embedding API: `Host::builder()`, `run()` or `mount()` in your window | yes |
@@ -39,8 +43,9 @@ pub mod error;
 // Reading a server-sent event stream within bounds (the SSE transport's and the model's).
 mod event_stream;
 mod host_env;
-// Servers from where they are published (server.json, install links) into the config file.
 pub mod inspect;
+// Servers from where they are published (server.json, install links, .mcpb bundles) into the
+// config file.
 mod install;
 pub mod model;
 mod private_file;

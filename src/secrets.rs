@@ -13,8 +13,10 @@
 //! reading their keyring. Sign-in tokens fall back to the owner-only file they were always kept
 //! in (`<data dir>/mcp-apps-host/tokens/<id>.json`, see `server::auth::TokenFile`). A config file never holds a secret setting: the installer writes
 //! `${secret:KEY}` where the value goes, and the host fills it in when it starts the server.
-//! A setting's `id` is a hash of the server's name, its identity (command line or URL, as
-//! written, references included) and the key, so a reference reaches only the secret given to
+//! A setting's `id` is a hash of the server's name, its written identity (command line or URL,
+//! as written, references included: `ServerSpec::written_identity`, not the identity approval
+//! modes are kept by, which also holds the host's working directory: the installer stores a
+//! secret from a process of its own) and the key, so a reference reaches only the secret given to
 //! that same server: a config file that names `${secret:KEY}` under another command gets
 //! nothing.
 

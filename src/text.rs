@@ -43,6 +43,13 @@ pub fn one_line_max(text: &str, max_chars: usize) -> String {
     escape(text, max_chars, false)
 }
 
+/// One line of untrusted text shown whole, however long: every deceptive character (newlines
+/// too) escaped, nothing cut. For what a person agrees to run, where a hidden tail is the attack;
+/// the caller bounds the size of what it shows.
+pub fn whole_line(text: &str) -> String {
+    escape(text, usize::MAX, false)
+}
+
 /// A block of untrusted text (a message's body): newlines kept as line breaks, every other
 /// deceptive character escaped, at most [`MAX_BLOCK_CHARS`] characters.
 pub fn block(text: &str) -> String {
@@ -52,7 +59,7 @@ pub fn block(text: &str) -> String {
 /// The first `max_chars` characters of `text` with every deceptive character escaped (newlines
 /// kept when `keep_newlines`), and how many more there were.
 fn escape(text: &str, max_chars: usize, keep_newlines: bool) -> String {
-    let mut out = String::with_capacity(text.len().min(max_chars * 4));
+    let mut out = String::with_capacity(text.len().min(max_chars.saturating_mul(4)));
     let mut total = 0usize;
     for c in text.chars() {
         total += 1;

@@ -209,37 +209,33 @@ fn a_destructive_tool_asks_first_and_a_refusal_reaches_the_model_as_an_error() {
     assert_eq!(result["content"], "order 7 cancelled");
 }
 
-/// An App's `localStorage` is kept per sandbox origin across runs of the host.
+/// An App's `localStorage` is kept per sandbox origin across runs of the host, and another
+/// server's View reads nothing of it.
 ///
-/// Not so since the spec's frame tree: a View is a third-party frame under the host's top page,
-/// and WebKitGTK 2.50 keeps a third-party frame's storage in memory (its storage blocking policy,
-/// which it gives no way to change; docs/notes/third-party-storage.md). The test stays as the
-/// property we want back, ignored until the host passes storage through itself.
+/// Under the spec's frame tree a View is a third-party frame under the host's top page, and
+/// WebKitGTK 2.50 keeps a third-party frame's storage in memory only (docs/notes/third-party-storage.md):
+/// the host keeps it (`src/sandbox/storage.rs`, through the View's proxy page).
 #[test]
-#[ignore = "WebKitGTK keeps a third-party frame's storage for the run only: docs/notes/third-party-storage.md"]
 fn an_apps_local_storage_survives_a_restart() {
     let data = tempfile::tempdir().unwrap();
     let data_home = data.path().to_string_lossy().into_owned();
-    let run_once = || {
-        let args = [
-            "run",
-            "--stdio",
-            &chat_server(),
-            "--tool",
-            "show-order",
-            "--args",
-            r#"{"order":42}"#,
-            "--consent",
-            "allow",
-        ];
+    let run_once = |server: &str| {
+        let args =
+            ["run", "--stdio", server, "--tool", "show-order", "--args", r#"{"order":42}"#, "--consent", "allow"];
         run_host_until_env(&args, &[("XDG_DATA_HOME", &data_home)], |t| view_report(t, "messaged").is_some(), LIMIT)
     };
-    let first = run_once();
+    let first = run_once(&chat_server());
     let first = view_report(&first.trace, "shown").unwrap_or_else(|| panic!("{}", first.stderr));
-    let second = run_once();
+    let second = run_once(&chat_server());
     let second = view_report(&second.trace, "shown").unwrap_or_else(|| panic!("{}", second.stderr));
     assert_eq!((first["visitsBefore"].as_i64(), first["visitsAfter"].as_i64()), (Some(0), Some(1)), "{first}");
     assert_eq!(second["visitsBefore"].as_i64(), Some(1), "{second}");
+    // The same App as another server (another identity, so another origin): none of it.
+    let other = run_once(&node_server("chat-app-server.mjs", "--as-another-server"));
+    let other = view_report(&other.trace, "shown").unwrap_or_else(|| panic!("{}", other.stderr));
+    assert_eq!(other["visitsBefore"].as_i64(), Some(0), "{other}");
+    let kept: Vec<_> = std::fs::read_dir(data.path().join("mcp-apps-host/view-storage")).unwrap().flatten().collect();
+    assert_eq!(kept.len(), 2, "one file per server: {kept:?}");
 }
 
 /// A conversation is kept on disk; reopened, it shows its View again from the stored input and
@@ -826,12 +822,18 @@ fn twenty_servers_with_a_thousand_tools(provider: &str) {
         let n = tool_names(&r["body"]).len();
         assert!((1..=65).contains(&n), "{n} tools offered");
     }
-    assert!(tool_names(&requests[1]["body"]).contains(&"weather__forecast".to_owned()));
+    // Named by the name the host gave the server (the 20th `many-tools-server`), not by the
+    // `weather` it calls itself: a server may not rename itself.
+    let found = tool_names(&requests[1]["body"]);
+    assert!(found.contains(&"many-tools-server__20___forecast".to_owned()), "{found:?}");
     let system = system_text(&requests[0]["body"], provider);
     assert!(!system.lines().any(|l| l.starts_with("SYSTEM")), "{system}");
     let line = system.lines().find(|l| l.contains("Call forecast for cities")).expect("the instructions");
     let said: Value = serde_json::from_str(line).unwrap();
-    assert_eq!((said["server"].as_str(), said["instructions"].as_str()), (Some("weather"), Some(hostile)));
+    assert_eq!(
+        (said["server"].as_str(), said["instructions"].as_str()),
+        (Some("many-tools-server (20)"), Some(hostile))
+    );
     let sent: Vec<&Value> = run.dir("host->model").collect();
     assert!(sent.iter().all(|r| r["known_tools"] == 1000 && r["bytes"].as_u64().unwrap() > 0), "{sent:#?}");
     assert!(sent.iter().all(|r| r["tokens"].as_u64().unwrap() * 4 >= r["bytes"].as_u64().unwrap()));
@@ -884,13 +886,65 @@ fn a_servers_prompt_runs_as_a_slash_command_and_a_resource_rides_along() {
     let requests = model.requests();
     let last_user = |r: &Value| message_text(r["body"]["messages"].as_array().unwrap().last().unwrap());
     assert_eq!(requests.len(), 2, "{}", run.stderr);
-    assert_eq!(last_user(&requests[0]), "Please review the budget with the vault's rules.");
+    // The prompt's messages are the server's words, labelled so, as JSON (SECURITY.md, "Which
+    // words and names are the host's").
+    let prompt = last_user(&requests[0]);
+    let (head, messages) = prompt.split_once("] ").unwrap();
+    assert!(head.starts_with("[The person ran a server's prompt") && head.contains(r#""prompt":"review""#), "{prompt}");
+    assert_eq!(
+        serde_json::from_str::<Value>(messages).unwrap(),
+        serde_json::json!([{"role": "user", "text": "Please review the budget with the vault's rules."}])
+    );
     let attached = last_user(&requests[1]);
     assert!(attached.starts_with("summarize the notes\n\n[The person attached a server's resource:"), "{attached}");
     assert!(
-        attached.contains("file:///vault/notes.md") && attached.ends_with("The vault notes: SECRET-NOTE-77"),
+        attached.contains("file:///vault/notes.md") && attached.ends_with(r#"] "The vault notes: SECRET-NOTE-77""#),
         "{attached}"
     );
+}
+
+/// A server with slash commands that connects before the shell's page has loaded (a raw server
+/// starts in a few milliseconds): its prompt and resource still reach the composer.
+#[test]
+fn slash_commands_appear_when_the_servers_connect_before_the_shell_is_ready() {
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        await until(() => !document.getElementById("prompt-attach").hidden);
+        const text = document.getElementById("prompt-text");
+        text.value = "/bri";
+        text.dispatchEvent(new Event("input"));
+        (await until(() => document.querySelector('#slash-list button[data-prompt="brief"]'))).click();
+        (await until(() => document.getElementById("prompt-run"))).click();
+        "##,
+    );
+    let fast = node_server("many-tools-server.mjs", "--name fast --count 1 --prompt brief");
+    let run =
+        model.run_until("openai", &[fast], &["--automation", &script], |t| t.iter().any(|r| r["dir"] == "model->host"));
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1, "the slash command never appeared: {}", run.stderr);
+    let prompt = message_text(requests[0]["body"]["messages"].as_array().unwrap().last().unwrap());
+    assert!(prompt.contains("The brief of fast."), "{prompt}");
+}
+
+/// `run --model scripted --prompt …` with no server at all: the prompt is sent and answered
+/// (the model just has no tools).
+#[test]
+fn a_prompt_is_answered_with_no_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("none.json");
+    let data = dir.path().join("data");
+    let args = ["run", "--config", config.to_str().unwrap(), "--model", "scripted", "--prompt", "hello there"];
+    let mut args = args.to_vec();
+    args.extend(["--exit-after", "answer", "--timeout", "60"]);
+    let run = run_host_env(&args, &[("XDG_DATA_HOME", data.to_str().unwrap())], LIMIT);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let answers: Vec<&Value> = run.dir("model->host").collect();
+    assert_eq!(answers.len(), 1, "{}", run.stderr);
+    assert!(answers[0]["text"].as_str().unwrap().starts_with("[scripted demo model]"), "{answers:?}");
+    assert_eq!(answers[0]["error"], Value::Null);
 }
 
 /// Retry an answer, edit and resend the last prompt, switch to another model of the endpoint,

@@ -854,6 +854,95 @@ fn a_view_that_never_started_is_put_away_and_its_card_says_why() {
     assert!(text(&person["note"]).contains("never finished starting"), "{person:#}");
 }
 
+/// Sleep has no exemption an App can hold: two Views whose server answers their tool call late
+/// (16 s and 30 s) go to sleep once the (shortened, 4 s) bound on a View without its result
+/// passed and they are out of sight, while the Views with their result near sight stay live as
+/// before. The person scrolls back after 23 s: the first result, which came while its View
+/// slept, reaches the View woken in its card; the second, which comes after the wake, reaches
+/// the woken View live. Each tool call is made once. (Before, a View without its result never
+/// slept, and a woken View without a result would have called its tool again.)
+#[test]
+fn views_without_their_result_sleep_and_their_late_results_reach_the_woken_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_automation(
+        &dir,
+        r##"
+        await until(() => document.querySelectorAll(".card .slot").length === 4, 60000);
+        await wait(5000);
+        const stream = document.getElementById("stream");
+        window.dispatchEvent(new WheelEvent("wheel", { deltaY: 1 })); // a person's scroll comes with their input
+        stream.scrollTop = stream.scrollHeight;
+        await until(() => document.querySelectorAll(".asleep-note").length === 2, 20000).catch(() => null);
+        // The first server answer comes while they sleep; then the person scrolls back to them.
+        await wait(14000);
+        window.dispatchEvent(new WheelEvent("wheel", { deltaY: -1 }));
+        stream.scrollTop = 0;
+        "##,
+    );
+    // Tall at once (2,600 px after 1 ms): at the bottom, only the first two cards are far from sight.
+    let tall = ("attack-oscillate", json!({"startMs": 1, "count": 1, "high": 2600, "periodMs": 100}));
+    let run = run_host_env(
+        &views(
+            &hostile(None),
+            &[
+                ("attack-late-result", json!({"afterMs": 16000})),
+                ("attack-late-result", json!({"afterMs": 30000})),
+                tall.clone(),
+                tall,
+            ],
+            &["--live-views", "2", "--automation", &script],
+        ),
+        &[("MCP_APPS_HOST_TEST_NO_RESULT_AFTER_MS", "4000")],
+        |trace| reports(trace, "late-result").count() == 2,
+        LIMIT,
+    );
+    let at = |r: &Value| r["t_ms"].as_f64().unwrap_or_default();
+    let kind = |r: &Value| text(&r["msg"]["kind"]);
+    let result_at = |after: u64| {
+        run.trace
+            .iter()
+            .find(|r| r["dir"] == "server->host" && r["msg"]["result"]["structuredContent"]["afterMs"] == after)
+            .map(at)
+            .unwrap_or_else(|| panic!("the result after {after} ms never came: {}", run.dump()))
+    };
+    let woken: Vec<&Value> = run.trace.iter().filter(|r| kind(r) == "woken").collect();
+    let first_wake = woken.iter().map(|r| at(r)).fold(f64::INFINITY, f64::min);
+    let slept: Vec<(f64, String)> = run
+        .trace
+        .iter()
+        .filter(|r| kind(r) == "sleep" && at(r) < first_wake)
+        .map(|r| (at(r), text(&r["view"])))
+        .collect();
+    let (early, late) = (result_at(16000), result_at(30000));
+    eprintln!("slept before the wake: {slept:?}; results at {early} and {late} ms; woken: {woken:?}");
+    // Only the Views without their result slept, before their results came.
+    let mut who: Vec<&str> = slept.iter().map(|(_, v)| v.as_str()).collect();
+    who.sort_unstable();
+    assert_eq!(who, ["v1", "v2"], "{}", run.dump());
+    assert!(slept.iter().all(|(t, _)| *t < early), "they slept only once a result came: {}", run.dump());
+    // One result came while they slept, the other after they woke (a slow run would say so here).
+    assert!(early < first_wake && first_wake < late, "{}", run.dump());
+    // Each result reached the View woken in its card, with its input.
+    for after in [16000, 30000] {
+        let (reported_at, report) = reports(&run.trace, "late-result")
+            .find(|(_, r)| r["input"]["afterMs"] == after)
+            .unwrap_or_else(|| panic!("no report of the View after {after} ms: {}", run.dump()));
+        let reporter = run
+            .trace
+            .iter()
+            .find(|r| at(r) == reported_at && r["msg"]["params"]["name"] == "report")
+            .map(|r| text(&r["view"]))
+            .unwrap_or_default();
+        assert!(woken.iter().any(|w| text(&w["view"]) == reporter), "{reporter} did not wake: {report:#}");
+        assert_eq!(report["result"]["late"], true, "{report:#}");
+        assert_eq!(report["result"]["afterMs"], after, "{report:#}");
+        // Its tool was called once: waking did not call it again.
+        assert_eq!(run.log_count(&format!("LATE-CALL {{\"afterMs\":{after}}}")), 1, "{}", run.dump());
+    }
+    // The control: the Views with their result did their work.
+    assert_eq!(reports(&run.trace, "oscillate").count(), 2, "{}", run.dump());
+}
+
 // ------------------------------------------------------------------------------------------------
 // Issue 13: consent that cannot be faked, URL elicitation, starvation, bounded queues.
 
@@ -1302,4 +1391,120 @@ fn bound_post_message_from_another_origin_never_passes_a_proxy() {
     assert!(a_calls.iter().all(|(_, _, args)| args.get("forged").is_none()), "{a_calls:?}");
     assert_no_hits(&run);
     run.assert_honest_kept_working("v1", run.report_time("bound-post"));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Issue 43: what a View did not declare is not granted.
+
+/// What the person copied in another program before the host started: no View may read it.
+const PERSON_COPIED: &str = "the person's own copied text 7f3a";
+
+/// The clipboard: a View that declared no `clipboardWrite` (`attack-clipboard`) tries every
+/// write route (navigator.clipboard.writeText and write, also through its proxy's realm;
+/// execCommand copy and cut, with a copy handler of its own, in its proxy's document and in a
+/// nested frame) and every read route (readText, read, execCommand paste), at once, inside a
+/// message from the host (WebKit runs the host's scripts as user gestures), on a click of its
+/// own (synthetic), and on the person's real click (xdotool). Beside it, a View that
+/// declared `clipboardWrite` (`attack-clipboard-declared`, the honest control) tries the same.
+/// The test reads the X clipboard after each step: nothing of the undeclared View ever reaches
+/// it; the declared View's click puts its text there; no View reads what the person copied, or
+/// what a View wrote.
+#[test]
+fn a_view_that_did_not_declare_clipboard_write_cannot_write_or_read_the_clipboard() {
+    set_x_clipboard(PERSON_COPIED);
+    assert_eq!(x_clipboard().as_deref(), Some(PERSON_COPIED), "the test could not set the X clipboard");
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_automation(
+        &dir,
+        r##"
+        await until(() => document.querySelectorAll(".card .slot").length === 2, 60000);
+        for (;;) {
+          const at = Array.from(document.querySelectorAll(".card .slot")).map((s) => {
+            const r = s.getBoundingClientRect();
+            return { x: Math.round(r.x + r.width / 2), y: Math.round(r.y + Math.min(r.height / 2, 60)) };
+          });
+          await call("person-report", { data: JSON.stringify({ at }) });
+          await wait(1000);
+        }
+        "##,
+    );
+    let seen = std::cell::RefCell::new(Vec::<(String, Option<String>)>::new());
+    // Per View: how many clicks, and when the last one was.
+    let clicks = std::cell::RefCell::new([(0u32, std::time::Instant::now()); 2]);
+    let run = run_host_watch(
+        &views(
+            &hostile(None),
+            &[("attack-clipboard", json!({})), ("attack-clipboard-declared", json!({}))],
+            &["--automation", &script],
+        ),
+        &[],
+        |pid, trace| {
+            let Some((_, person)) = person_reports_in(trace).last() else { return false };
+            let at =
+                |i: usize| (person["at"][i]["x"].as_i64().unwrap_or(0), person["at"][i]["y"].as_i64().unwrap_or(0));
+            let ready =
+                ["clipboard-auto", "clipboard-declared-auto"].iter().all(|a| reports(trace, a).next().is_some());
+            if !ready {
+                return false;
+            }
+            let mut seen = seen.borrow_mut();
+            if seen.is_empty() {
+                seen.push(("after both Views tried without the person".into(), x_clipboard()));
+            }
+            // The person clicks the undeclared View, then the declared one.
+            for (i, attack, step) in [(0usize, "clipboard", 1usize), (1, "clipboard-declared", 2)] {
+                if reports(trace, attack).next().is_some() {
+                    if seen.len() == step {
+                        seen.push((format!("after the person clicked {attack}"), x_clipboard()));
+                    }
+                    continue;
+                }
+                // Once, and again a few seconds later if the click did not reach the View.
+                let mut clicks = clicks.borrow_mut();
+                let (n, last) = clicks[i];
+                if n == 0 || (n < 3 && last.elapsed() > Duration::from_secs(4)) {
+                    let (x, y) = at(i);
+                    click_window(pid, x, y);
+                    clicks[i] = (n + 1, std::time::Instant::now());
+                }
+                return false;
+            }
+            true
+        },
+        LIMIT,
+    );
+    let seen = seen.into_inner();
+    eprintln!("the X clipboard: {seen:#?}");
+    let undeclared = run.report("clipboard");
+    let declared = run.report("clipboard-declared");
+    eprintln!("undeclared: {undeclared:#}\ndeclared: {declared:#}");
+    eprintln!("ready: {:#}\n{:#}", run.report("clipboard-auto"), run.report("clipboard-declared-auto"));
+    assert_eq!(seen.len(), 3, "the test did not get through its steps: {seen:?}\n{}", run.dump());
+    // Nothing of the undeclared View reached the clipboard, at any step.
+    for (when, clip) in &seen {
+        assert!(
+            !clip.as_deref().unwrap_or_default().contains("ATTACKER-"),
+            "{when}: the undeclared View wrote {clip:?}"
+        );
+    }
+    // Nobody wrote without the person: the person's own text stayed until their click.
+    assert_eq!(seen[0].1.as_deref(), Some(PERSON_COPIED), "{}: {:?}", seen[0].0, seen[0].1);
+    assert_eq!(seen[1].1.as_deref(), Some(PERSON_COPIED), "{}: {:?}", seen[1].0, seen[1].1);
+    // The honest control: the declared View's click wrote its text.
+    let last = seen[2].1.as_deref().unwrap_or_default();
+    assert!(last.starts_with("DECLARED-click-"), "the declared View's click did not write: {last:?}\n{declared:#}");
+    // No View read anything: what the person copied, or what a View wrote.
+    for (name, r) in [("clipboard", &undeclared), ("clipboard-declared", &declared)] {
+        for phase in ["load", "message", "synthetic", "click"] {
+            let outcomes = r[phase].as_object().unwrap_or_else(|| panic!("{name} {phase}: {r:#}"));
+            for (route, outcome) in outcomes {
+                let outcome = text(outcome);
+                if route.contains("paste") || route.contains("read") {
+                    for leaked in [PERSON_COPIED, "ATTACKER-", "DECLARED-"] {
+                        assert!(!outcome.contains(leaked), "{name} {phase} {route} read {outcome}");
+                    }
+                }
+            }
+        }
+    }
 }

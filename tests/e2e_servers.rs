@@ -262,18 +262,20 @@ fn a_views_call_on_an_expired_session_signs_in_again_and_completes() {
 }
 
 /// `node .../viewport-app/index.mjs` and `node .../server-everything/dist/index.js` are both
-/// `index` by their command lines: the picker and the card's badge show each server's own
-/// `serverInfo` title instead, while `--tool SERVER/TOOL` and the picker's buttons still find a
-/// server by the name from its command line (`index`, `index (2)`).
+/// `index` by their command lines: the picker and the card's badge show the names the host gave
+/// them (`index`, `index (2)`), which `--tool SERVER/TOOL` and the picker's buttons find them
+/// by; each server's own `serverInfo` title stands beside its name, never instead of it (a
+/// server may not rename itself: SECURITY.md, "A server's identity").
 #[test]
-fn servers_named_only_by_their_command_line_show_their_own_names() {
+fn servers_named_only_by_their_command_line_keep_that_name_and_show_their_own_beside_it() {
     let dir = tempfile::tempdir().unwrap();
     let script = automation(
         &dir,
         r##"
         await until(() => document.querySelectorAll("#tools .server.ready").length === 2);
         const servers = Array.from(document.querySelectorAll("#tools .server")).map((s) =>
-          ({ key: s.dataset.server, label: s.querySelector(".server-name").textContent }));
+          ({ key: s.dataset.server, label: s.querySelector(".server-name").textContent,
+             own: s.querySelector(".calls-itself")?.textContent }));
         const badge = (await until(() => document.querySelector(".card[data-view] .origin"))).textContent;
         await call("note", { text: JSON.stringify({ servers, badge }) }, "index");
         "##,
@@ -293,14 +295,15 @@ fn servers_named_only_by_their_command_line_show_their_own_names() {
     assert_eq!(
         seen["servers"],
         serde_json::json!([
-            {"key": "index", "label": "Viewport Filler"},
-            {"key": "index (2)", "label": "Everything Reference Server"},
+            {"key": "index", "label": "index", "own": "(calls itself \"Viewport Filler\")"},
+            {"key": "index (2)", "label": "index (2)",
+             "own": "(calls itself \"Everything Reference Server\")"},
         ]),
         "{seen}"
     );
-    // The View opened with `--tool index/fill` wears its server's own name.
-    assert_eq!(seen["badge"], "Viewport Filler", "{seen}");
-    assert!(run.stderr.contains("label=Viewport Filler"), "logs name it too:\n{}", run.stderr);
+    // The View opened with `--tool index/fill` wears the name its server was given, its own beside.
+    assert_eq!(seen["badge"], "index (calls itself \"Viewport Filler\")", "{seen}");
+    assert!(run.stderr.contains("label=index "), "logs name it too:\n{}", run.stderr);
 }
 
 /// A View opened again starts from the copy of its UI resource that the last View of it got,

@@ -273,3 +273,45 @@ fn a_broken_config_opens_the_window_with_its_error_and_reload_starts_it_once_fix
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Two entries with one command line (as an import brings in) are two programs: the editor and
+/// the servers panel say what tells each apart (its folder, its env), so the person can see
+/// which is which (SECURITY.md, "A server's identity"). The control: an entry whose command line
+/// no other has shows nothing more.
+#[test]
+fn entries_that_share_a_command_line_say_what_tells_them_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("starts.log");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let config = dir.path().join("mcp.json");
+    let mut imported = demo("b", "", &log);
+    imported["cwd"] = json!(elsewhere);
+    let servers = json!({"mcpServers": {"a": demo("a", "", &log), "b": imported, "c": demo("c", " own", &log)}});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let script = automation(
+        &dir,
+        &format!(
+            r##"{EDITOR}
+        await until(() => state("a") === "ready" && state("b") === "ready" && state("c") === "ready");
+        const said = (key) => document.querySelector('#server-editor [data-differs="' + key + '"]')?.textContent ?? null;
+        const panel = (key) => document.querySelector('#tools .server[data-server="' + key + '"] .server-differs')?.textContent ?? null;
+        await call("greet", {{ name: JSON.stringify({{ a: said("a"), b: said("b"), c: said("c"), panelB: panel("b") }}) }}, "a");
+        "##
+        ),
+    );
+    let run = run_host_until(
+        &["run", "--config", config.to_str().unwrap(), "--automation", &script],
+        |t| reported(t).is_some(),
+        LIMIT,
+    );
+    let said: Value = serde_json::from_str(
+        &reported(&run.trace).unwrap_or_else(|| panic!("the script did not finish; stderr:\n{}", run.stderr)),
+    )
+    .unwrap();
+    let here = std::env::current_dir().unwrap().canonicalize().unwrap();
+    let there = elsewhere.canonicalize().unwrap();
+    let a = format!("in {}, env: MARK (other values)", here.display());
+    let b = format!("in {}, env: MARK (other values)", there.display());
+    assert_eq!(said, json!({"a": a, "b": b, "c": null, "panelB": b}));
+}

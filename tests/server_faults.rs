@@ -385,3 +385,21 @@ async fn sse_oversized_event_closes_the_transport_with_a_clear_error() {
     assert!(err.to_string().contains("larger than 16384 bytes"), "{err}");
     assert!(wait_until(Duration::from_secs(2), || client.is_transport_closed()).await);
 }
+
+/// A first `npx -y …` downloads its package before the server reads a byte: the host's
+/// `server/discover` probe is given up after rmcp's 10 s and `initialize` follows on the same
+/// pipe, so the late server then answers both, the probe first. That late answer broke the
+/// handshake ("uncorrelated error response: expected id 1, error response carried 0"); it is
+/// dropped now. The published vanilla JS example server, started 12 s late as a download would.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stdio_server_that_starts_after_the_probe_gave_up_connects() {
+    let bin = server_support::fixtures().join("node_modules/.bin/mcp-server-basic-vanillajs");
+    let script = format!("sleep 12; exec {} --stdio", shell_words::quote(&bin.to_string_lossy()));
+    let spec = ServerSpec::from_command_line(&shell_words::join(["bash", "-c", &script])).unwrap();
+    let started = Instant::now();
+    let conn = Connection::connect(&spec).await.unwrap_or_else(|e| panic!("a slow start failed: {e}"));
+    assert!(started.elapsed() >= Duration::from_secs(12), "the server did start late");
+    assert!(!conn.listed_tools().is_empty(), "the tools were listed after the late start");
+    eprintln!("slow start: connected after {:?} by {:?}", started.elapsed(), conn.negotiation().map(|n| n.method()));
+    conn.shutdown().await;
+}

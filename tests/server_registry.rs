@@ -256,3 +256,30 @@ async fn a_server_that_spoke_2025_is_restarted_without_the_discover_probe() {
     assert!(!again.stderr_tail().iter().any(|l| l.starts_with("DISCOVER")), "{:?}", again.stderr_tail());
     registry.shutdown().await;
 }
+
+/// A server may not rename itself (SECURITY.md, "A server's identity"): one that calls itself
+/// `host`, one that calls itself `notes` (the config's name of another server) and the config's
+/// `notes` (which calls itself `Vault`) are labelled by the names the host and the config gave
+/// them, in the registry's snapshot and in every tool entry (the model's descriptions and the
+/// approval questions take the label); what each calls itself stands beside.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_calling_itself_host_or_another_servers_name_keeps_the_name_it_was_given() {
+    let server = |name: &str| node_stdio("trust-server.mjs", &["--name", name, "--role", "lookup"]);
+    let specs = vec![server("host"), server("notes"), server("Vault").named("notes")];
+    let registry = Registry::new(specs, ConnectOptions::default());
+    registry.start().await;
+    let shown: Vec<(String, String, Option<String>)> =
+        registry.servers().into_iter().map(|s| (s.name, s.label, s.calls_itself)).collect();
+    let own = |n: &str| Some(n.to_owned());
+    assert_eq!(
+        shown,
+        vec![
+            ("trust-server".into(), "trust-server".into(), own("host")),
+            ("trust-server (2)".into(), "trust-server (2)".into(), own("notes")),
+            ("notes".into(), "notes".into(), own("Vault")),
+        ]
+    );
+    let labels: Vec<(String, String)> = registry.tools().into_iter().map(|t| (t.server, t.label)).collect();
+    assert!(!labels.is_empty() && labels.iter().all(|(server, label)| server == label), "{labels:?}");
+    registry.shutdown().await;
+}

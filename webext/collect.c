@@ -13,9 +13,10 @@
  * while the process holds MAX_PAGES pages or fewer: the live Views of a long conversation
  * (10 by default, and those near sight), not a crowd still opening.
  *
- * It reads no page's content and changes none. The same library checks every request of its
- * pages against the origins their View declared (requests.c), and answers an interaction
- * session's questions about a View (session.c).
+ * The collection reads no page's content and changes none. The same library checks every request of its
+ * pages against the origins their View declared (requests.c), answers an interaction
+ * session's questions about a View (session.c), and keeps script copies off the clipboard in
+ * the frames of a View that did not declare clipboardWrite (clipboard.c).
  */
 #define _GNU_SOURCE
 #define G_LOG_DOMAIN "mcp-apps-host-collect"
@@ -23,6 +24,7 @@
 #include <webkit2/webkit-web-extension.h>
 #include <JavaScriptCore/JavaScript.h>
 
+#include "clipboard.h"
 #include "requests.h"
 #include "session.h"
 
@@ -138,5 +140,6 @@ G_MODULE_EXPORT void webkit_web_extension_initialize(WebKitWebExtension *extensi
     log_collections = g_getenv("MCP_APPS_HOST_COLLECT_LOG") != NULL;
     requests_init();
     session_init();
+    clipboard_init();
     g_signal_connect(extension, "page-created", G_CALLBACK(page_created), NULL);
 }

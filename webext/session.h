@@ -6,7 +6,7 @@
 
 /* Makes the host's script world and watches every frame; once, when the extension starts. */
 void session_init(void);
-/* Answers the host's FIND and TEXT messages for the page. */
+/* Answers the host's FIND, TEXT, INSPECT and EVALUATE messages for the page. */
 void session_watch_page(WebKitWebPage *page);
 
 #endif

@@ -27,6 +27,14 @@ function showElicit(cmd) {
   fillSubject(document.getElementById("elicit-subject"), cmd.subject || [cmd.server]);
   document.getElementById("elicit-source").textContent = cmd.source || "";
   document.getElementById("elicit-message").textContent = cmd.message;
+  // The install dialog: what will run, whole (escaped by the host), and its warnings in words.
+  var detail = document.getElementById("elicit-detail");
+  detail.textContent = cmd.detail || "";
+  detail.hidden = !cmd.detail;
+  var warnings = document.getElementById("elicit-warnings");
+  warnings.textContent = "";
+  (cmd.warnings || []).forEach(function (line) { warnings.append(el("li", "", "Warning: " + line)); });
+  warnings.hidden = !(cmd.warnings || []).length;
   var urlLine = document.getElementById("elicit-url");
   urlLine.textContent = cmd.url || "";
   urlLine.hidden = !cmd.url;

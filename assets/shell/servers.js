@@ -26,9 +26,15 @@ export function servers(cmd) {
       var head = el("li", "server " + s.status.replace(/ /g, "-"));
       head.dataset.server = s.name;
       var line = el("div", "server-line");
-      line.append(el("span", "server-name", labelOf(s)), el("span", "state", s.status));
+      line.append(el("span", "server-name", labelOf(s)));
+      // A server may not rename itself: its own serverInfo name stands beside the name the
+      // person or the config gave it, never instead (text only, like every server string).
+      if (s.callsItself) line.append(el("span", "muted calls-itself", "(calls itself \"" + s.callsItself + "\")"));
+      line.append(el("span", "state", s.status));
       if (s.protocol) line.title = "MCP " + s.protocol;
       head.append(line);
+      // Another entry has its command line: what tells this program apart from that one.
+      if (s.differs) head.append(el("p", "muted server-differs", s.differs));
       if (s.reason) {
         var why = el("p", "server-reason", s.reason);
         if (typeof s.retryIn === "number" && s.retryIn > 0) why.textContent += " (restarts when needed, after " + s.retryIn + " s)";
@@ -208,6 +214,12 @@ export function editor(cmd) {
     var line = el("div", "server-line");
     line.append(el("span", "server-name", e.name), el("span", "state", e.disabled ? "disabled" : (statusOf.get(e.key) || "")));
     li.append(line, el("p", "muted server-what", e.what));
+    // Another entry shows the same command line: what makes this one another program.
+    if (e.differs) {
+      var differs = el("p", "muted server-differs", e.differs);
+      differs.dataset.differs = e.key;
+      li.append(differs);
+    }
     var toggle = el("button", "", e.disabled ? "Enable" : "Disable");
     toggle.type = "button";
     toggle.dataset.toggle = e.key;

@@ -70,6 +70,12 @@ impl Conversation {
     pub(super) fn is_model_view(&self, view: &str) -> bool {
         self.model_views.contains(view)
     }
+
+    /// Whether the model is still writing the call `view` was opened for (its arguments come as
+    /// the model writes them; the call is not made yet).
+    pub(super) fn model_writing_call(&self, view: &str) -> bool {
+        self.chat.as_ref().is_some_and(|chat| chat.calls.values().any(|c| c.view == view))
+    }
 }
 
 /// The conversation of this window.
@@ -342,6 +348,7 @@ impl Controller {
                 }
             }
             Output::ToolReady { call, entry, arguments, question, reply } => {
+                let reply = self.test_tool_turn(&call, &entry, &arguments, reply);
                 self.model_call_ready(call, entry, arguments, question, reply)
             }
             Output::ToolRefused { call, name, reason } => {
@@ -681,8 +688,14 @@ async fn call_for_model(
 /// The dialog before a model's call: the tool and the server that would receive it, then the
 /// servers whose data the arguments may carry, then the arguments.
 fn call_question(entry: &ToolEntry, arguments: &Map<String, Value>, question: &Question, dialog: u64) -> ShellCommand {
-    let receiver = consent::server_label(&question.receiver);
-    let mut subject = vec![consent::app_label(entry.name(), &question.receiver)];
+    // An App's tool carries the App's label, which the host joined from the View's tool and its
+    // server's label and checked part by part (`consent::app_label`): checking the joined label
+    // again would flag the host's own ` · `. A server's label is checked here.
+    let receiver = match entry.app_view {
+        Some(_) => consent::one_line_max(&question.receiver, 200),
+        None => consent::server_label(&question.receiver),
+    };
+    let mut subject = vec![format!("{} · {receiver}", tool_label(entry.name()))];
     subject
         .extend(question.data_from.iter().map(|(_, from)| format!("with data from {}", consent::server_label(from))));
     let pretty = serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default();
@@ -736,5 +749,48 @@ fn call_question(entry: &ToolEntry, arguments: &Map<String, Value>, question: &Q
         accept: if question.data_from.is_empty() { "Run".into() } else { "Send".into() },
         remember,
         asker: Some("the conversation".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::Owner;
+
+    fn asked(entry: &ToolEntry, data_from: &[&str]) -> (Vec<String>, String) {
+        let question = Question {
+            owner: Owner::of(entry),
+            receiver: entry.label.clone(),
+            call: Some(CallReason::MayChange),
+            data_from: data_from
+                .iter()
+                .map(|l| (ServerId { server: (*l).into(), identity: format!("stdio:{l}") }, (*l).to_owned()))
+                .collect(),
+        };
+        match call_question(entry, &Map::new(), &question, 1) {
+            ShellCommand::Confirm { subject, source, .. } => (subject, source),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_hosts_own_app_label_does_not_trip_the_non_ascii_warning_and_a_servers_does() {
+        let mut app_tool = ToolEntry::new("notes", json!({"name": "save"}));
+        app_tool.label = consent::app_label("show", "notes");
+        app_tool.app_view = Some("v1".into());
+        let (subject, source) = asked(&app_tool, &["vault"]);
+        assert_eq!(subject, ["save · show · notes", "with data from vault"]);
+        assert!(!source.contains("not plain ASCII"), "{source}");
+        // A server whose own name is not plain ASCII is flagged, as a server and behind an App.
+        let mut lookalike = ToolEntry::new("files", json!({"name": "read"}));
+        lookalike.label = "f\u{456}les".into();
+        let (subject, _) = asked(&lookalike, &["f\u{456}les2"]);
+        assert!(subject.iter().all(|s| s.contains("[not plain ASCII: f\\u{456}les")), "{subject:?}");
+        let mut its_app = ToolEntry::new("files", json!({"name": "save"}));
+        its_app.label = consent::app_label("show", "f\u{456}les");
+        its_app.app_view = Some("v2".into());
+        let (subject, _) = asked(&its_app, &[]);
+        assert_eq!(subject[0].matches("not plain ASCII").count(), 1, "{subject:?}");
+        assert!(!subject[0].contains("\\u{b7}"), "{subject:?}");
     }
 }

@@ -46,6 +46,8 @@ pub(crate) enum Ask {
     /// A turn made ready off the loop (a server's prompt the person ran, a prompt with its
     /// attachments read).
     Turn(crate::conversation::Input),
+    /// The composer's prompts and resources, listed off the loop: show and keep them.
+    Commands(super::shell::ShellCommand),
     /// The model settings page's contents, read off the loop (the keyring): show them.
     ModelSettings(Value),
     /// A model the settings page saved, made ready off the loop (its key kept or read): the

@@ -12,19 +12,34 @@
 //!   its document is gone.
 //! - Waking: a new View of the same resource, as when it first opened: `ui/initialize` answered
 //!   with the host context of now, then `ui/notifications/tool-input` with the same arguments
-//!   and `ui/notifications/tool-result` with the same result. The tool is not called again.
+//!   and `ui/notifications/tool-result` with the same result. The tool is not called again: a
+//!   View that slept before its result came wakes without a call, and the result of the first
+//!   call reaches whatever stands for it when it comes (the sleeper keeps it for its wake, a View
+//!   waking gets it at its mount, a woken View at once; see [`Controller::late_outcome`]). A call
+//!   that failed is told to the woken View again.
 //! - What it kept in its origin's storage it finds again; what it held only in memory (what the
 //!   person typed into it, a timer) is gone, as after a reload.
 //!
 //! Never asleep: a View in sight or near it (one viewport above or below), in fullscreen or
-//! picture-in-picture, still loading or without its result (waking would call the tool
-//! again), with a consent question open, on probation, while its web process does not respond,
-//! or in preview and `--exit-after` runs. Going to sleep never ends a web process.
+//! picture-in-picture, still loading, with a consent question open, on probation, while its web
+//! process does not respond, while the model is still writing the call it was opened for, or in
+//! preview and `--exit-after` runs. Going to sleep never ends a web process.
 //!
-//! Sleeping is fair: a View that never finished its handshake (with its result, 10 s after its
-//! mount) counts against the budget first and is put away before any live View, its card saying
-//! why it is not live; and a View changing its height never makes another sleep or wake (the
-//! shell re-reads what is near sight only when the person scrolls, see `assets/shell/layout.js`).
+//! No exemption is the App's to hold: each is the person's doing (where they look, what they
+//! answer), the host's (probation, a hung process) or the model's (how long it writes its call;
+//! the App's server is asked nothing before the call is made). What an App does control, when
+//! its tool's result comes and whether its View ever finishes its handshake, only delays its
+//! sleep by a bound: a View without its result may sleep like any other [`NO_RESULT_AFTER`]
+//! after its mount, as long as a call with no progress runs before it is cancelled. A View of
+//! the model's call, once the call is made, is a View like any other: with its result it sleeps
+//! and wakes as the others do (before, it never slept, so a conversation's Views were all
+//! live whatever the budget).
+//!
+//! Sleeping is fair: a View that never finished its handshake (with its result or without, 10 s
+//! after its mount) counts against the budget first and is put away before any live View, its
+//! card saying why it is not live; and a View changing its height never makes another sleep or
+//! wake (the shell re-reads what is near sight only when the person scrolls, see
+//! `assets/shell/layout.js`).
 
 use super::*;
 
@@ -35,6 +50,14 @@ const SLEEP_AFTER: Duration = Duration::from_secs(2);
 /// A View that did not finish its handshake this long after it was mounted counts against the
 /// budget first: it goes before any live View, and its card says it did not start.
 const NOT_STARTED_AFTER: Duration = Duration::from_secs(10);
+/// A View still without its tool's result this long after it was mounted may sleep like any
+/// other: the server decides when the result comes, so waiting for it is no exemption from the
+/// budget. As long as a call with no progress runs before it is cancelled (the connection's
+/// `IDLE_TIMEOUT`).
+const NO_RESULT_AFTER: Duration = Duration::from_secs(60);
+/// Test-only: milliseconds that stand for [`NO_RESULT_AFTER`] (the hostile suite's late tool
+/// would otherwise keep a test waiting a minute).
+pub(super) const NO_RESULT_AFTER_ENV: &str = "MCP_APPS_HOST_TEST_NO_RESULT_AFTER_MS";
 /// The most Views whose teardown for sleep runs at once: tearing a View down is work for its
 /// web process, and a host that opens a long conversation's worth of Views at once would
 /// otherwise send the first ones out of sight their teardowns together, into a process busy
@@ -54,6 +77,8 @@ pub(super) struct Sleeper {
     pub waking: bool,
     /// It never finished its handshake: it was put away before live Views (its card says so).
     pub not_started: bool,
+    /// Its tool call failed (why): it wakes told so, without a call.
+    pub failed: Option<String>,
 }
 
 /// Whether a live View may go to sleep now.
@@ -63,8 +88,11 @@ pub(super) enum Sleepable {
     No,
     /// An initialized View with its result.
     Yes,
-    /// It has its result but never finished its handshake: once [`NOT_STARTED_AFTER`] passed
-    /// since its mount, it goes first.
+    /// An initialized View still without its result (or whose call failed): once
+    /// [`NO_RESULT_AFTER`] passed since its mount, it may sleep like one with its result.
+    NoResult,
+    /// It never finished its handshake (with its result or without): once
+    /// [`NOT_STARTED_AFTER`] passed since its mount, it goes first.
     NotStarted,
 }
 
@@ -83,11 +111,25 @@ pub(super) struct Hibernation {
     waking: HashMap<ViewId, ViewId>,
     /// When each live View was mounted.
     mounted_at: HashMap<ViewId, Instant>,
+    /// [`NO_RESULT_AFTER`], or what a test set.
+    no_result_after: Duration,
+    /// Views opened to wake a sleeper whose tool call was out (or failed, with why): their
+    /// tool is not called again.
+    no_call: HashMap<ViewId, Option<String>>,
+    /// Tool calls whose View slept before their outcome came: the call's View id -> the id of
+    /// what stands for it now (a sleeper, or the View that woke in its place).
+    stands_for: HashMap<ViewId, ViewId>,
 }
 
 impl Hibernation {
     pub(super) fn new(budget: usize) -> Self {
-        Self { budget, ..Default::default() }
+        Self { budget, no_result_after: NO_RESULT_AFTER, ..Default::default() }
+    }
+
+    /// The bound on a View without its result, shortened by a test ([`NO_RESULT_AFTER_ENV`]).
+    pub(super) fn with_no_result_after(mut self, bound: Duration) -> Self {
+        self.no_result_after = bound;
+        self
     }
 
     /// `view` was mounted at `now`: it counts as just seen.
@@ -131,14 +173,21 @@ impl Hibernation {
             return Vec::new();
         }
         let since = |t: Option<&Instant>| t.is_some_and(|t| now.saturating_duration_since(*t) >= SLEEP_AFTER);
+        let mounted_for = |id: &ViewId, bound: Duration| {
+            self.mounted_at.get(id).is_some_and(|t| now.saturating_duration_since(*t) >= bound)
+        };
         let mut candidates: Vec<(bool, Instant, &ViewId)> = live
             .iter()
             .filter(|(id, _)| !self.near.contains(id))
             .filter_map(|(id, may)| {
                 let seen = *self.last_near.get(id)?;
-                let first = *may == Sleepable::NotStarted
-                    && self.mounted_at.get(id).is_some_and(|t| now.saturating_duration_since(*t) >= NOT_STARTED_AFTER);
-                (since(Some(&seen)) && (first || *may == Sleepable::Yes)).then_some((!first, seen, id))
+                let first = *may == Sleepable::NotStarted && mounted_for(id, NOT_STARTED_AFTER);
+                let ready = match may {
+                    Sleepable::Yes => true,
+                    Sleepable::NoResult => mounted_for(id, self.no_result_after),
+                    Sleepable::NotStarted | Sleepable::No => first,
+                };
+                (since(Some(&seen)) && ready).then_some((!first, seen, id))
             })
             .collect();
         candidates.sort();
@@ -180,19 +229,63 @@ impl Hibernation {
         self.waking.insert(new.to_owned(), old.to_owned());
     }
 
-    /// `new` is mounted: the sleeper it replaces, which is no more.
+    /// `new` is mounted: the sleeper it replaces, which is no more (a call out for it goes to
+    /// `new` now).
     pub(super) fn woken(&mut self, new: &str) -> Option<(ViewId, Sleeper)> {
         let old = self.waking.remove(new)?;
+        for now in self.stands_for.values_mut().filter(|now| **now == old) {
+            new.clone_into(now);
+        }
         self.sleepers.remove(&old).map(|s| (old, s))
+    }
+
+    /// The View being opened in the place of the sleeper `old`, if one is.
+    pub(super) fn waking_for(&self, old: &str) -> Option<ViewId> {
+        self.waking.iter().find(|(_, o)| *o == old).map(|(new, _)| new.clone())
     }
 
     /// `new` could not open: its sleeper stays asleep (it may try again when seen again).
     pub(super) fn wake_failed(&mut self, new: &str) -> Option<ViewId> {
+        self.no_call.remove(new);
         let old = self.waking.remove(new)?;
         if let Some(s) = self.sleepers.get_mut(&old) {
             s.waking = false;
         }
         Some(old)
+    }
+
+    /// `view` goes to sleep with its call still out: that call's outcome comes to it (and to
+    /// what wakes it), whichever View the call was first made for.
+    pub(super) fn call_out(&mut self, view: &str) {
+        let call = self.stands_for.iter().find(|(_, now)| *now == view).map_or(view, |(call, _)| call.as_str());
+        self.stands_for.insert(call.to_owned(), view.to_owned());
+    }
+
+    /// The outcome of the call made for `call` has come: what stands for it now, if its View
+    /// slept on the way.
+    pub(super) fn call_answered(&mut self, call: &str) -> Option<ViewId> {
+        self.stands_for.remove(call)
+    }
+
+    /// `view` is closed, or its sleeper forgotten: a call out for it has nobody to go to.
+    pub(super) fn calls_forgotten(&mut self, view: &str) {
+        self.stands_for.retain(|_, now| now != view);
+    }
+
+    /// `new` is about to open in a sleeper's place without a call (`failed`: why the first
+    /// call failed, if it did).
+    pub(super) fn open_without_call(&mut self, new: ViewId, failed: Option<String>) {
+        self.no_call.insert(new, failed);
+    }
+
+    /// Whether `view` opens without calling its tool (it stands for a sleeper whose call is out).
+    pub(super) fn opens_without_call(&self, view: &str) -> bool {
+        self.no_call.contains_key(view)
+    }
+
+    /// `view` is mounted (or could not open): why the call it stands for failed, if it did.
+    pub(super) fn take_call_failed(&mut self, view: &str) -> Option<String> {
+        self.no_call.remove(view).flatten()
     }
 
     /// The sleepers, in the order they were opened (for a restarted shell).
@@ -270,16 +363,17 @@ impl Controller {
     }
 
     /// Whether `v` may sleep; never while its web process does not respond (its teardown
-    /// could not be answered, and the process is busy enough). A View with its result that
-    /// never finished its handshake may be put away first ([`Sleepable::NotStarted`]).
+    /// could not be answered, and the process is busy enough). A View that never finished its
+    /// handshake may be put away first ([`Sleepable::NotStarted`]); one still without its
+    /// result may sleep once it waited long enough ([`Sleepable::NoResult`]).
     fn may_sleep(&self, id: &str, v: &ViewState) -> Sleepable {
         let may = !self.recovery.is_hung(&v.label)
             && v.mode == DisplayMode::Inline
-            && v.result.is_some()
             && !self.questions.consent_open_for(id)
             && !self.recovery.is_on_probation(id)
-            && !self.conversation.is_model_view(id);
+            && !self.conversation.model_writing_call(id);
         match v.phase {
+            Phase::Initialized if may && v.result.is_none() => Sleepable::NoResult,
             Phase::Initialized if may && v.reached.result_delivered => Sleepable::Yes,
             Phase::Mounted if may && !v.reached.initialized => Sleepable::NotStarted,
             _ => Sleepable::No,
@@ -296,7 +390,12 @@ impl Controller {
             asleep: false,
             waking: false,
             not_started: v.phase == Phase::Mounted,
+            failed: v.call_failed.clone(),
         };
+        if v.result.is_none() && v.call_failed.is_none() {
+            // Its call is still out: its outcome comes to this sleeper, then to what wakes it.
+            self.hibernation.call_out(view);
+        }
         tracing::info!(view, "the View goes to sleep (out of sight, over the budget of live Views)");
         self.trace.record(Some(view), Direction::Diagnostic, &json!({"kind": "sleep"}));
         self.hibernation.going_to_sleep(view, sleeper);
@@ -336,6 +435,11 @@ impl Controller {
     /// Opens a View in the place of the sleeper `old`, with its input and result.
     fn wake(&mut self, old: &str) {
         let Some(s) = self.hibernation.sleeper(old).filter(|s| s.asleep && !s.waking).cloned() else { return };
+        if s.restore.result.is_none() {
+            // Its tool is not called again: the View waits for the first call's result (see
+            // `late_outcome`), or hears at its mount that the call failed.
+            self.hibernation.open_without_call(self.views.next_id(), s.failed.clone());
+        }
         // Its setup reports to the loop later: marked waking before that.
         let (id, failed) = match self.open_again(s.restore, Opening::Wake) {
             Ok(id) => (id, None),
@@ -370,6 +474,7 @@ impl Controller {
     /// The person closed the card of a sleeping View.
     pub(super) fn close_sleeper(&mut self, view: &str) -> bool {
         let Some(s) = self.hibernation.forget(view) else { return false };
+        self.hibernation.calls_forgotten(view);
         self.forget_context(view);
         if !s.asleep {
             // Still being torn down: the teardown's end closes it as any closed View.
@@ -377,6 +482,31 @@ impl Controller {
         }
         self.shell(ShellCommand::Unmount { view: view.to_owned() });
         self.schedule_recycle();
+        true
+    }
+
+    /// The outcome of the tool call made for `call`, when the View it was made for slept on
+    /// the way: it goes to what stands for that call now (the sleeper, kept for its wake; the
+    /// View opened to wake it, at its mount; the woken View, at once). Returns false for a call
+    /// whose View never slept (its own task told it).
+    pub(super) fn late_outcome(&mut self, call: &str, outcome: &std::result::Result<Value, String>) -> bool {
+        let Some(now) = self.hibernation.call_answered(call) else { return false };
+        if let Some(s) = self.hibernation.sleeper_mut(&now) {
+            match outcome {
+                Ok(result) => s.restore.result = Some(result.clone()),
+                Err(e) => s.failed = Some(e.clone()),
+            }
+            if let Some(new) = self.hibernation.waking_for(&now) {
+                match outcome {
+                    // Its mount hands the result over, as a woken View's cached one.
+                    Ok(result) => self.views.result_for_mount(&new, result),
+                    Err(e) => self.hibernation.open_without_call(new, Some(e.clone())),
+                }
+            }
+        } else {
+            self.views.late_outcome(&now, outcome);
+        }
+        tracing::info!(view = %now, call, "the result of a call made before the View slept");
         true
     }
 
@@ -401,7 +531,7 @@ mod tests {
     fn falling(height: f64) -> Sleeper {
         let restore =
             Restore { old: "v1".into(), server: "s".into(), tool: "t".into(), arguments: Map::new(), result: None };
-        Sleeper { restore, title: "T".into(), height, asleep: false, waking: false, not_started: false }
+        Sleeper { restore, title: "T".into(), height, asleep: false, waking: false, not_started: false, failed: None }
     }
 
     fn live(ids: &[&str]) -> Vec<(ViewId, Sleepable)> {
@@ -427,6 +557,30 @@ mod tests {
         // Once it had time to start and did not, it goes first.
         assert_eq!(h.choose(&all, t0 + NOT_STARTED_AFTER + Duration::from_secs(3)), vec!["v3".to_owned()]);
         assert!(asleep_text("T", true).contains("never finished starting"));
+    }
+
+    #[test]
+    fn a_view_without_its_result_sleeps_once_it_waited_long_enough() {
+        let t0 = Instant::now();
+        let mut h = Hibernation::new(2);
+        // v1 never gets its result; v2 and v3 have theirs and were seen after it.
+        for (i, id) in ["v1", "v2", "v3"].iter().enumerate() {
+            h.mounted(id, t0 + Duration::from_secs(i as u64));
+        }
+        h.sight(vec![], t0 + Duration::from_secs(3));
+        let all = vec![
+            ("v1".to_owned(), Sleepable::NoResult),
+            ("v2".to_owned(), Sleepable::Yes),
+            ("v3".to_owned(), Sleepable::Yes),
+        ];
+        // While its result may still come, the Views with theirs sleep in its stead, as before.
+        assert_eq!(h.choose(&all, t0 + Duration::from_secs(10)), vec!["v2".to_owned()]);
+        // Past the bound it is one View among others: seen least recently, it goes.
+        assert_eq!(h.choose(&all, t0 + NO_RESULT_AFTER), vec!["v1".to_owned()]);
+        // A test's shorter bound.
+        let h = h.with_no_result_after(Duration::from_secs(5));
+        assert_eq!(h.choose(&all, t0 + Duration::from_secs(6)), vec!["v1".to_owned()]);
+        assert!(NO_RESULT_AFTER >= NOT_STARTED_AFTER);
     }
 
     #[test]

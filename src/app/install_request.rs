@@ -23,8 +23,9 @@ pub(crate) type Perform = Box<dyn FnOnce(Vec<(String, String)>) -> Result<String
 pub(crate) struct InstallRequest {
     /// The server's name in the config file.
     pub name: String,
-    /// What will run, as `(label, value)` lines (`Command`, `Package`, `URL`, `Signature`, ...).
-    pub summary: Vec<(String, String)>,
+    /// What will run, whole (`Runs`, `Environment`, `Package`, `Signature`, ...), and the
+    /// warnings about it.
+    pub agreement: crate::install::Agreement,
     pub settings: Vec<Setting>,
     /// The config file it goes into.
     pub config: PathBuf,
@@ -49,6 +50,11 @@ impl InstallSlot {
 
     fn take(&self) -> Option<InstallRequest> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Whether a request waits in it, not yet shown.
+    pub(crate) fn is_full(&self) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).is_some()
     }
 }
 
@@ -132,18 +138,18 @@ impl Controller {
     pub(super) fn show_install_request(&mut self) {
         let Some(request) = self.options.install.as_ref().and_then(InstallSlot::take) else { return };
         let dialog = self.questions.next_id();
-        let mut subject: Vec<String> =
+        let subject: Vec<String> =
             vec![format!("{} (into {})", consent::one_line_max(&request.name, 80), request.config.display())];
-        subject.extend(
-            request.summary.iter().map(|(label, value)| format!("{label}: {}", consent::one_line_max(value, 400))),
-        );
-        let message = if request.settings.is_empty() {
+        let mut message = if request.settings.is_empty() {
             "It needs no settings. Install it only if you trust where it comes from: it runs with your rights."
                 .to_owned()
         } else {
             "Fill in its settings. Install it only if you trust where it comes from: it runs with your rights."
                 .to_owned()
         };
+        if !request.agreement.warnings.is_empty() {
+            message.push_str(" Read the warnings: parts of what it runs can run other code.");
+        }
         self.shell(ShellCommand::Elicit {
             dialog,
             server: "mcp-apps-host".into(),
@@ -154,6 +160,10 @@ impl Controller {
             url: None,
             schema: Some(schema(&request.settings)),
             host: true,
+            // Everything that will run, whole, in a block that wraps and scrolls: nothing of
+            // what the person agrees to is cut.
+            detail: Some(request.agreement.text()),
+            warnings: request.agreement.warnings.clone(),
         });
         tracing::info!(server = %request.name, "asking the person whether to install it");
         self.questions.install_asked(dialog, request);

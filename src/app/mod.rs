@@ -55,6 +55,7 @@ mod recovery;
 mod servers;
 pub(crate) mod shell;
 mod shell_page;
+pub(crate) mod single_instance;
 pub(crate) mod supervisor;
 pub(crate) mod test_interface;
 mod views;
@@ -127,6 +128,8 @@ struct ViewState {
     tool: String,
     arguments: Map<String, Value>,
     result: Option<Value>,
+    /// Its tool call failed (why): a View woken from sleep is told so again, without a call.
+    call_failed: Option<String>,
     /// Where it is in its life (see `lifecycle.rs`).
     phase: Phase,
     /// What it reached on the way (the exit goals read these).
@@ -196,8 +199,8 @@ pub(super) struct Controller {
     hibernation: Hibernation,
     /// The interaction session of the run, if it has one.
     interaction: interaction::Slot,
-    /// Runner requests (the test interface) waiting for a View to initialize.
-    test_waiting: test_interface::Waiting,
+    /// The test interface's state: requests waiting for a View, the Views it displayed.
+    test: test_interface::State,
 }
 
 /// A View's session, or why it could not start.
@@ -226,7 +229,14 @@ impl Controller {
         let (probation_tx, probation_rx) = mpsc::unbounded_channel();
         let options_stop_after = options.stop_unresponsive.unwrap_or(supervisor::AUTO_STOP_AFTER);
         let theme = options.theme.unwrap_or(system_theme);
-        let hibernation = Hibernation::new(options.live_views.unwrap_or(DEFAULT_LIVE_VIEWS));
+        let mut hibernation = Hibernation::new(options.live_views.unwrap_or(DEFAULT_LIVE_VIEWS));
+        if let Some(ms) = std::env::var(hibernation::NO_RESULT_AFTER_ENV).ok().and_then(|v| v.parse().ok()) {
+            tracing::error!(
+                "{} is set: a View without its result may sleep after {ms} ms",
+                hibernation::NO_RESULT_AFTER_ENV
+            );
+            hibernation = hibernation.with_no_result_after(Duration::from_millis(ms));
+        }
         let (interaction, interaction_end) = interaction::Slot::new(options.interaction.as_ref());
         let requests = options.requests.clone().unwrap_or_else(|| {
             RequestHandler(Arc::new(DesktopRequests {
@@ -260,7 +270,7 @@ impl Controller {
             ending: Ending::new(finished_tx),
             hibernation,
             interaction,
-            test_waiting: Default::default(),
+            test: Default::default(),
         };
         (
             controller,
@@ -364,9 +374,15 @@ impl Controller {
         let (chat_tx, mut chat_rx) = mpsc::unbounded_channel();
         self.conversation.set_outputs(chat_tx);
         self.start_chat();
+        // Second launches on the same config file (see `single_instance`).
+        let (arrivals_tx, mut arrivals) = mpsc::unbounded_channel();
+        if let Some(door) = self.options.front_door.take() {
+            door.serve(move |arrival| arrivals_tx.send(arrival).is_ok());
+        }
         loop {
             tokio::select! {
                 Some((generation, out)) = chat_rx.recv() => self.on_chat(generation, out),
+                Some(arrival) = arrivals.recv() => self.on_arrival(arrival),
                 _ = watch.tick() => {
                     self.supervise();
                     self.keep_budget();
@@ -441,9 +457,13 @@ impl Controller {
                 },
                 Some((view, outcome)) = result_rx.recv() => {
                     let tool = self.views.get(&view).map(|v| v.tool.clone()).unwrap_or_default();
-                    if let Ok(result) = &outcome {
+                    if self.late_outcome(&view, &outcome) {
+                        // Its View slept on the way: what stands for the call has it.
+                    } else if let Ok(result) = &outcome {
                         // The result may come before the View is mounted: keep it for the mount.
                         self.views.result_arrived(&view, result);
+                    } else if let Err(reason) = &outcome {
+                        self.views.call_failed(&view, reason);
                     }
                     if let Err(reason) = outcome {
                         let line = format!("tool `{}` failed: {reason}", tool_label(&tool));

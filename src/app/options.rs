@@ -85,6 +85,9 @@ pub struct RunOptions {
     pub profile: Option<crate::profile::HostProfile>,
     /// Where the servers' approval modes are kept (default: the user's data directory).
     pub approvals: Option<crate::conversation::trust::Approvals>,
+    /// Where the Views' kept `localStorage` is (default: the user's data directory); a removed
+    /// server's goes with it.
+    pub view_storage: Option<crate::sandbox::storage::KeptStorage>,
     /// Receives the conversation's turns.
     pub conversation_events: Option<mpsc::UnboundedSender<crate::conversation::Event>>,
     /// How many Views stay live when more are open (default 10):
@@ -97,6 +100,10 @@ pub struct RunOptions {
     pub(crate) config: Option<PathBuf>,
     /// A server the person opened from outside, to install after the app's own dialog.
     pub(crate) install: Option<super::install_request::InstallSlot>,
+    /// Where second launches on the same config file knock (see `single_instance`).
+    pub(crate) front_door: Option<super::single_instance::FrontDoor>,
+    /// Why what was opened from outside could not be read, said in the window once it shows.
+    pub(crate) startup_error: Option<String>,
     /// The command line the welcome's "Add the demo server" writes (none: this executable's
     /// own, see [`crate::cli::builtin_server_entry`]).
     pub(crate) demo_command: Option<(String, Vec<String>)>,
@@ -162,12 +169,15 @@ impl RunOptions {
             resume: None,
             conversations: None,
             approvals: None,
+            view_storage: None,
             profile: None,
             conversation_events: None,
             live_views: None,
             embedded: false,
             config: None,
             install: None,
+            front_door: None,
+            startup_error: None,
             demo_command: None,
         }
     }

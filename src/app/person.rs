@@ -15,6 +15,11 @@ impl Controller {
                 if let Some(script) = self.options.automation.clone() {
                     let _ = self.ui.send_event(UserEvent::Eval(script));
                 }
+                if let Some(e) = self.options.startup_error.take() {
+                    let text = format!("What you opened could not be installed: {e}");
+                    tracing::warn!("{text}");
+                    self.status(&text, true);
+                }
                 self.show_install_request();
             }
             ShellMessage::Diagnostic { view, data } => {

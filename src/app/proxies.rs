@@ -13,6 +13,9 @@ pub struct ProxyPolicy {
     pub label: String,
     /// The `Content-Security-Policy` header value.
     pub csp: String,
+    /// The View declared `clipboardWrite` (`_meta.ui.permissions`): its page may write the
+    /// clipboard on the person's gesture; without it, by no route.
+    pub clipboard_write: bool,
 }
 
 /// View id -> proxy policy, filled in before the shell mounts a View.

@@ -187,6 +187,7 @@ impl Controller {
                 });
             }
             Ask::Turn(input) => self.chat_input(input),
+            Ask::Commands(cmd) => self.keep_commands(cmd),
             Ask::ModelSettings(settings) => self.show_model_settings(settings),
             Ask::ModelSaved(outcome) => self.model_saved(outcome),
             Ask::Sample { server, text, reply } => {
@@ -269,6 +270,8 @@ impl Controller {
                             url: None,
                             schema: Some(schema.clone()),
                             host: false,
+                            detail: None,
+                            warnings: Vec::new(),
                         },
                         None,
                     ),
@@ -284,6 +287,8 @@ impl Controller {
                                 url: Some(subject.address),
                                 schema: None,
                                 host: false,
+                                detail: None,
+                                warnings: Vec::new(),
                             },
                             Some(parsed.to_string()),
                         ),

@@ -627,6 +627,8 @@ impl Controller {
             Ok(()) => Ok(id),
             Err(e) => {
                 self.views.uncache(&id);
+                // It did not open: it stands for no sleeper's call.
+                self.hibernation.take_call_failed(&id);
                 Err((id, e))
             }
         }

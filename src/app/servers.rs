@@ -40,12 +40,15 @@ impl Controller {
             // fixed and read again.
             self.status(&format!("{e}; fix it, then Reload config"), true);
             self.show_servers();
+            // The model answers without tools meanwhile: `--prompt` is not left unsent.
+            self.send_first_prompt();
             return;
         }
         if servers.is_empty() && self.options.config.is_some() {
-            // The first run: the welcome says what to do.
+            // The first run: the welcome says what to do, and the model answers without tools.
             self.status("No servers yet", false);
             self.show_servers();
+            self.send_first_prompt();
             return;
         }
         let failed: Vec<String> = servers
@@ -150,6 +153,7 @@ impl Controller {
         // The remembered approval modes, read once for the whole list.
         let remembered =
             self.conversation.is_on().then(|| self.approvals()).flatten().map(|a| a.load()).unwrap_or_default();
+        let told_apart = self.told_apart();
         let servers: Vec<Value> = self
             .servers
             .servers()
@@ -198,7 +202,10 @@ impl Controller {
                     let key = conversation::trust::Approvals::key(&info.identity);
                     remembered.get(&key).map(|r| r.mode).unwrap_or_default().as_str()
                 });
-                json!({"name": info.name, "label": info.label, "status": info.status.label(), "reason": reason,
+                // What it calls itself goes beside its label, never instead (a server may not
+                // rename itself); what tells it from an entry with its command line, too.
+                json!({"name": info.name, "label": info.label, "callsItself": info.calls_itself,
+                    "differs": told_apart.get(&info.name), "status": info.status.label(), "reason": reason,
                     "retryIn": retry_in, "tools": tools, "protocol": protocol, "approval": approval,
                     "instructions": instructions})
             })
@@ -217,6 +224,22 @@ impl Controller {
         }
     }
 
+    /// For each server of the config file whose command line another entry shares, what tells
+    /// it apart (`in /home/a/notes, env: FOO`), by name: two programs behind one line are two
+    /// servers, and the person must be able to see which is which (see `ServerSpec::identity`).
+    fn told_apart(&self) -> HashMap<String, String> {
+        let Some(specs) = self.options.config.as_ref().and_then(|p| load_config(p, &LoadOptions::new()).ok()) else {
+            return HashMap::new();
+        };
+        let specs: Vec<&ServerSpec> = specs.servers.iter().collect();
+        let said = crate::server::config::tell_apart(&specs, &crate::server::config::Surroundings::host());
+        specs
+            .iter()
+            .zip(said)
+            .filter_map(|(spec, said)| Some((spec.name().to_owned(), consent::one_line_max(&said?, 300))))
+            .collect()
+    }
+
     /// The servers editor's part of the picker: the config file's entries (disabled ones too),
     /// each with the rule the loader found it breaking; `broken` when the file itself cannot be
     /// read (its error then says why, and nothing is written over it until it is fixed).
@@ -230,12 +253,13 @@ impl Controller {
             true => Vec::new(),
             false => load_config(path, &LoadOptions::new()).map(|l| l.errors).unwrap_or_default(),
         };
+        let told_apart = self.told_apart();
         let entries: Vec<Value> = entries
             .into_iter()
             .map(|ConfigEntry { name, disabled, what }| {
                 let problem = problems.iter().find(|e| e.entry == name).map(|e| consent::one_line_max(&e.rule, 500));
                 json!({"name": consent::one_line_max(&name, 200), "key": name, "disabled": disabled,
-                    "what": consent::one_line_max(&what, 300), "error": problem})
+                    "what": consent::one_line_max(&what, 300), "differs": told_apart.get(&name), "error": problem})
             })
             .collect();
         Some(json!({"config": consent::one_line(&path.display().to_string()), "entries": entries,
@@ -347,7 +371,18 @@ impl Controller {
 
     /// The servers editor removes `server`'s entry.
     pub(super) fn remove_server(&mut self, server: &str) {
+        let identity = self.servers.identity(server);
         self.edit_config(|path| config_file::remove_server(path, server));
+        // Its Views' kept storage goes with it (unless another entry runs the same server).
+        let removed = self.server_list.editor_error.is_none() && self.servers.identity(server).is_none();
+        if let Some(identity) = identity
+            .filter(|i| removed && !self.servers.names().iter().any(|n| self.servers.identity(n).as_ref() == Some(i)))
+        {
+            let kept = self.options.view_storage.clone().or_else(crate::sandbox::storage::KeptStorage::user);
+            if let Err(e) = kept.map_or(Ok(()), |k| k.remove(&crate::sandbox::sandbox_label(&identity))) {
+                tracing::warn!(server, "cannot remove the storage kept for the server's Views: {e}");
+            }
+        }
     }
 
     /// The servers editor enables or disables `server`.
@@ -429,6 +464,16 @@ impl Controller {
     /// What the person sees for `server`: its label (see [`Registry::label`]), never its key.
     pub(super) fn label(&self, server: &str) -> String {
         self.servers.label(server).unwrap_or_else(|| server.to_owned())
+    }
+
+    /// `server`'s label with what it calls itself beside it (`notes (calls itself "Vault")`),
+    /// for a View's card: the given name first, the server's own words after, never instead.
+    pub(super) fn label_and_own_name(&self, server: &str) -> String {
+        let label = consent::one_line_max(&self.label(server), 80);
+        match self.servers.calls_itself(server) {
+            Some(own) => format!("{label} (calls itself \"{own}\")"),
+            None => label,
+        }
     }
 }
 

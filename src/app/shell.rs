@@ -176,6 +176,13 @@ pub(crate) enum ShellCommand {
         /// settings get a native chooser.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         host: bool,
+        /// The install dialog's whole command line and environment, escaped: shown in a block
+        /// that wraps and scrolls, never cut.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+        /// What in it can run other code, in words, beside it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
     },
     /// The path the person chose for a field of the install dialog.
     PathChosen { field: String, path: String },
@@ -543,6 +550,8 @@ mod tests {
                 url: Some(s()),
                 schema: None,
                 host: true,
+                detail: Some(s()),
+                warnings: vec![s()],
             },
             ShellCommand::Dismiss { dialog: 2 },
             ShellCommand::PathChosen { field: s(), path: s() },

@@ -7,16 +7,26 @@
 //!
 //! Every request goes the way the person's action would (a tool picked, a dialog answered, a
 //! prompt sent) and is answered on its own channel; nothing here reaches past the app's rules.
+//! Two methods read what no person's action reads, for a runner's checks only: `inspectFrame`
+//! (the iframes around a View) and `evaluateInView` (a runner's script in the frame of a View the
+//! runner displayed, as a browser automation evaluates in a frame). Both are asked of the web
+//! process extension (`webext/session.c`) by a message only the host's process can send, and
+//! exist only while a runner drives the run: a View, a server or a model never reaches them.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use super::interaction::{self, Interaction};
 use super::shell::{ShellCommand, ShellMessage};
+use super::window::{InputOp, UserEvent};
 use super::{Controller, Opening};
 use crate::bridge::ViewId;
+use crate::conversation::ToolOutcome;
+use crate::server::registry::ToolEntry;
 
 /// The methods, as a runner names them.
 pub const METHODS: &[&str] = &[
@@ -30,7 +40,15 @@ pub const METHODS: &[&str] = &[
     "callTool",
     "readModelToolList",
     "interact",
+    "inspectFrame",
+    "evaluateInView",
 ];
+
+/// The longest script `evaluateInView` takes.
+const MAX_SCRIPT_BYTES: usize = 256 * 1024;
+/// How long `evaluateInView` waits for the View's answer (a View can keep its promise unsettled,
+/// or loop).
+const EVALUATE_WAIT: Duration = Duration::from_secs(10);
 
 /// One request of a runner, and where its answer goes.
 #[derive(Debug)]
@@ -59,8 +77,38 @@ impl TestRequests {
     }
 }
 
-/// Runner requests waiting on a View: its id, and the answer once it initialized.
-pub(super) type Waiting = std::collections::HashMap<ViewId, oneshot::Sender<Result<Value, String>>>;
+/// What the test interface keeps between a runner's requests.
+#[derive(Debug, Default)]
+pub(super) struct State {
+    /// Runner requests waiting on a View: its id, and the answer once it initialized.
+    waiting: HashMap<ViewId, oneshot::Sender<Result<Value, String>>>,
+    /// The Views the runner displayed (`displayTestApp`): the only ones `evaluateInView` reaches.
+    displayed: HashSet<ViewId>,
+    /// The model's tool calls, for `getConversation` (their results fill in when they come).
+    tool_turns: Arc<Mutex<Vec<ToolTurn>>>,
+}
+
+/// A model's tool call, and where it falls among the conversation's other turns.
+#[derive(Debug)]
+struct ToolTurn {
+    /// How many turn commands of the history came before it ([`is_turn`]).
+    at: usize,
+    /// How much of the model's text of the turn came before it, when the last of them is the
+    /// model's text (which later text is appended to).
+    offset: Option<usize>,
+    turn: Value,
+}
+
+/// The history commands `getConversation` reads.
+fn is_turn(command: &ShellCommand) -> bool {
+    matches!(
+        command,
+        ShellCommand::Message { .. }
+            | ShellCommand::Chat { .. }
+            | ShellCommand::ChatText { .. }
+            | ShellCommand::ChatEnd { .. }
+    )
+}
 
 fn text_of(params: &Value, key: &str) -> Result<String, String> {
     params[key].as_str().map(str::to_owned).ok_or_else(|| format!("`{key}` (a string) is missing"))
@@ -83,12 +131,13 @@ impl Controller {
             "displayTestApp" => match self.display_test_app(&params) {
                 // The answer comes when the View initialized (or went).
                 Ok(view) => {
-                    self.test_waiting.insert(view, reply);
+                    self.test.displayed.insert(view.clone());
+                    self.test.waiting.insert(view, reply);
                     return;
                 }
                 Err(e) => Err(e),
             },
-            "resetEnvironment" => Ok(self.reset_environment()),
+            "resetEnvironment" => self.reset_environment(&params),
             "getConversation" => Ok(self.conversation_record()),
             "getConversationContext" => Ok(self.conversation_context()),
             "changeHostContext" => self.change_host_context(&params),
@@ -97,6 +146,8 @@ impl Controller {
             "callTool" => return self.test_call_tool(&params, reply),
             "readModelToolList" => Ok(self.model_tool_list()),
             "interact" => return self.interact(&params, reply),
+            "inspectFrame" => return self.inspect_frame(&params, reply),
+            "evaluateInView" => return self.evaluate_in_view(&params, reply),
             other => Err(format!("unknown method {other:?} (one of: {})", METHODS.join(", "))),
         };
         let _ = reply.send(outcome);
@@ -104,7 +155,7 @@ impl Controller {
 
     /// A View that a runner waits for initialized: its answer.
     pub(super) fn test_view_initialized(&mut self, view: &str) {
-        if let Some(reply) = self.test_waiting.remove(view) {
+        if let Some(reply) = self.test.waiting.remove(view) {
             let tool = self.views.get(view).map(|v| v.tool.clone()).unwrap_or_default();
             let _ = reply.send(Ok(json!({ "view": view, "tool": tool })));
         }
@@ -112,7 +163,7 @@ impl Controller {
 
     /// A View that a runner waits for went before it initialized.
     pub(super) fn test_view_gone(&mut self, view: &str, why: &str) {
-        if let Some(reply) = self.test_waiting.remove(view) {
+        if let Some(reply) = self.test.waiting.remove(view) {
             let _ = reply.send(Err(format!("the View {view} did not initialize: {why}")));
         }
     }
@@ -130,41 +181,88 @@ impl Controller {
         Ok(view)
     }
 
-    /// Closes every View and refuses every open question, as the person's closing would.
-    fn reset_environment(&mut self) -> Value {
-        let dialogs = self.questions.consent_dialogs();
+    /// Closes the Views of the scope (every View, or those of `server` and/or `tool`) and
+    /// refuses their open questions (every open question for the whole scope), as the person's
+    /// closing would. A runner keeps its harness View by resetting another tool's Views.
+    fn reset_environment(&mut self, params: &Value) -> Result<Value, String> {
+        for key in ["server", "tool"] {
+            if !params[key].is_null() && !params[key].is_string() {
+                return Err(format!("`{key}` must be a string"));
+            }
+        }
+        let (server, tool) = (params["server"].as_str(), params["tool"].as_str());
+        let whole = server.is_none() && tool.is_none();
+        let open = self.views.iter().filter(|(_, v)| v.phase.is_open());
+        let mut views: Vec<ViewId> = open
+            .filter(|(_, v)| server.is_none_or(|s| s == v.server) && tool.is_none_or(|t| t == v.tool))
+            .map(|(id, _)| id.clone())
+            .collect();
+        // A View still preparing has no tool name yet: in scope only by its server.
+        views.extend(
+            self.views
+                .pending_servers()
+                .filter(|(_, s)| tool.is_none() && server.is_none_or(|server| server == *s))
+                .map(|(id, _)| id.clone()),
+        );
+        views.sort_by_key(|v| (v.len(), v.clone()));
+        let mut dialogs: Vec<u64> = self.questions.consent_dialogs();
+        dialogs.retain(|d| whole || self.questions.consent_owner(*d).is_some_and(|owner| views.contains(&owner)));
+        dialogs.sort_unstable();
         for dialog in &dialogs {
             self.on_shell(ShellMessage::Answer { dialog: *dialog, accepted: false, remember: false });
             self.shell(ShellCommand::Dismiss { dialog: *dialog });
         }
-        let views: Vec<ViewId> = self.views.keys().chain(self.views.pending_ids()).cloned().collect();
         for view in &views {
+            self.test.displayed.remove(view);
             self.on_shell(ShellMessage::Close { view: view.clone() });
         }
-        json!({ "closedViews": views, "refusedDialogs": dialogs })
+        Ok(json!({ "closedViews": views, "refusedDialogs": dialogs }))
     }
 
-    /// The conversation as the person sees it: each App's message, and each turn of the person,
-    /// an App or the model (its text whole).
+    /// The conversation, each turn once and in order: the person's (`user`), the model's
+    /// (`assistant`, its text whole), an App's message (`app`, with its View when it is open in
+    /// this run), and each tool call of the model with its result (`tool`).
     fn conversation_record(&self) -> Value {
-        let mut turns: Vec<Value> = Vec::new();
-        for command in self.shell_page.history() {
-            match command {
-                ShellCommand::Message { view, from, role, text } => {
-                    turns.push(json!({ "role": role, "from": from, "view": view, "text": text }))
-                }
-                ShellCommand::Chat { role, from, text } => {
-                    turns.push(json!({ "role": role, "from": from, "text": text }))
-                }
-                ShellCommand::ChatText { text } => {
-                    if let Some(Value::String(t)) = turns.last_mut().and_then(|t| t.get_mut("text")) {
-                        t.push_str(text);
-                    }
-                }
-                _ => {}
-            }
+        let tools = self.test.tool_turns.lock().unwrap_or_else(|e| e.into_inner());
+        conversation_turns(self.shell_page.history(), &tools)
+    }
+
+    /// The model's call of `entry` is about to be carried out: a runner reads it and its result
+    /// as a turn. Returns where the call's outcome goes now (through here to `reply`).
+    pub(super) fn test_tool_turn(
+        &mut self,
+        call: &str,
+        entry: &ToolEntry,
+        arguments: &Map<String, Value>,
+        reply: oneshot::Sender<ToolOutcome>,
+    ) -> oneshot::Sender<ToolOutcome> {
+        if self.options.test_requests.is_none() {
+            return reply;
         }
-        json!({ "messages": turns })
+        let turns: Vec<&ShellCommand> = self.shell_page.history().iter().filter(|c| is_turn(c)).collect();
+        let offset = match turns.last() {
+            Some(ShellCommand::ChatText { text }) => Some(text.len()),
+            _ => None,
+        };
+        let turn = json!({ "role": "tool", "call": call, "server": entry.server, "name": entry.name(),
+                           "arguments": arguments });
+        let list = self.test.tool_turns.clone();
+        let index = {
+            let mut list = list.lock().unwrap_or_else(|e| e.into_inner());
+            list.push(ToolTurn { at: turns.len(), offset, turn });
+            list.len() - 1
+        };
+        let (tx, rx) = oneshot::channel::<ToolOutcome>();
+        tokio::spawn(async move {
+            // Dropped unanswered: the call is cancelled, as it would have been.
+            let Ok(outcome) = rx.await else { return };
+            if let Some(t) = list.lock().unwrap_or_else(|e| e.into_inner()).get_mut(index) {
+                t.turn["result"] = json!({ "content": outcome.content, "structuredContent": outcome.structured,
+                                           "isError": outcome.is_error });
+            }
+            let _ = reply.send(outcome);
+        });
+        tx
     }
 
     /// Each View's model context, as last set (none once cleared).
@@ -287,5 +385,256 @@ impl Controller {
                 interaction::act(&step, &view, &ui).await.map(|detail| json!({ "view": view, "detail": detail }));
             let _ = reply.send(outcome);
         });
+    }
+
+    /// The View a request names (`view`), else the first open one.
+    fn named_view(&self, params: &Value) -> Result<ViewId, String> {
+        match params["view"].as_str() {
+            Some(v) if self.views.get(v).is_some_and(|v| v.phase.is_open()) => Ok(v.to_owned()),
+            Some(v) => Err(format!("no View {v} is open")),
+            None => self
+                .views
+                .iter()
+                .filter(|(_, v)| v.phase.is_open())
+                .map(|(id, _)| id.clone())
+                .min_by_key(|v| (v.len(), v.clone()))
+                .ok_or_else(|| "no View is open".into()),
+        }
+    }
+
+    /// The iframes of the document that holds the View's frame: its proxy page (the View's
+    /// `<iframe sandbox>` is there; the top document holds the proxy's frame, given as `top`).
+    fn inspect_frame(&mut self, params: &Value, reply: oneshot::Sender<Result<Value, String>>) {
+        let view = match self.named_view(params) {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = reply.send(Err(e));
+                return;
+            }
+        };
+        let ui = self.ui.clone();
+        tokio::spawn(async move {
+            let outcome = ask_window(&ui, |done| InputOp::InspectFrame { view: view.clone(), done })
+                .await
+                .and_then(|answer| frame_report(&view, &answer));
+            let _ = reply.send(outcome);
+        });
+    }
+
+    /// Test only: a runner's script evaluated in the frame of a View the runner displayed; its
+    /// value as JSON (a promise's once settled). The value is the View's word, like anything
+    /// its frame computes: it is bounded and parsed, and answers this request alone.
+    fn evaluate_in_view(&mut self, params: &Value, reply: oneshot::Sender<Result<Value, String>>) {
+        let checked = text_of(params, "view").and_then(|view| {
+            let script = text_of(params, "script")?;
+            if script.len() > MAX_SCRIPT_BYTES {
+                return Err(format!("the script is over {MAX_SCRIPT_BYTES} bytes"));
+            }
+            if !self.test.displayed.contains(&view) {
+                return Err(format!(
+                    "the View {view} was not displayed by this runner (displayTestApp): only those are evaluated in"
+                ));
+            }
+            if !self.views.get(&view).is_some_and(|v| v.phase.is_open()) {
+                return Err(format!("the View {view} is not open"));
+            }
+            Ok((view, script))
+        });
+        let (view, script) = match checked {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = reply.send(Err(e));
+                return;
+            }
+        };
+        let ui = self.ui.clone();
+        tokio::spawn(async move {
+            let asked = ask_window(&ui, |done| InputOp::Evaluate { view: view.clone(), script, done });
+            let outcome = match tokio::time::timeout(EVALUATE_WAIT, asked).await {
+                Ok(answer) => answer.and_then(|a| evaluation_value(&a)).map(|value| json!({ "value": value })),
+                Err(_) => Err(format!("the View {view} did not answer in {} s", EVALUATE_WAIT.as_secs())),
+            };
+            let _ = reply.send(outcome);
+        });
+    }
+}
+
+/// Asks the window (the UI thread) and waits for its answer.
+async fn ask_window(
+    ui: &super::window::Ui,
+    op: impl FnOnce(oneshot::Sender<Result<String, String>>) -> InputOp,
+) -> Result<String, String> {
+    let (tx, rx) = oneshot::channel();
+    ui.send_event(UserEvent::Input(op(tx))).map_err(|_| "the window is gone".to_owned())?;
+    rx.await.unwrap_or_else(|_| Err("the window dropped the request".into()))
+}
+
+/// `inspectFrame`'s answer from the extension's: the proxy page's iframes, and the top document's.
+fn frame_report(view: &str, answer: &str) -> Result<Value, String> {
+    let answer: Value = serde_json::from_str(answer).map_err(|e| format!("the View's page answered no JSON: {e}"))?;
+    if let Some(e) = answer["error"].as_str() {
+        return Err(format!("the View {view}: {e}"));
+    }
+    let holder = &answer["holder"];
+    Ok(json!({ "view": view, "total": holder["total"], "sandboxed": holder["sandboxed"],
+               "firstSandbox": holder["firstSandbox"], "origin": holder["origin"], "top": answer["top"] }))
+}
+
+/// An evaluation's answer from the extension: `v` and the value's JSON (nothing: undefined,
+/// read as null), or `e` and why it failed.
+fn evaluation_value(answer: &str) -> Result<Value, String> {
+    match answer.split_at_checked(1) {
+        Some(("v", "")) => Ok(Value::Null),
+        Some(("v", json)) => serde_json::from_str(json).map_err(|e| format!("the View's value is not JSON: {e}")),
+        Some(("e", why)) => Err(why.to_owned()),
+        _ => Err("the View's page gave no answer (is the web process extension loaded?)".into()),
+    }
+}
+
+/// The turns of `history`, with the model's tool calls (`tools`) where they fell.
+fn conversation_turns(history: &[ShellCommand], tools: &[ToolTurn]) -> Value {
+    let mut turns: Vec<Value> = Vec::new();
+    // The model's answer under way (its text grows until its turn ends).
+    let mut answering: Option<usize> = None;
+    // An App's message is listed from its card; the same message taken as a turn of the
+    // conversation (with a model) is not listed again.
+    let mut unmatched: HashMap<&str, usize> = HashMap::new();
+    let tool_turn = |turns: &mut Vec<Value>, answering: &mut Option<usize>, at: usize| {
+        // How much of the answer's text the calls before split off.
+        let mut consumed = 0;
+        for t in tools.iter().filter(|t| t.at == at) {
+            // The answer's text after the call is another piece of the answer.
+            if let (Some(i), Some(offset)) = (*answering, t.offset) {
+                let text = turns[i]["text"].as_str().unwrap_or_default().to_owned();
+                let here = offset.wrapping_sub(consumed);
+                if offset >= consumed && here < text.len() && text.is_char_boundary(here) {
+                    turns[i]["text"] = json!(text[..here]);
+                    turns.push(t.turn.clone());
+                    turns.push(json!({ "role": "assistant", "text": text[here..] }));
+                    *answering = Some(turns.len() - 1);
+                    consumed = offset;
+                    continue;
+                }
+            }
+            turns.push(t.turn.clone());
+            *answering = None;
+        }
+    };
+    let mut count = 0;
+    for (at, command) in history.iter().filter(|c| is_turn(c)).enumerate() {
+        tool_turn(&mut turns, &mut answering, at);
+        count = at + 1;
+        match command {
+            ShellCommand::Message { view, from, text, .. } => {
+                *unmatched.entry(from.as_str()).or_default() += 1;
+                turns.push(json!({ "role": "app", "from": from, "view": view, "text": text }));
+            }
+            ShellCommand::Chat { from: Some(app), text, .. } => match unmatched.get_mut(app.as_str()) {
+                Some(n) if *n > 0 => *n -= 1,
+                // A reopened conversation's App turn: its View is not of this run.
+                _ => turns.push(json!({ "role": "app", "from": app, "text": text })),
+            },
+            ShellCommand::Chat { role, from: None, text } => {
+                answering = None;
+                turns.push(json!({ "role": role, "text": text }));
+            }
+            ShellCommand::ChatText { text } => match answering {
+                Some(i) => {
+                    let whole = format!("{}{text}", turns[i]["text"].as_str().unwrap_or_default());
+                    turns[i]["text"] = json!(whole);
+                }
+                None => {
+                    turns.push(json!({ "role": "assistant", "text": text }));
+                    answering = Some(turns.len() - 1);
+                }
+            },
+            ShellCommand::ChatEnd { error } => {
+                if let Some(error) = error {
+                    match answering {
+                        Some(i) => turns[i]["error"] = json!(error),
+                        None => turns.push(json!({ "role": "assistant", "text": "", "error": error })),
+                    }
+                }
+                answering = None;
+            }
+            _ => {}
+        }
+    }
+    tool_turn(&mut turns, &mut answering, count);
+    json!({ "messages": turns })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chat(role: &str, from: Option<&str>, text: &str) -> ShellCommand {
+        ShellCommand::Chat { role: role.into(), from: from.map(str::to_owned), text: text.into() }
+    }
+
+    fn text(t: &str) -> ShellCommand {
+        ShellCommand::ChatText { text: t.into() }
+    }
+
+    /// Each turn once with its own role: the model's answer is not glued onto the prompt, an
+    /// App's message (its card, then its turn to the model) is listed once, with its View, and
+    /// a tool call falls between the answer's text before and after it.
+    #[test]
+    fn each_turn_is_listed_once_with_its_role_in_order() {
+        let app = "get-time · basic";
+        let history = vec![
+            ShellCommand::Message { view: "v1".into(), from: app.into(), role: "user".into(), text: "hi".into() },
+            chat("user", Some(app), "hi"),
+            text("Noted"),
+            ShellCommand::ChatEnd { error: None },
+            chat("user", None, "what time is it?"),
+            // The answer's pieces before and after the call, kept as one command.
+            text("Calling get-time.The tool answered: noon"),
+            ShellCommand::ChatEnd { error: None },
+            chat("user", None, "again"),
+            ShellCommand::ChatEnd { error: Some("the model failed".into()) },
+        ];
+        let tools = vec![ToolTurn {
+            at: 6,
+            offset: Some("Calling get-time.".len()),
+            turn: json!({"role": "tool", "name": "get-time", "result": {"isError": false}}),
+        }];
+        let record = conversation_turns(&history, &tools);
+        let turns = record["messages"].as_array().unwrap();
+        let said: Vec<(&str, &str)> =
+            turns.iter().map(|t| (t["role"].as_str().unwrap(), t["text"].as_str().unwrap_or_default())).collect();
+        assert_eq!(
+            said,
+            [
+                ("app", "hi"),
+                ("assistant", "Noted"),
+                ("user", "what time is it?"),
+                ("assistant", "Calling get-time."),
+                ("tool", ""),
+                ("assistant", "The tool answered: noon"),
+                ("user", "again"),
+                ("assistant", ""),
+            ],
+            "{record:#}"
+        );
+        assert_eq!(turns[0]["view"], "v1");
+        assert_eq!(turns[4]["name"], "get-time");
+        assert_eq!(turns[7]["error"], "the model failed");
+    }
+
+    /// A reopened conversation's App turn has no card of this run: listed once, without a View.
+    #[test]
+    fn a_reopened_app_turn_is_listed_without_a_view() {
+        let record = conversation_turns(&[chat("user", Some("app · s"), "stored")], &[]);
+        assert_eq!(record["messages"], json!([{"role": "app", "from": "app · s", "text": "stored"}]));
+    }
+
+    #[test]
+    fn an_evaluation_answer_is_a_value_or_why_not() {
+        assert_eq!(evaluation_value("v"), Ok(Value::Null));
+        assert_eq!(evaluation_value(r#"v{"a":[1]}"#), Ok(json!({"a": [1]})));
+        assert_eq!(evaluation_value("ethe script threw: x"), Err("the script threw: x".into()));
+        assert!(evaluation_value("v{not json").is_err());
+        assert!(evaluation_value("").is_err());
     }
 }

@@ -641,3 +641,35 @@ async fn a_file_chooser_opens_for_the_install_dialog_only() {
     assert!(!chooser, "a chooser opened with no install dialog");
     assert!(!window.shell.iter().any(|c| matches!(c, ShellCommand::PathChosen { .. })));
 }
+
+/// A server the person removes takes its Views' kept storage with it; another server's stays.
+#[tokio::test]
+async fn a_removed_servers_kept_view_storage_goes_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    let entry = |label: &str| {
+        let (command, args) = node_server(label);
+        json!({"command": command, "args": args})
+    };
+    std::fs::write(&path, json!({"mcpServers": {"a": entry("a"), "c": entry("c")}}).to_string()).unwrap();
+    let load = crate::server::config::load_config(&path, &Default::default()).unwrap().servers;
+    let kept = crate::sandbox::storage::KeptStorage::at(dir.path().join("view-storage"));
+    let items = crate::sandbox::storage::Items::from([("draft".to_owned(), "kept".to_owned())]);
+    let file = |name: &str| {
+        let spec = load.iter().find(|s| s.name() == name).unwrap();
+        let label = crate::sandbox::sandbox_label(&spec.identity());
+        kept.save(&label, &items).unwrap();
+        dir.path().join("view-storage").join(format!("{label}.json"))
+    };
+    let (a, c) = (file("a"), file("c"));
+    let mut options = RunOptions::app_with(load.clone());
+    options.config = Some(path.clone());
+    options.timeout = LIMIT;
+    options.view_storage = Some(kept.clone());
+    let mut window = Window::open(options);
+    window.servers_are(&[("a", "ready"), ("c", "ready")]).await;
+    window.person(ShellMessage::RemoveServer { server: "c".into() });
+    window.servers_are(&[("a", "ready")]).await;
+    assert!(!c.exists(), "the removed server's storage is gone");
+    assert!(a.exists(), "the other server's storage stays");
+}

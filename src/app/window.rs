@@ -54,6 +54,12 @@ pub(crate) enum InputOp {
     Key { view: String, key: String, done: tokio::sync::oneshot::Sender<Result<(), String>> },
     /// The text the View shows.
     Text { view: String, done: tokio::sync::oneshot::Sender<Result<String, String>> },
+    /// Test interface only: the iframes of the document that holds the View's frame, and of the
+    /// top document (JSON of `webext/session.c`).
+    InspectFrame { view: String, done: tokio::sync::oneshot::Sender<Result<String, String>> },
+    /// Test interface only: a runner's script evaluated in the View's frame; `v` and its value
+    /// as JSON, or `e` and why not (`webext/session.c`).
+    Evaluate { view: String, script: String, done: tokio::sync::oneshot::Sender<Result<String, String>> },
 }
 
 /// Window changes for display modes.
@@ -63,6 +69,8 @@ pub(crate) enum WindowOp {
     Pip,
     /// Back to the normal window.
     Restore,
+    /// Bring the window to the front (a second launch of the app).
+    Present,
 }
 
 /// What the UI thread tells the controller.
@@ -183,6 +191,9 @@ pub(crate) struct FrameMount {
     /// The web origins its CSP declared, as "scheme host port" (see
     /// [`crate::sandbox::csp::request_origins`]): its web process lets its requests go nowhere else.
     pub origins: Vec<String>,
+    /// It declared `clipboardWrite`: its page gets the Async Clipboard API (see
+    /// [`crate::desktop::engine::clipboard`]).
+    pub clipboard_write: bool,
     /// The View's session: its messages go there straight from its IPC line (the controller
     /// does not relay them).
     pub session: crate::bridge::ViewHandle,

@@ -47,8 +47,18 @@ pub struct InstallArgs {
     remote: bool,
 }
 
-/// What the source is: its plan, its bundle (for an `.mcpb`), and the config file it goes into.
-fn plan_of(args: &mut InstallArgs) -> anyhow::Result<(Plan, Option<mcpb::Bundle>, std::path::PathBuf)> {
+/// A source read once: its plan, its bundle (an `.mcpb`'s bytes as read), and the config file
+/// it goes into. What the person is shown is made from it, and so is what is installed: nothing
+/// is read again between the question and the yes (a web address could answer otherwise the
+/// second time, a file could have changed).
+struct Source {
+    plan: Plan,
+    bundle: Option<mcpb::Bundle>,
+    config: PathBuf,
+}
+
+/// Reads the source, the one time it is read.
+fn read_source(args: &mut InstallArgs) -> anyhow::Result<Source> {
     // A desktop's `%u` may hand a local file over as a file: URL.
     if args.source.starts_with("file:") {
         let path = url::Url::parse(&args.source)
@@ -73,35 +83,33 @@ fn plan_of(args: &mut InstallArgs) -> anyhow::Result<(Plan, Option<mcpb::Bundle>
         crate::install::check_name(name).map_err(anyhow::Error::msg)?;
         plan.name = name.clone();
     }
-    let path = match &args.config {
+    let config = match &args.config {
         Some(p) => p.clone(),
         None => default_config_path().context("no config directory: give --config FILE")?,
     };
-    Ok((plan, bundle, path))
+    Ok(Source { plan, bundle, config })
 }
 
 /// For `open` with no terminal to ask in: what the app's own dialog shows (what will run, the
-/// signature, the settings), and the install it carries out with the person's answers.
+/// signature, the settings), and the install it carries out with the person's answers, of the
+/// source as read for the dialog.
+#[cfg(feature = "desktop")]
 pub(crate) fn in_app(mut args: InstallArgs) -> anyhow::Result<crate::app::install_request::InstallRequest> {
     // (A bundle's signature is one of its plan's facts.)
-    let (plan, _, config) = plan_of(&mut args)?;
-    let summary = plan.summary();
-    let name = plan.name.clone();
+    let source = read_source(&mut args)?;
+    let agreement = source.plan.agreement();
+    let (name, settings, config) = (source.plan.name.clone(), source.plan.settings.clone(), source.config.clone());
+    let said_name = name.clone();
     let perform = Box::new(move |answers: Vec<(String, String)>| {
-        args.yes = true;
-        args.set = answers.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let answers = source.plan.check_answers(&answers)?;
         // What the terminal would be told goes to the log (stdout may be a runner's line).
-        install_saying(args, &mut std::io::stderr())
-            .map(|_| format!("{name} was installed"))
+        let mut log = std::io::stderr();
+        show(&source, &mut log).map_err(|e| e.to_string())?;
+        install_source(source, answers, args.replace, &mut log)
+            .map(|_| format!("{said_name} was installed"))
             .map_err(|e| format!("{e:#}"))
     });
-    Ok(crate::app::install_request::InstallRequest {
-        name: plan.name.clone(),
-        summary,
-        settings: plan.settings.clone(),
-        config,
-        perform,
-    })
+    Ok(crate::app::install_request::InstallRequest { name, agreement, settings, config, perform })
 }
 
 /// Runs `install`; what was installed and where its secrets went is said on stdout.
@@ -109,9 +117,26 @@ pub fn install(args: InstallArgs) -> anyhow::Result<i32> {
     install_saying(args, &mut std::io::stdout())
 }
 
+/// What the person agrees to, whole: every line of what runs, the warnings, the settings, the
+/// config file.
+fn show(source: &Source, err: &mut dyn Write) -> std::io::Result<()> {
+    let agreement = source.plan.agreement();
+    writeln!(err, "{}", agreement.text())?;
+    for w in &agreement.warnings {
+        writeln!(err, "     Warning: {w}")?;
+    }
+    if !source.plan.settings.is_empty() {
+        writeln!(err, "    Settings:")?;
+        for s in &source.plan.settings {
+            writeln!(err, "              {}", describe(s))?;
+        }
+    }
+    writeln!(err, "        Into: {}", source.config.display())
+}
+
 /// `install`, saying what was installed on `said`.
 fn install_saying(mut args: InstallArgs, said: &mut dyn Write) -> anyhow::Result<i32> {
-    let (plan, bundle, path) = plan_of(&mut args)?;
+    let source = read_source(&mut args)?;
     let given: Vec<(String, String)> = args
         .set
         .iter()
@@ -121,20 +146,8 @@ fn install_saying(mut args: InstallArgs, said: &mut dyn Write) -> anyhow::Result
                 .with_context(|| format!("--set {kv:?} is not KEY=VALUE"))
         })
         .collect::<anyhow::Result<_>>()?;
-    let mut answers = plan.check_answers(&given).map_err(anyhow::Error::msg)?;
-
-    let mut err = std::io::stderr().lock();
-    for (label, value) in plan.summary() {
-        writeln!(err, "{label:>12}: {}", crate::consent::one_line_max(&value, 400))?;
-    }
-    if !plan.settings.is_empty() {
-        writeln!(err, "    Settings:")?;
-        for s in &plan.settings {
-            writeln!(err, "              {}", describe(s))?;
-        }
-    }
-    writeln!(err, "     Into: {}", path.display())?;
-    drop(err);
+    let mut answers = source.plan.check_answers(&given).map_err(anyhow::Error::msg)?;
+    show(&source, &mut std::io::stderr().lock())?;
 
     if !args.yes {
         if !std::io::stdin().is_terminal() {
@@ -143,11 +156,22 @@ fn install_saying(mut args: InstallArgs, said: &mut dyn Write) -> anyhow::Result
                  pass --yes, with --set KEY=VALUE for its settings"
             );
         }
-        ask_settings(&plan, &mut answers)?;
-        if !confirm(&format!("Install {} into {}? [y/N] ", plan.name, path.display()))? {
+        ask_settings(&source.plan, &mut answers)?;
+        if !confirm(&format!("Install {} into {}? [y/N] ", source.plan.name, source.config.display()))? {
             bail!("nothing was installed (you said no)");
         }
     }
+    install_source(source, answers, args.replace, said)
+}
+
+/// Installs the source as it was read and shown, with the person's answers.
+fn install_source(
+    source: Source,
+    mut answers: HashMap<String, String>,
+    replace: bool,
+    said: &mut dyn Write,
+) -> anyhow::Result<i32> {
+    let Source { plan, bundle, config: path } = source;
     // Secret settings go to the keyring (or an owner-only file); the entry refers to them.
     let mut secrets = Vec::new();
     for s in plan.settings.iter().filter(|s| s.secret && !s.multiple) {
@@ -159,10 +183,10 @@ fn install_saying(mut args: InstallArgs, said: &mut dyn Write) -> anyhow::Result
     // Dropped without keep (the config refused below), the unpacked bundle goes again and a
     // replaced one comes back.
     let unpacked = match &bundle {
-        Some(b) => Some(mcpb::unpack(b, args.replace).map_err(anyhow::Error::msg).context("nothing was installed")?),
+        Some(b) => Some(mcpb::unpack(b, replace).map_err(anyhow::Error::msg).context("nothing was installed")?),
         None => None,
     };
-    let written = config_file::add_server(&path, &plan.name, &entry, args.replace)
+    let written = config_file::add_server(&path, &plan.name, &entry, replace)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("nothing was installed into {}", path.display()))?;
     if !secrets.is_empty() {
@@ -203,7 +227,8 @@ fn store_secrets(
         .iter()
         .find(|s| s.name() == name)
         .with_context(|| format!("{name} is not in {} after it was written", config.display()))?;
-    let identity = spec.identity();
+    // Secrets are found by the entry as written (see `ServerSpec::written_identity`).
+    let identity = spec.written_identity();
     for (key, value) in secrets {
         let secret = crate::secrets::Secret::setting(name, &identity, key);
         let place = crate::secrets::blocking(|| crate::secrets::store(&secret, value))
@@ -253,10 +278,11 @@ fn describe(s: &Setting) -> String {
         text.push_str(" [several values: one a line, an empty line ends]");
     }
     if let Some(d) = s.default.as_ref().filter(|_| !s.secret) {
-        text.push_str(&format!(" [default: {}]", crate::consent::one_line_max(&d.replace(SEP, ", "), 200)));
+        // A default is part of what runs when the answer is left empty: shown whole.
+        text.push_str(&format!(" [default: {}]", crate::text::whole_line(&d.replace(SEP, ", "))));
     }
     if !s.choices.is_empty() {
-        text.push_str(&format!(" [choices: {}]", crate::consent::one_line_max(&s.choices.join(", "), 200)));
+        text.push_str(&format!(" [choices: {}]", crate::text::whole_line(&s.choices.join(", "))));
     }
     text
 }

@@ -572,12 +572,13 @@ fn serve_test_interface() -> crate::app::test_interface::TestRequests {
 
 #[cfg(feature = "desktop")]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
-    run_with(args, None)
+    let Some(door) = front_door(&args, &crate::app::single_instance::Knock::Raise)? else { return Ok(0) };
+    run_with(args, Launch { door, ..Launch::default() })
 }
 
 /// `run`, with a server to install after the app's own dialog (`open` without a terminal).
 #[cfg(feature = "desktop")]
-fn run_with(args: RunArgs, install: Option<crate::app::install_request::InstallRequest>) -> anyhow::Result<i32> {
+fn run_with(args: RunArgs, launch: Launch) -> anyhow::Result<i32> {
     use crate::desktop::RunOptions;
     use crate::host::{Consent, ExitAfter};
     use crate::protocol::Theme;
@@ -587,7 +588,9 @@ fn run_with(args: RunArgs, install: Option<crate::app::install_request::InstallR
     }
     let mut options = RunOptions::app_with(servers);
     options.config = config;
-    options.install = install.map(crate::app::install_request::InstallSlot::new);
+    options.install = launch.install.map(crate::app::install_request::InstallSlot::new);
+    options.startup_error = launch.error;
+    options.front_door = launch.door;
     for dir in &args.root {
         options.roots.push(crate::server::requests::Root::directory(dir)?);
     }
@@ -680,11 +683,6 @@ fn run_with(args: RunArgs, install: Option<crate::app::install_request::InstallR
 }
 
 #[cfg(not(feature = "desktop"))]
-fn run_with(args: RunArgs, _install: Option<crate::app::install_request::InstallRequest>) -> anyhow::Result<i32> {
-    run(args)
-}
-
-#[cfg(not(feature = "desktop"))]
 fn run(args: RunArgs) -> anyhow::Result<i32> {
     let _ = args.server.app_servers()?;
     let _ = model_of(&args)?;
@@ -705,22 +703,98 @@ other keys and their order are kept, its formatting is not, and a file with comm
 rewritten.";
 
 /// `open`: installs what it is given (asking in the terminal, or in the app's own dialog when
-/// there is none), then opens the app on the config file.
+/// there is none), then opens the app on the config file, or hands both to the app already
+/// running on that file (see `app::single_instance`).
+#[cfg(feature = "desktop")]
 fn open(target: Option<String>, run: RunArgs) -> anyhow::Result<i32> {
+    use crate::app::single_instance::Knock;
+    let mut knock = Knock::Raise;
     let mut in_app = None;
     if let Some(source) = target {
         // After `--`: a link or file name is never read as an option.
-        let Command::Install(args) = Cli::try_parse_from(["mcp-apps-host", "install", "--", &source])?.command else {
-            bail!("cannot read {source:?} as something to install");
-        };
+        let args = install_args(&source, run.server.config.as_deref())?;
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             install::install(args)?;
+            knock = Knock::Reload;
         } else {
-            // Opened from the browser or the file manager: the app asks, in its own dialog.
-            in_app = Some(install::in_app(args)?);
+            // Opened from the browser or the file manager: the app asks, in its own dialog. A
+            // file's path is made whole: the running app may have another working directory.
+            let source = match std::path::Path::new(&source) {
+                p if !source.contains("://") && p.exists() => std::path::absolute(p)?.to_string_lossy().into_owned(),
+                _ => source,
+            };
+            knock = Knock::Open { source };
+            in_app = Some(args);
         }
     }
-    run_with(run, in_app)
+    let Some(door) = front_door(&run, &knock)? else { return Ok(0) };
+    // The first app: what was opened is read here, once; an error is said in the window.
+    let (install, error) = match in_app.map(install::in_app).transpose() {
+        Ok(request) => (request, None),
+        Err(e) => (None, Some(format!("{e:#}"))),
+    };
+    run_with(run, Launch { install, error, door })
+}
+
+/// `open` without the desktop feature: the terminal install only.
+#[cfg(not(feature = "desktop"))]
+fn open(target: Option<String>, run: RunArgs) -> anyhow::Result<i32> {
+    if let Some(source) = target {
+        install::install(install_args(&source, run.server.config.as_deref())?)?;
+    }
+    self::run(run)
+}
+
+/// `install` of one source, into the app's config file when `--config` names one.
+fn install_args(source: &str, config: Option<&std::path::Path>) -> anyhow::Result<install::InstallArgs> {
+    let mut words: Vec<std::ffi::OsString> = vec!["mcp-apps-host".into(), "install".into()];
+    if let Some(config) = config {
+        words.extend(["--config".into(), config.as_os_str().to_owned()]);
+    }
+    words.extend(["--".into(), source.into()]);
+    match Cli::try_parse_from(words)?.command {
+        Command::Install(args) => Ok(args),
+        _ => bail!("cannot read {source:?} as something to install"),
+    }
+}
+
+/// What `run` starts with besides its flags: a server opened from outside to ask about, or why
+/// it could not be read, and the door of the first app on its config file.
+#[cfg(feature = "desktop")]
+#[derive(Default)]
+struct Launch {
+    install: Option<crate::app::install_request::InstallRequest>,
+    error: Option<String>,
+    door: Option<crate::app::single_instance::FrontDoor>,
+}
+
+/// The app on the person's config file is one app: the first launch on it gets its front door
+/// (`Some`), a later one hands `knock` to it and gets `None` (it then ends). A run with servers
+/// on the command line is a developer's and runs alone, as does one whose door cannot be made.
+#[cfg(feature = "desktop")]
+fn front_door(
+    run: &RunArgs,
+    knock: &crate::app::single_instance::Knock,
+) -> anyhow::Result<Option<Option<crate::app::single_instance::FrontDoor>>> {
+    use crate::app::single_instance::{claim, Claim, FrontDoor, Opener};
+    let Some(config) = run.server.app_config()? else { return Ok(Some(None)) };
+    match claim(&config, knock) {
+        Ok(Claim::Handed) => {
+            eprintln!("mcp-apps-host already runs on {}: handed over to its window", config.display());
+            Ok(None)
+        }
+        Ok(Claim::First(door)) => {
+            let file = config.clone();
+            let opener: Opener = std::sync::Arc::new(move |source: String| {
+                install_args(&source, Some(&file)).and_then(install::in_app).map_err(|e| format!("{e:#}"))
+            });
+            Ok(Some(Some(FrontDoor::new(door, Some(opener)))))
+        }
+        Err(e) => {
+            tracing::warn!("single instance: {e}: this app runs on its own");
+            Ok(Some(None))
+        }
+    }
 }
 
 /// `demo`: `run` on the embedded (in-process) demo server, starting with the weather and counter Views.

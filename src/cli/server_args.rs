@@ -91,13 +91,7 @@ impl ServerArgs {
     /// then says why, and reads it again once fixed), and that file; with other flags the
     /// servers they name and no file to edit.
     pub fn app_servers(&self) -> anyhow::Result<(Vec<ServerSpec>, Option<PathBuf>)> {
-        if self.builtin.is_some() || !self.stdio.is_empty() || !self.url.is_empty() || !self.server.is_empty() {
-            return Ok((self.resolve_all()?, None));
-        }
-        let path = match &self.config {
-            Some(path) => path.clone(),
-            None => default_config_path().context("no config directory: give --config FILE")?,
-        };
+        let Some(path) = self.app_config()? else { return Ok((self.resolve_all()?, None)) };
         if !path.exists() {
             return Ok((Vec::new(), Some(path)));
         }
@@ -112,6 +106,18 @@ impl ServerArgs {
             eprintln!("warning: {e}");
         }
         Ok((load.servers, Some(path)))
+    }
+
+    /// The config file the app runs on: `--config`, else the default file; none when servers
+    /// are named on the command line (a developer's run, on no file).
+    pub fn app_config(&self) -> anyhow::Result<Option<PathBuf>> {
+        if self.builtin.is_some() || !self.stdio.is_empty() || !self.url.is_empty() || !self.server.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(match &self.config {
+            Some(path) => path.clone(),
+            None => default_config_path().context("no config directory: give --config FILE")?,
+        }))
     }
 
     /// The `model` section of the config file these flags use (with `--config`, or the default

@@ -16,6 +16,16 @@ use crate::server::registry::ToolEntry;
 
 /// A model's tool names: `^[a-zA-Z0-9_-]{1,64}$` in both APIs.
 const MAX_NAME: usize = 64;
+/// The host's own tools are named `host__…` (`FIND_TOOLS`): no server's or App's tool is.
+const HOST_PREFIX: &str = "host__";
+/// What goes before the label of a server whose tools would be named like the host's.
+const RENAMED_PREFIX: &str = "server_";
+
+/// Whether `name` is in the host's own namespace (`host__…`, in any case: a model does not
+/// tell `Host__find_tools` from the host's `host__find_tools`).
+pub(crate) fn is_reserved(name: &str) -> bool {
+    name.get(..HOST_PREFIX.len()).is_some_and(|p| p.eq_ignore_ascii_case(HOST_PREFIX))
+}
 
 /// A server as a party to the conversation: its name in the registry and its stable identity
 /// (its command line or URL). Another program under the same name is another server.
@@ -78,7 +88,12 @@ impl Names {
         if let Some(name) = self.by_owner.get(owner) {
             return (name.clone(), false);
         }
-        let base = model_name(label, &owner.tool);
+        let mut base = model_name(label, &owner.tool);
+        if is_reserved(&base) {
+            // A server called `host` (in any case) keeps working, under a prefix that cannot be
+            // the host's; its description still names it as it is named.
+            base = model_name(&format!("{RENAMED_PREFIX}{label}"), &owner.tool);
+        }
         let name = if self.by_name.contains_key(&base) {
             (2..)
                 .map(|n| {
@@ -95,9 +110,10 @@ impl Names {
         (name, true)
     }
 
-    /// A name given earlier (a reopened conversation's); false if it or its owner has another.
+    /// A name given earlier (a reopened conversation's); false if it or its owner has another,
+    /// or it is one of the host's (an older version could give those to a server).
     pub fn restore(&mut self, name: &str, owner: Owner) -> bool {
-        if self.by_name.contains_key(name) || self.by_owner.contains_key(&owner) {
+        if is_reserved(name) || self.by_name.contains_key(name) || self.by_owner.contains_key(&owner) {
             return false;
         }
         self.by_name.insert(name.to_owned(), owner.clone());
@@ -124,8 +140,8 @@ pub struct ModelTools {
 
 impl ModelTools {
     /// The tools of `entries` whose visibility includes the model (never app-only ones), each
-    /// under its name in `names` (see [`Names`]). Each description starts with the server it
-    /// belongs to, quoted, so the model can tell servers apart.
+    /// under its name in `names` (see [`Names`]). Each description starts with the host's marker
+    /// of the server it belongs to, then the server's own words as a JSON string.
     pub fn offer(entries: &[ToolEntry], names: &mut Names) -> Self {
         let mut tools = Self::default();
         for entry in entries {
@@ -155,13 +171,9 @@ impl ModelTools {
                 (false, true) => title.to_owned(),
                 _ => description.to_owned(),
             };
-            let label = serde_json::to_string(&entry.label).unwrap_or_default();
-            let description = match &entry.app_view {
-                Some(view) => format!(
-                    "[A tool of the App {label}, on its card {view}: offered while the card is open] {description}"
-                ),
-                None => format!("[A tool of the server {label}] {description}"),
-            };
+            // The server's or App's words go as a JSON string after the host's marker: a copy
+            // of the marker inside them cannot read as a second one (see `words`).
+            let description = super::words::tool_description(&entry.label, entry.app_view.as_deref(), &description);
             let input_schema = entry
                 .tool
                 .get("inputSchema")
@@ -180,17 +192,31 @@ impl ModelTools {
     }
 
     /// Keeps in the offer only the tools `keep` says (every tool still answers to its name: the
-    /// model may call one it found), then adds `extra` (the host's own tools).
+    /// model may call one it found), then adds `extra` (the host's own tools, which win any
+    /// name: a request never offers two tools of one name).
     pub fn narrow(&mut self, keep: impl Fn(&str, &ToolEntry) -> bool, extra: Vec<ToolSpec>) {
+        for host in &extra {
+            debug_assert!(is_reserved(&host.name), "the host's tool {:?} is outside its namespace", host.name);
+            // Never there ([`Names`] gives no server a reserved name); kept so that a name
+            // stands for one tool whatever changes elsewhere.
+            self.by_name.remove(&host.name);
+        }
         let by_name = &self.by_name;
         self.specs.retain(|s| by_name.get(&s.name).is_some_and(|e| keep(&s.name, e)));
         self.specs.extend(extra);
+        debug_assert!(unique(&self.specs), "two tools of one name in one request");
     }
 
     /// Every model-visible tool: its name and its entry.
     pub fn all(&self) -> impl Iterator<Item = (&String, &ToolEntry)> {
         self.by_name.iter()
     }
+}
+
+/// Whether every tool in `specs` has a name of its own.
+pub(crate) fn unique(specs: &[ToolSpec]) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    specs.iter().all(|s| seen.insert(s.name.as_str()))
 }
 
 /// The tools that best match `query`, best first: each query word found in a tool's name,
@@ -277,7 +303,7 @@ mod tests {
         let tools = ModelTools::offer(&entries, &mut Names::default());
         let names: Vec<&str> = tools.specs.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a__search", "b_example__search", "a__chart"], "an app-only tool is never offered");
-        assert_eq!(tools.specs[0].description, "[A tool of the server \"a\"] Search: Finds.");
+        assert_eq!(tools.specs[0].description, r#"[A tool of the server "a"] "Search: Finds.""#);
         assert_eq!(tools.get("b_example__search").unwrap().server, "b.example");
         assert_eq!(tools.specs[2].input_schema, json!({"type": "object"}), "a missing schema is an empty object");
         // Names the APIs accept, unique even when cleaning makes two alike.
@@ -343,6 +369,41 @@ mod tests {
         assert_eq!(tools.specs[0].name, "Time_Server__get-time");
         assert!(tools.specs[0].description.starts_with("[A tool of the server \"Time Server\"]"));
         assert_eq!(tools.new_names.len(), 1);
+    }
+
+    #[test]
+    fn a_server_named_like_the_host_gets_a_name_outside_the_hosts() {
+        let mut names = Names::default();
+        let host = labelled("host", "host", "stdio:host", json!({"name": "find_tools"}));
+        let upper = labelled("HOST", "HOST", "stdio:upper", json!({"name": "find_tools"}));
+        let twin = labelled("server_host", "server_host", "stdio:twin", json!({"name": "find_tools"}));
+        let got = offered(&[host, upper, twin], &mut names);
+        assert_eq!(got, ["server_host__find_tools", "server_HOST__find_tools", "server_host__find_tools_2"]);
+        assert!(got.iter().all(|n| !is_reserved(n)));
+        // The honest control: a server whose name only starts like the host's keeps its name.
+        let hosted = labelled("hosted", "hosted", "stdio:hosted", json!({"name": "find_tools"}));
+        assert_eq!(offered(&[hosted], &mut names), ["hosted__find_tools"]);
+        // A reopened conversation of an older version gave a server the host's name: not again.
+        let owner = names.owner("server_host__find_tools").unwrap().clone();
+        assert!(!Names::default().restore("host__find_tools", owner.clone()));
+        assert!(!Names::default().restore("Host__Find_tools", owner.clone()));
+        assert!(Names::default().restore("server_host__find_tools", owner));
+    }
+
+    #[test]
+    fn the_hosts_own_tools_win_their_names_in_every_request() {
+        let mut names = Names::default();
+        // Whatever gives a server the host's name (here: restored from a hand-edited file, bypassing
+        // `restore`'s check), the request offers one tool of that name, the host's.
+        let entry = labelled("s", "s", "stdio:s", json!({"name": "find_tools"}));
+        names.by_name.insert("host__find_tools".into(), Owner::of(&entry));
+        names.by_owner.insert(Owner::of(&entry), "host__find_tools".into());
+        let mut tools = ModelTools::offer(&[entry], &mut names);
+        let host = ToolSpec { name: "host__find_tools".into(), description: String::new(), input_schema: json!({}) };
+        tools.narrow(|_, _| true, vec![host]);
+        assert!(unique(&tools.specs));
+        assert_eq!(tools.specs.len(), 1);
+        assert!(tools.get("host__find_tools").is_none(), "the name is the host's, not the server's");
     }
 
     #[test]

@@ -169,8 +169,15 @@ impl Trust {
 
 /// The approval modes the person set, kept across runs: one owner-only JSON file in the
 /// host's data directory, `{"<hash of the server's identity>": {"mode": "never", "server":
-/// "<its label when set>"}}`. A server is known by its identity (command line or URL), never
-/// by a name a config file could give another program.
+/// "<its label when set>"}}`. A server is known by its identity (for a stdio server its command
+/// line, folder, environment and executable; for a remote one its URL: see
+/// `ServerSpec::identity`), never by a name a config file could give another program.
+///
+/// Files written by older versions hold keys of command lines alone. Those keys are ambiguous
+/// (one line starts any program a folder holds), so they are left to match nothing: no
+/// identity hashes to them, and nothing carries them over (a migration would have to guess
+/// which program the person meant, and a wrong guess grants trust). Such a server asks as by
+/// default until the person sets its mode again.
 #[derive(Debug, Clone)]
 pub struct Approvals {
     path: PathBuf,
@@ -349,5 +356,65 @@ mod tests {
         assert_eq!(approvals.mode_of("stdio:c"), None, "a broken file asks as by default");
         assert_eq!(Approval::parse("never"), Some(Approval::Never));
         assert_eq!(Approval::parse("sometimes"), None);
+    }
+
+    /// `node notes.mjs` in two folders: two programs (the second's `notes.mjs` is another
+    /// file, with a destructive tool). Each entry's tools carry its spec's identity, as the
+    /// registry gives them.
+    fn notes_in_two_folders() -> (tempfile::TempDir, ToolEntry, ToolEntry, [crate::server::ServerSpec; 2]) {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = |folder: &str| {
+            let home = dir.path().join(folder);
+            std::fs::create_dir_all(&home).unwrap();
+            std::fs::write(home.join("notes.mjs"), format!("// {folder}")).unwrap();
+            let crate::server::ServerSpec::Stdio { program, args, name, env, .. } =
+                crate::server::ServerSpec::from_command_line("node notes.mjs").unwrap()
+            else {
+                unreachable!()
+            };
+            crate::server::ServerSpec::Stdio { name, program, args, env, cwd: Some(home) }
+        };
+        let specs = [spec("a"), spec("b")];
+        let tool = |i: usize| {
+            let mut e = ToolEntry::new(
+                if i == 0 { "notes" } else { "notes (2)" },
+                json!({"name": "erase",
+                "annotations": {"destructiveHint": true}}),
+            );
+            e.identity = specs[i].identity();
+            e
+        };
+        let (a, b) = (tool(0), tool(1));
+        (dir, a, b, specs)
+    }
+
+    #[test]
+    fn never_for_one_folders_program_does_not_spare_anothers_behind_the_same_command_line() {
+        let (_dir, a, b, specs) = notes_in_two_folders();
+        let mut trust = Trust::default();
+        trust.set_mode(&a.identity, Approval::Never);
+        // The control: the trusted program's destructive tool runs without a question, and so
+        // it does after a restart (its identity, taken again, is the same).
+        assert_eq!(trust.question(&a, &seen(&[])), None);
+        assert_eq!(specs[0].identity(), a.identity, "the same entry keeps its identity");
+        // The attack: the other folder's program, the same line, still asks.
+        let q = trust.question(&b, &seen(&[])).expect("the other program asks");
+        assert_eq!(q.call, Some(CallReason::MayDestroy));
+    }
+
+    #[test]
+    fn a_remembered_never_is_kept_for_its_program_only_and_old_command_line_keys_match_nothing() {
+        let (dir, a, b, specs) = notes_in_two_folders();
+        let approvals = Approvals::at(dir.path().join("approvals.json"));
+        approvals.set(&a.identity, "notes", Approval::Never).unwrap();
+        assert_eq!(approvals.mode_of(&specs[0].identity()), Some(Approval::Never), "kept across runs");
+        assert_eq!(approvals.mode_of(&b.identity), None, "not for the other folder's program");
+        // A file of an older version: "never" under the command line alone. It is ambiguous, so
+        // it applies to neither program (nor is it carried over).
+        let old = Approvals::at(dir.path().join("old.json"));
+        old.set(&specs[0].written_identity(), "notes", Approval::Never).unwrap();
+        assert_eq!(old.mode_of(&specs[0].written_identity()), Some(Approval::Never), "the old key is there");
+        assert_eq!(old.mode_of(&a.identity), None);
+        assert_eq!(old.mode_of(&b.identity), None);
     }
 }

@@ -139,6 +139,31 @@ pub(super) fn harden(webview: &wry::WebView) {
 #[cfg(not(target_os = "linux"))]
 pub(super) fn harden(_webview: &wry::WebView) {}
 
+/// What a View's page may do with the clipboard, from what its View declared: the Async
+/// Clipboard API (`navigator.clipboard`) only with `clipboardWrite` (`write`), and never a read
+/// from script (`DOMPasteAccessRequests` off: `readText`, `read` and `execCommand("paste")`
+/// are refused; the person's own paste, a key or a menu, is not a request). Called with `false`
+/// before the page loads (a page made before its View is known grants nothing) and again when
+/// the View is known: a frame gets the API as the setting is when the frame is made, so the
+/// View's own frame, made after, has it and the proxy's does not. `execCommand("copy")` is
+/// refused in the frames made without the API by the web process extension
+/// (`webext/clipboard.c`): WebKit runs it on any user gesture, whatever the settings.
+#[cfg(target_os = "linux")]
+pub(crate) fn clipboard(webview: &wry::WebView, write: bool) {
+    use webkit2gtk::WebViewExt;
+    use wry::WebViewExtUnix;
+    let Some(settings) = WebViewExt::settings(&webview.webview()) else {
+        tracing::error!("a View's webview has no settings: its clipboard access cannot be set");
+        return;
+    };
+    webkit2gtk::SettingsExt::set_javascript_can_access_clipboard(&settings, false);
+    switch_features(&settings, &["DOMPasteAccessRequests"], false);
+    switch_features(&settings, &["AsyncClipboardAPI"], write);
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn clipboard(_webview: &wry::WebView, _write: bool) {}
+
 /// Switches each feature of `names` off in `settings`; logs what changed and what is missing.
 #[cfg(target_os = "linux")]
 fn switch_off(settings: &webkit2gtk::Settings, names: &[&str]) {

@@ -206,6 +206,12 @@ impl Running {
                     }
                 }
             }
+            // A second launch: the window comes to the front where the person is.
+            UserEvent::Window(WindowOp::Present) => {
+                window.set_minimized(false);
+                window.set_visible(true);
+                window.set_focus();
+            }
             UserEvent::Recycle => recycle(&self.webview),
             UserEvent::OpenInspector => open_inspector(&self.webview),
             UserEvent::WebContent(op) => self.hang_dialog.apply(op, window, &self.webview, &self.to_controller),
@@ -495,7 +501,14 @@ mod tests {
     #[test]
     fn navigation_is_limited_to_our_schemes() {
         let reg = ProxyRegistry::default();
-        reg.insert("v1", crate::app::proxies::ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
+        reg.insert(
+            "v1",
+            crate::app::proxies::ProxyPolicy {
+                label: "abc".into(),
+                csp: "default-src 'none'".into(),
+                clipboard_write: false,
+            },
+        );
         let ok = |u: &str| navigation_allowed(u, &reg);
         assert!(ok("mcp-host://app/"));
         assert!(ok("mcp-sandbox://abc/proxy.html?view=v1"));

@@ -111,6 +111,7 @@ pub(super) fn to_session(session: &crate::bridge::ViewHandle, text: ViewText) {
 /// `b` and several of them (a JSON array), `d` and a diagnostic of the proxy (JSON), `D` and
 /// several diagnostics (a JSON array), or `x` and why the proxy dropped a message. Everything
 /// but `v` and `b` is paid for from `budget` (a line without the secret too: it is logged).
+/// (`s`, the View's storage changes, is taken before this: `frames/storage.rs`.)
 pub(super) fn proxy_message(
     view: &str,
     secret: &IpcSecret,

@@ -99,8 +99,12 @@ fn frame_page(uri: &wry::http::Uri) -> Response<Body> {
 }
 
 /// The features the top document delegates to its proxy frame: what a View may be granted
-/// (the proxy narrows it to the View's declared `permissions` on the View's own frame).
-const FRAME_ALLOW: &str = "camera; microphone; geolocation; clipboard-write";
+/// (the proxy narrows it to the View's declared `permissions` on the View's own frame). Not
+/// `clipboard-write`: the top document is made before its View is known (a page made in
+/// advance), so it cannot say which View declared it, and WebKit does not consult the
+/// attribute for the clipboard anyway. The clipboard follows each View's declaration in its
+/// webview's settings and the web process extension (`engine::clipboard`).
+const FRAME_ALLOW: &str = "camera; microphone; geolocation";
 
 /// The proxy URL a top document at `path` and `query` frames, if both are well formed.
 fn frame_target(path: &str, query: &str) -> Option<String> {
@@ -259,7 +263,7 @@ mod tests {
     #[test]
     fn proxy_is_served_with_its_views_csp_and_only_on_its_label() {
         let reg = ProxyRegistry::default();
-        reg.insert("v1", ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
+        reg.insert("v1", ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into(), clipboard_write: false });
         let ok = serve_sandbox(&get("mcp-sandbox://abc/proxy.html?view=v1"), &reg);
         assert_eq!(ok.status(), 200);
         assert_eq!(
@@ -294,7 +298,7 @@ mod tests {
     #[test]
     fn a_views_document_is_served_once_with_its_csp_on_its_label_only() {
         let reg = ProxyRegistry::default();
-        reg.insert("v1", ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into() });
+        reg.insert("v1", ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into(), clipboard_write: false });
         let t = reg.put_document("v1", "<p>the view</p>".into());
         assert_eq!(serve_sandbox(&get(&format!("mcp-sandbox://other/view.html?view=v1&t={t}")), &reg).status(), 404);
         assert_eq!(serve_sandbox(&get(&format!("mcp-sandbox://abc/view.html?view=v2&t={t}")), &reg).status(), 404);

@@ -8,12 +8,13 @@
 //!
 //! WebKit loads every library of one directory into every web process it starts. The library is
 //! in the binary and written, at start, into a directory of this user's that nobody else can
-//! write: `$XDG_RUNTIME_DIR/mcp-apps-host/web-extension`, else
-//! `$TMPDIR/mcp-apps-host-<uid>/web-extension`. The same path serves every run (a host that is
-//! killed leaves nothing new behind); a directory there that is not ours and private is not used.
+//! write: `$XDG_RUNTIME_DIR/mcp-apps-host/web-extension-<hash>`, else
+//! `$TMPDIR/mcp-apps-host-<uid>/web-extension-<hash>`, where the hash is the library's own. Every
+//! run of one build uses one path (a host that is killed leaves nothing new behind), and two
+//! builds running at once (the installed package and a developer's build) never load each
+//! other's library; a directory there that is not ours and private is not used.
 
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmcp-apps-host-collect.so"));
 const FILE: &str = "libmcp-apps-host-collect.so";
@@ -51,13 +52,11 @@ pub(super) fn install(context: &webkit2gtk::WebContext) {
 }
 
 fn write() -> std::io::Result<PathBuf> {
-    // The owner of /proc/self is this process's user.
-    let uid = std::fs::metadata("/proc/self")?.uid();
-    let base = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|p| p.is_absolute() && p.is_dir()) {
-        Some(runtime) => private_dir(&runtime.join("mcp-apps-host"), uid)?,
-        None => private_dir(&std::env::temp_dir().join(format!("mcp-apps-host-{uid}")), uid)?,
-    };
-    let dir = private_dir(&base.join("web-extension"), uid)?;
+    let uid = crate::private_file::uid()?;
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(LIBRARY);
+    let build: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+    let dir = crate::private_file::runtime_dir()?.join(format!("web-extension-{build}"));
+    let dir = crate::private_file::private_dir(&dir, uid)?;
     let path = dir.join(FILE);
     if std::fs::read(&path).ok().as_deref() != Some(LIBRARY) {
         // Written whole, then moved into place: a web process starting meanwhile never loads
@@ -67,41 +66,4 @@ fn write() -> std::io::Result<PathBuf> {
         std::fs::rename(&part, &path)?;
     }
     Ok(dir)
-}
-
-/// `path` as a directory of `uid`'s that only it can open: made so, or found so (not a link).
-fn private_dir(path: &Path, uid: u32) -> std::io::Result<PathBuf> {
-    match std::fs::DirBuilder::new().mode(0o700).create(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
-    let meta = std::fs::symlink_metadata(path)?;
-    let private = meta.is_dir() && meta.uid() == uid && meta.permissions().mode() & 0o077 == 0;
-    if !private {
-        return Err(std::io::Error::other(format!("{} is not a private directory of this user's", path.display())));
-    }
-    Ok(path.to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_directory_others_can_write_is_not_used() {
-        let uid = std::fs::metadata("/proc/self").unwrap().uid();
-        let root = tempfile::tempdir().unwrap();
-        let ours = private_dir(&root.path().join("a"), uid).unwrap();
-        assert_eq!(std::fs::metadata(&ours).unwrap().permissions().mode() & 0o777, 0o700);
-        // Found again as it was made: used.
-        assert!(private_dir(&ours, uid).is_ok());
-        let open = root.path().join("b");
-        std::fs::create_dir(&open).unwrap();
-        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(private_dir(&open, uid).is_err());
-        let link = root.path().join("c");
-        std::os::unix::fs::symlink(&ours, &link).unwrap();
-        assert!(private_dir(&link, uid).is_err(), "a link to a private directory is not one");
-    }
 }

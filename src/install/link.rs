@@ -118,13 +118,14 @@ pub(crate) fn plan(link: &str) -> Result<Plan, String> {
         let headers = map("headers")?.into_iter().map(|(k, v)| (k.clone(), value_of(&k, v))).collect();
         Target::Remote { url: Template::lit(url), sse, headers }
     };
-    Ok(Plan {
+    Plan {
         name,
         origin: "an install link (from a web page: install only what you trust)".to_owned(),
         facts: Vec::new(),
         settings,
         target,
-    })
+    }
+    .bounded()
 }
 
 /// The link for `config` (what a web page puts in its `href`).

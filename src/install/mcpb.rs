@@ -12,12 +12,12 @@
 //! (`"args": ["${user_config.dirs}"]`); anywhere else several values are refused.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::signature::{self, Prefix, Signature};
+use super::signature::{self, Signature};
 use super::{check_name, Part, Plan, Setting, Target, Template};
 
 /// The manifest versions this host reads.
@@ -25,6 +25,9 @@ const VERSIONS: &[&str] = &["0.2", "0.3", "0.4"];
 /// A bundle larger than this, unpacked, is refused (a zip can claim anything).
 const MAX_UNPACKED: u64 = 1024 * 1024 * 1024;
 const MAX_ENTRIES: usize = 100_000;
+/// A bundle file larger than this is refused: it is read once, whole, and held until the
+/// install (what is shown and checked is what is unpacked).
+const MAX_FILE: u64 = 512 * 1024 * 1024;
 
 #[derive(Debug, Deserialize)]
 struct Manifest {
@@ -95,15 +98,17 @@ struct UserConfig {
     multiple: bool,
 }
 
-/// What was read from a bundle: the plan, and where the bundle unpacks to.
-#[derive(Debug)]
+/// What was read from a bundle: the plan, the bundle's bytes as they were read, and where the
+/// bundle unpacks to.
 pub(crate) struct Bundle {
     /// What it runs, with its settings.
     pub plan: Plan,
-    /// The bundle file.
+    /// The bundle file, for messages: it is never opened again.
     pub file: PathBuf,
-    /// How many of its bytes are the zip (the rest, a signature block).
-    pub zip_len: u64,
+    /// The zip's bytes (the signed bytes, when signed), as read once: what the signature was
+    /// checked on and the manifest read from is what [`unpack`] writes, whatever the file on
+    /// disk holds by then.
+    zip: Vec<u8>,
     /// What its signature says (checked: one that does not verify is refused in [`read`]).
     pub signature: Signature,
     /// Where [`unpack`] puts it.
@@ -115,11 +120,40 @@ pub(crate) fn bundles_dir() -> Option<PathBuf> {
     directories::BaseDirs::new().map(|d| d.data_dir().join("mcp-apps-host").join("bundles"))
 }
 
-/// Reads the bundle's manifest (nothing is unpacked yet). `name` replaces the manifest's.
+impl std::fmt::Debug for Bundle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bundle")
+            .field("plan", &self.plan)
+            .field("file", &self.file)
+            .field("zip", &self.zip.len())
+            .field("signature", &self.signature)
+            .field("dir", &self.dir)
+            .finish()
+    }
+}
+
+/// Reads the bundle's manifest (nothing is unpacked yet). `name` replaces the manifest's. The
+/// file is read once, here; the bundle holds its bytes.
 pub(crate) fn read(file: &Path, bundles: &Path, name: Option<&str>) -> Result<Bundle, String> {
+    let f = std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let mut bytes = Vec::new();
+    f.take(MAX_FILE + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(format!(
+            "{} is larger than {} MiB: not a bundle this host installs",
+            file.display(),
+            MAX_FILE >> 20
+        ));
+    }
+    from_bytes(bytes, file, bundles, name)
+}
+
+/// [`read`] on bytes already read.
+fn from_bytes(mut bytes: Vec<u8>, file: &Path, bundles: &Path, name: Option<&str>) -> Result<Bundle, String> {
     // A signature that is there must verify before anything of the bundle is read.
-    let checked = signature::check(file)?;
-    let mut zip = open(file, checked.zip_len)?;
+    let checked = signature::check(&bytes)?;
+    bytes.truncate(usize::try_from(checked.zip_len).map_err(|_| "the bundle is too large".to_owned())?);
+    let mut zip = open(&bytes, file)?;
     check_entries(&mut zip)?;
     let mut text = String::new();
     zip.by_name("manifest.json")
@@ -135,19 +169,19 @@ pub(crate) fn read(file: &Path, bundles: &Path, name: Option<&str>) -> Result<Bu
     let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()).unwrap_or_default();
     let mut plan = plan(&manifest, &name, &dir, &home)?;
     plan.facts.insert(0, ("Signature".to_owned(), checked.signature.describe()));
-    Ok(Bundle { plan, file: file.to_owned(), zip_len: checked.zip_len, signature: checked.signature, dir })
+    drop(zip);
+    Ok(Bundle { plan, file: file.to_owned(), zip: bytes, signature: checked.signature, dir })
 }
 
-/// The zip of a bundle: its first `zip_len` bytes (a signature block after them is not read).
-fn open(file: &Path, zip_len: u64) -> Result<zip::ZipArchive<Prefix>, String> {
-    let f = std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    zip::ZipArchive::new(Prefix::new(f, zip_len))
+/// The zip of a bundle's bytes (without a signature block after them).
+fn open<'a>(zip: &'a [u8], file: &Path) -> Result<zip::ZipArchive<Cursor<&'a [u8]>>, String> {
+    zip::ZipArchive::new(Cursor::new(zip))
         .map_err(|e| format!("{} is not a zip archive (an .mcpb is one): {e}", file.display()))
 }
 
 /// Every entry must stay inside the bundle's directory, be a file or a directory, and the
 /// whole fit [`MAX_UNPACKED`]; else the bundle is refused before anything is written.
-fn check_entries(zip: &mut zip::ZipArchive<Prefix>) -> Result<(), String> {
+fn check_entries(zip: &mut zip::ZipArchive<Cursor<&[u8]>>) -> Result<(), String> {
     if zip.len() > MAX_ENTRIES {
         return Err(format!("the bundle has {} entries, more than {MAX_ENTRIES}", zip.len()));
     }
@@ -230,7 +264,7 @@ fn plan(m: &Manifest, name: &str, dir: &Path, home: &Path) -> Result<Plan, Strin
         facts.push(("Description".to_owned(), crate::consent::one_line_max(d, 200)));
     }
     facts.push(("Unpacks into".to_owned(), dir.display().to_string()));
-    Ok(Plan { name: name.to_owned(), origin, facts, settings, target: Target::Stdio { command, args, env } })
+    Plan { name: name.to_owned(), origin, facts, settings, target: Target::Stdio { command, args, env } }.bounded()
 }
 
 fn setting(key: &str, u: &UserConfig, dirs: &Dirs) -> Result<Setting, String> {
@@ -401,7 +435,7 @@ pub(crate) fn check_free(bundle: &Bundle, replace: bool) -> Result<(), String> {
 }
 
 fn extract(bundle: &Bundle, into: &Path) -> Result<(), String> {
-    let mut zip = open(&bundle.file, bundle.zip_len)?;
+    let mut zip = open(&bundle.zip, &bundle.file)?;
     check_entries(&mut zip)?;
     std::fs::create_dir_all(into).map_err(|e| format!("cannot create {}: {e}", into.display()))?;
     let mut written = 0u64;

@@ -148,7 +148,7 @@ pub(crate) fn plan(text: &str, pick: Pick) -> Result<Plan, String> {
             server.name
         ));
     }
-    Ok(Plan { name, origin, facts, settings: settings.0, target })
+    Plan { name, origin, facts, settings: settings.0, target }.bounded()
 }
 
 /// The settings collected so far; a key asked twice (the same variable in two places) is one.
@@ -229,9 +229,17 @@ fn package_target(
             ))
         }
     };
+    // The registry the package is named in is the one it is fetched from: a private one goes on
+    // the command line (else npx or uvx would fetch a package of that name from the public one).
+    let registry = match &package.registry_base_url {
+        Some(base) => registry_words(&package.registry_type, &package.identifier, base)?,
+        None => Vec::new(),
+    };
     let mut fact = format!("{what} {spec}");
-    if let Some(base) = &package.registry_base_url {
-        fact.push_str(&format!(" (registry {base})"));
+    match (&package.registry_base_url, registry.last()) {
+        (Some(_), Some(used)) => fact.push_str(&format!(" from the registry {used}")),
+        (Some(base), None) => fact.push_str(&format!(" from the public registry {base} ({command}'s default)")),
+        (None, _) => fact.push_str(&format!(" from {command}'s default registry")),
     }
     facts.push(("Package".to_owned(), fact));
     let mut args = Vec::new();
@@ -241,6 +249,8 @@ fn package_target(
     if command == "npx" {
         args.push(vec![Template::lit("-y")]);
     }
+    // After the runtime arguments, so that it is the one npx or uvx takes.
+    args.extend(registry.into_iter().map(|w| vec![Template::lit(w)]));
     args.push(vec![Template::lit(spec)]);
     for a in &package.package_arguments {
         args.push(argument(a, settings)?);
@@ -248,6 +258,42 @@ fn package_target(
     let env =
         package.environment_variables.iter().map(|e| (e.name.clone(), settings.template(&e.name, &e.input))).collect();
     Ok(Target::Stdio { command: command.to_owned(), args, env })
+}
+
+/// The words that make npx or uvx fetch from the registry `base` (none for the public registry
+/// they use anyway), or why a registry cannot be used: it must be an https URL (http only on
+/// loopback), and its type one whose runner takes a registry.
+fn registry_words(kind: &str, identifier: &str, base: &str) -> Result<Vec<String>, String> {
+    let refuse = |why: String| {
+        Err(format!(
+            "package {identifier} names the registry {base:?}, and {why}; refused rather than fetched from another \
+             registry"
+        ))
+    };
+    let url = match crate::server::config::parse_remote_url(base) {
+        Ok(url) => url,
+        Err(why) => return refuse(format!("that is not a registry this host fetches from: {why}")),
+    };
+    if url.query().is_some() {
+        return refuse("a registry's address has no query (?...)".to_owned());
+    }
+    let path = url.path().trim_end_matches('/');
+    let host = url.host_str().unwrap_or_default();
+    match kind {
+        // npx's own registry, where the person's npm config does not name another.
+        "npm" if url.scheme() == "https" && host == "registry.npmjs.org" && path.is_empty() => Ok(Vec::new()),
+        "npm" => Ok(vec!["--registry".to_owned(), url.to_string()]),
+        "pypi" if url.scheme() == "https" && host == "pypi.org" && matches!(path, "" | "/simple") => Ok(Vec::new()),
+        // The registry's base, whose package index (PEP 503) is `/simple/`; `--default-index`
+        // replaces PyPI for the package and all it needs (uv's name for pip's `--index-url`).
+        "pypi" => {
+            let index = if path.ends_with("/simple") { format!("{path}/") } else { format!("{path}/simple/") };
+            let mut url = url.clone();
+            url.set_path(&index);
+            Ok(vec!["--default-index".to_owned(), url.to_string()])
+        }
+        other => refuse(format!("packages of type {other:?} cannot be fetched from a registry this host names")),
+    }
 }
 
 /// `positional`: its value; `named`: its name, then its value (or only its name, for a flag
@@ -377,5 +423,75 @@ mod tests {
         );
         assert!(super::plan(text, Pick::Remote).is_ok());
         assert!(super::plan(NPM, Pick::Remote).unwrap_err().contains("no remote"));
+    }
+
+    /// The npm package of [`NPM`] with `registryBaseUrl` set.
+    fn with_registry(kind: &str, base: &str) -> Result<Plan, String> {
+        let text = NPM.replace(
+            "\"registryType\": \"npm\",",
+            &format!("\"registryType\": \"{kind}\", \"registryBaseUrl\": {base:?},"),
+        );
+        let text = if kind == "pypi" { text.replace("@example/weather-mcp", "weather-mcp") } else { text };
+        plan(&text, Pick::First)
+    }
+
+    fn runs(plan: &Plan) -> (String, Vec<String>) {
+        let mut a = HashMap::new();
+        a.insert("WEATHER_API_KEY".to_owned(), "k".to_owned());
+        let Resolved::Stdio { command, args, .. } = plan.resolve(&a).unwrap() else { panic!() };
+        (command, args)
+    }
+
+    #[test]
+    fn a_package_runs_from_the_registry_it_names() {
+        let p = with_registry("npm", "https://npm.acme.example").unwrap();
+        let (command, args) = runs(&p);
+        assert_eq!(command, "npx");
+        assert_eq!(args[..4], ["-y", "--registry", "https://npm.acme.example/", "@example/weather-mcp@1.2.0"]);
+        let summary = p.summary();
+        let line = |label: &str| summary.iter().find(|(l, _)| l == label).map(|(_, v)| v.clone()).unwrap();
+        assert!(line("Runs").starts_with("npx -y --registry https://npm.acme.example/ @example/weather-mcp@1.2.0"));
+        assert_eq!(line("Package"), "npm @example/weather-mcp@1.2.0 from the registry https://npm.acme.example/");
+        assert!(p.agreement().warnings.iter().any(|w| w.contains("npx --registry")), "{:?}", p.agreement());
+
+        let p = with_registry("pypi", "https://pypi.acme.example/base").unwrap();
+        let (command, args) = runs(&p);
+        assert_eq!(command, "uvx");
+        assert_eq!(args[..3], ["--default-index", "https://pypi.acme.example/base/simple/", "weather-mcp==1.2.0"]);
+        let (_, args) = runs(&with_registry("pypi", "http://127.0.0.1:8080/simple").unwrap());
+        assert_eq!(args[..2], ["--default-index", "http://127.0.0.1:8080/simple/"]);
+
+        // The public registries are what npx and uvx use anyway: nothing is added.
+        let (_, args) = runs(&with_registry("npm", "https://registry.npmjs.org").unwrap());
+        assert_eq!(args[..2], ["-y", "@example/weather-mcp@1.2.0"]);
+        let (_, args) = runs(&with_registry("pypi", "https://pypi.org").unwrap());
+        assert_eq!(args[0], "weather-mcp==1.2.0");
+        let (_, args) = runs(&plan(NPM, Pick::First).unwrap());
+        assert_eq!(args[..2], ["-y", "@example/weather-mcp@1.2.0"]);
+    }
+
+    #[test]
+    fn a_registry_that_is_not_https_is_refused_saying_why() {
+        for (base, why) in [
+            ("http://npm.acme.example", "plain http:// is allowed only for localhost"),
+            ("npm.acme.example", "absolute"),
+            ("file:///srv/npm", "not supported"),
+            ("https://u:p@npm.acme.example", "user name or password"),
+            ("https://npm.acme.example/?x=1", "no query"),
+        ] {
+            let err = with_registry("npm", base).unwrap_err();
+            assert!(err.contains(why) && err.contains("names the registry"), "{base}: {err}");
+        }
+        assert!(registry_words("oci", "x", "https://ghcr.io")
+            .unwrap_err()
+            .contains("cannot be fetched from a registry"));
+    }
+
+    #[test]
+    fn a_command_line_too_big_to_show_is_refused() {
+        let long = NPM.replace("\"--stdio\"", &format!("{:?}", "x".repeat(70 * 1024)));
+        let err = plan(&long, Pick::First).unwrap_err();
+        assert!(err.contains("more than the 64 KiB"), "{err}");
+        assert!(plan(&NPM.replace("\"--stdio\"", &format!("{:?}", "x".repeat(60 * 1024))), Pick::First).is_ok());
     }
 }

@@ -15,9 +15,6 @@
 //! The signed attributes are verified as the bytes they were signed as: `mcpb` (node-forge)
 //! does not sort them as DER would, so they are never decoded and encoded again.
 
-use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
-
 use der::asn1::{AnyRef, ObjectIdentifier};
 use der::{Decode, Encode, Reader, SliceReader, Tag, Tagged};
 use rustls_pki_types::{CertificateDer, SignatureVerificationAlgorithm, UnixTime};
@@ -117,19 +114,15 @@ pub(crate) struct Checked {
     pub signature: Signature,
 }
 
-/// Finds and checks the signature block of `file`; a block that is there but does not verify
-/// (the zip changed after signing, a broken block) is an error that says so.
-pub(crate) fn check(file: &Path) -> Result<Checked, String> {
-    let shown = file.display();
-    let mut f = std::fs::File::open(file).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let len = f.metadata().map_err(|e| format!("cannot read {shown}: {e}"))?.len();
-    let tail_len = len.min(MAX_BLOCK);
-    let mut tail = Vec::new();
-    f.seek(SeekFrom::Start(len - tail_len))
-        .and_then(|_| (&mut f).take(tail_len).read_to_end(&mut tail))
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+/// Finds and checks the signature block of a bundle's bytes (the file read once: what is
+/// checked is what is unpacked); a block that is there but does not verify (the zip changed
+/// after signing, a broken block) is an error that says so.
+pub(crate) fn check(bytes: &[u8]) -> Result<Checked, String> {
+    let len = bytes.len();
+    let tail_len = len.min(MAX_BLOCK as usize);
+    let tail = &bytes[len - tail_len..];
     let Some(body) = tail.strip_suffix(FOOTER) else {
-        return Ok(Checked { zip_len: len, signature: Signature::Unsigned });
+        return Ok(Checked { zip_len: len as u64, signature: Signature::Unsigned });
     };
     // The last header whose length field spans exactly to the footer.
     let at = (0..body.len().saturating_sub(HEADER.len() + 4)).rev().find(|&at| {
@@ -143,13 +136,10 @@ pub(crate) fn check(file: &Path) -> Result<Checked, String> {
         return Err(refused("its signature block (after MCPB_SIG_END) has no matching MCPB_SIG_V1 header"));
     };
     let pkcs7 = &body[at + HEADER.len() + 4..];
-    let zip_len = len - tail_len + at as u64;
-    let mut digest = sha2::Sha256::new();
-    f.seek(SeekFrom::Start(0))
-        .and_then(|_| std::io::copy(&mut (&mut f).take(zip_len), &mut digest))
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let signature = verify(pkcs7, &digest.finalize(), UnixTime::now())?;
-    Ok(Checked { zip_len, signature })
+    let zip_len = len - tail_len + at;
+    let digest = sha2::Sha256::digest(&bytes[..zip_len]);
+    let signature = verify(pkcs7, digest.as_slice(), UnixTime::now())?;
+    Ok(Checked { zip_len: zip_len as u64, signature })
 }
 
 fn refused(why: &str) -> String {
@@ -345,60 +335,16 @@ fn name(n: &x509_cert::name::Name) -> String {
     }
 }
 
-/// The first `len` bytes of a file, as a reader the zip crate can seek in: a bundle's zip
-/// without its signature block.
-pub(crate) struct Prefix {
-    file: std::fs::File,
-    len: u64,
-    pos: u64,
-}
-
-impl Prefix {
-    /// The first `len` bytes of `file`.
-    pub(crate) fn new(file: std::fs::File, len: u64) -> Self {
-        Self { file, len, pos: 0 }
-    }
-}
-
-impl Read for Prefix {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let left = self.len.saturating_sub(self.pos);
-        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        if want == 0 {
-            return Ok(0);
-        }
-        let n = self.file.read(&mut buf[..want])?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl Seek for Prefix {
-    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
-        let target = match to {
-            SeekFrom::Start(n) => Some(n),
-            SeekFrom::End(d) => self.len.checked_add_signed(d),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        }
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start"))?;
-        self.pos = self.file.seek(SeekFrom::Start(target))?;
-        Ok(self.pos)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_corrupt_block_is_refused_not_taken_as_unsigned() {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |name: &str, tail: &[u8]| {
-            let path = dir.path().join(name);
+        let write = |_name: &str, tail: &[u8]| {
             let mut bytes = b"PK\x05\x06 not really a zip".to_vec();
             bytes.extend_from_slice(tail);
-            std::fs::write(&path, bytes).unwrap();
-            path
+            bytes
         };
         let plain = check(&write("plain", b"")).unwrap();
         assert_eq!(plain.signature, Signature::Unsigned);
@@ -419,22 +365,5 @@ mod tests {
         long.extend_from_slice(&u32::MAX.to_le_bytes());
         long.extend_from_slice(FOOTER);
         assert!(check(&write("long", &long)).is_err());
-    }
-
-    #[test]
-    fn a_prefix_reads_and_seeks_only_within_its_length() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, b"0123456789").unwrap();
-        let mut p = Prefix::new(std::fs::File::open(&path).unwrap(), 4);
-        assert_eq!(p.seek(SeekFrom::End(-1)).unwrap(), 3);
-        let mut out = String::new();
-        p.read_to_string(&mut out).unwrap();
-        assert_eq!(out, "3");
-        p.seek(SeekFrom::Start(0)).unwrap();
-        out.clear();
-        p.read_to_string(&mut out).unwrap();
-        assert_eq!(out, "0123");
-        assert!(p.seek(SeekFrom::Current(-10)).is_err());
     }
 }

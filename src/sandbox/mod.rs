@@ -3,6 +3,7 @@
 pub mod csp;
 pub mod origin;
 pub mod permissions;
+pub(crate) mod storage;
 
 pub use csp::{build_csp, CspPolicy, RejectedSource};
 pub use origin::{sandbox_label, HOST_ORIGIN, HOST_SCHEME, SANDBOX_SCHEME};

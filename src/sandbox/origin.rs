@@ -9,11 +9,13 @@ pub const HOST_ORIGIN: &str = "mcp-host://app";
 /// Custom scheme of sandbox proxies; the host part is the per-server label.
 pub const SANDBOX_SCHEME: &str = "mcp-sandbox";
 
-/// A stable, DNS-safe label for a server identity (its command line or URL).
+/// A stable, DNS-safe label for a server identity (`ServerSpec::identity`: a URL, or a stdio
+/// program's command line, folder, environment and executable).
 ///
-/// Views of different servers get different labels, hence different origins, storage and DOM;
-/// the same server gets the same origin in every run (stable for CORS allowlists and the like;
-/// storage itself is not kept across runs yet: the webview's data is ephemeral).
+/// Views of different servers (two programs behind one command line too) get different labels,
+/// hence different origins, storage and DOM; the same server gets the same origin in every run
+/// (stable for CORS allowlists and the like; its Views' `localStorage` is kept across runs under
+/// this label, see `sandbox/storage.rs`).
 pub fn sandbox_label(server_identity: &str) -> String {
     let digest = Sha256::digest(server_identity.as_bytes());
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()

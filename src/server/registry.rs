@@ -8,14 +8,21 @@
 //!
 //! **Names and labels.** Every server has a *name*, its key here: fixed when the registry is
 //! made (the config key, or what [`ServerSpec::from_command_line`] / [`ServerSpec::from_url`]
-//! made up, made unique), never changed. Everything that finds a server uses it: `--tool
-//! SERVER/TOOL`, [`Registry::find_tool`], [`Registry::port`], the shell's restart and sign-in
-//! buttons. A server also has a *label*, what a person sees (the picker, a View's card, log
-//! lines): the name, except that a made-up name ([`ServerSpec::name_is_derived`], such as
-//! `index` for `node dist/index.js`) gives way to the server's own `serverInfo.title` or
-//! `serverInfo.name` once it is connected, made unique among the labels of this registry with
-//! ` (2)`, ` (3)`... (see [`Registry::label`]). Renaming the key instead would break every lookup
-//! made with the name the person typed, and the key would change under a running View.
+//! made up, made unique with ` (2)`, ` (3)`...), never changed. Everything that finds a server
+//! uses it: `--tool SERVER/TOOL`, [`Registry::find_tool`], [`Registry::port`], the shell's
+//! restart and sign-in buttons. A server's *label*, what a person sees (the picker, a View's
+//! card, dialogs, approval questions, log lines) and what the model's tool descriptions name it
+//! by, is that same name: a server may not rename itself. Its own `serverInfo.title` (else
+//! `serverInfo.name`) is untrusted text; it is kept apart as [`ServerInfo::calls_itself`] and
+//! shown *beside* the label (`notes (calls itself "Vault")`), never instead of it, so a server
+//! that calls itself `host` or the name of another configured server cannot pass for either. A
+//! name the host made up (`index` for `node dist/index.js`) stands too: it is unique, and the
+//! server's own name beside it says what it is. Renaming the key instead would break every
+//! lookup made with the name the person typed, and the key would change under a running View.
+//!
+//! **Identity.** What tells programs apart (see [`ServerSpec::identity`]) is taken when the
+//! registry is made and again at each connection, from the program that connection started:
+//! trust kept for one program never passes to another started under the same entry.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -160,6 +167,9 @@ pub struct ServerInfo {
     pub name: String,
     /// What a person sees (unique too): see [`Registry::label`].
     pub label: String,
+    /// What the server calls itself (its `serverInfo` title or name, one line), when that is
+    /// not its label: shown beside the label, never instead of it.
+    pub calls_itself: Option<String>,
     /// Its stable identity (the sandbox origin is derived from it).
     pub identity: String,
     /// Where it is.
@@ -170,9 +180,13 @@ pub struct ServerInfo {
 
 struct Entry {
     name: String,
-    /// What a person sees: the name, or the server's own name once known (see the module docs).
+    /// What a person sees: the name (see the module docs).
     label: String,
+    /// The server's own name, once connected, when it differs from the label.
+    calls_itself: Option<String>,
     spec: ServerSpec,
+    /// The program's identity: at first as the spec says now, then the last connection's.
+    identity: String,
     status: ServerStatus,
     connection: Option<Arc<Connection>>,
     /// The last connection that worked, kept after a failure for its tool list: a failed
@@ -188,11 +202,13 @@ struct Entry {
 }
 
 impl Entry {
-    /// A server not yet connected, named `name` (and so labelled until it says its own name).
+    /// A server not yet connected, named (and labelled) `name`.
     fn starting(name: String, spec: ServerSpec) -> Self {
         Self {
             label: name.clone(),
+            calls_itself: None,
             name,
+            identity: spec.identity(),
             spec,
             status: ServerStatus::Starting,
             connection: None,
@@ -272,7 +288,8 @@ impl Registry {
             .map(|e| ServerInfo {
                 name: e.name.clone(),
                 label: e.label.clone(),
-                identity: e.spec.identity(),
+                calls_itself: e.calls_itself.clone(),
+                identity: e.identity.clone(),
                 status: e.status.clone(),
                 tools: e.connection.as_ref().or(e.last.as_ref()).map_or(0, |c| c.tools().len()),
             })
@@ -284,17 +301,21 @@ impl Registry {
         self.with_entry(name, |e| e.status.clone())
     }
 
-    /// What a person sees for server `name` (the picker, a View's card, log lines): its name,
-    /// unless that name was made up from the command line or URL; then, once the server is
-    /// connected, its own `serverInfo.title` (else `serverInfo.name`) as one line, unique among
-    /// this registry's labels. Lookups never take a label: they take the name.
+    /// What a person sees for server `name` (the picker, a View's card, dialogs, log lines):
+    /// the name the person, the config or the host gave it, never one the server chose (see the
+    /// module docs). Lookups never take a label: they take the name.
     pub fn label(&self, name: &str) -> Option<String> {
         self.with_entry(name, |e| e.label.clone())
     }
 
-    /// One server's stable identity.
+    /// What server `name` calls itself, when that differs from its label (shown beside it).
+    pub fn calls_itself(&self, name: &str) -> Option<String> {
+        self.with_entry(name, |e| e.calls_itself.clone()).flatten()
+    }
+
+    /// One server's identity: its program's (see [`ServerSpec::identity`]), as last connected.
     pub fn identity(&self, name: &str) -> Option<String> {
-        self.with_entry(name, |e| e.spec.identity())
+        self.with_entry(name, |e| e.identity.clone())
     }
 
     /// Connects every server, all at once; returns when each is ready, failed, or waits for
@@ -415,14 +436,13 @@ impl Registry {
             Ok(conn) => {
                 let generation = {
                     let mut entries = self.lock();
-                    let taken: Vec<String> =
-                        entries.iter().filter(|e| e.name != name).map(|e| e.label.clone()).collect();
                     entries
                         .iter_mut()
                         .find(|e| e.name == name)
                         .map(|e| {
-                            let own = conn.server_title();
-                            e.label = server_label(&e.name, e.spec.name_is_derived(), own.as_deref(), &taken);
+                            e.calls_itself = calls_itself(&e.label, conn.server_title().as_deref());
+                            // The program this connection started is the one its tools run on.
+                            e.identity = conn.identity().to_owned();
                             e.connection = Some(conn.clone());
                             e.last = None;
                             e.failures = 0;
@@ -668,7 +688,7 @@ impl Registry {
             .filter(|e| e.status != ServerStatus::Stopped)
             .filter_map(|e| {
                 let conn = e.connection.as_ref().or(e.last.as_ref())?;
-                Some((e.name.clone(), e.label.clone(), e.spec.identity(), conn.listed_tools()))
+                Some((e.name.clone(), e.label.clone(), e.identity.clone(), conn.listed_tools()))
             })
             .flat_map(|(server, label, identity, tools)| {
                 tools.into_iter().map(move |t| ToolEntry {
@@ -694,7 +714,7 @@ impl Registry {
                 let text = e.connection.as_ref().or(e.last.as_ref())?.instructions()?;
                 Some(ServerInstructions {
                     server: e.name.clone(),
-                    identity: e.spec.identity(),
+                    identity: e.identity.clone(),
                     label: e.label.clone(),
                     text,
                 })
@@ -775,16 +795,12 @@ fn unique<'a>(wanted: &str, taken: impl Iterator<Item = &'a str> + Clone) -> Str
 /// The longest label, in characters (a server's own name is untrusted text).
 const LABEL_CHARS: usize = 60;
 
-/// The label of server `name` (see the module docs): the name when the person gave it
-/// (`derived` false) or the server says nothing; else the server's own name `own` as one line
-/// of at most [`LABEL_CHARS`]. Either way made unique among the other servers' labels `taken`.
-fn server_label(name: &str, derived: bool, own: Option<&str>, taken: &[String]) -> String {
-    let own = own.map(|o| crate::consent::one_line_max(o.trim(), LABEL_CHARS)).filter(|o| !o.trim().is_empty());
-    let wanted = match own {
-        Some(own) if derived => own,
-        _ => name.to_owned(),
-    };
-    unique(&wanted, taken.iter().map(String::as_str))
+/// What a server calls itself (`own`, its `serverInfo` title or name) as one line of at most
+/// [`LABEL_CHARS`], when it says something other than its `label`: shown beside the label,
+/// never instead of it (see the module docs).
+fn calls_itself(label: &str, own: Option<&str>) -> Option<String> {
+    let own = crate::consent::one_line_max(own?.trim(), LABEL_CHARS);
+    (!own.trim().is_empty() && own != label).then_some(own)
 }
 
 /// The wait before restart number `failures` (1-based).
@@ -860,26 +876,21 @@ mod tests {
     }
 
     #[test]
-    fn labels_are_the_servers_own_names_when_the_host_made_the_name_up() {
-        let none: [String; 0] = [];
-        // `node dist/index.js` is `index`: the server's title (or name) says more.
+    fn a_server_may_not_rename_itself_its_own_name_goes_beside_the_label() {
+        // The server's own name, when it says something else, is kept to be shown beside.
         assert_eq!(
-            server_label("index", true, Some("Everything Reference Server"), &none),
-            "Everything Reference Server"
+            calls_itself("index", Some("Everything Reference Server")).as_deref(),
+            Some("Everything Reference Server")
         );
-        // A name the person gave (a config key) stays.
-        assert_eq!(server_label("weather", false, Some("Weather Server"), &none), "weather");
-        // Nothing (or only blanks) from the server: the made-up name.
-        assert_eq!(server_label("index", true, None, &none), "index");
-        assert_eq!(server_label("index", true, Some("  \t "), &none), "index");
-        // Unique per window: a clash with another server's label gets ` (2)`, then ` (3)`.
-        let taken = ["Maps".to_owned(), "Maps (2)".to_owned()];
-        assert_eq!(server_label("index", true, Some("Maps"), &taken), "Maps (3)");
-        assert_eq!(server_label("Maps", false, None, &taken[..1]), "Maps (2)");
+        assert_eq!(calls_itself("notes", Some(" Vault ")).as_deref(), Some("Vault"));
+        // The same as the label, nothing at all, or only blanks: nothing beside it.
+        assert_eq!(calls_itself("notes", Some("notes")), None);
+        assert_eq!(calls_itself("index", None), None);
+        assert_eq!(calls_itself("index", Some("  \t ")), None);
         // Untrusted text: one line, bounded.
-        let label = server_label("index", true, Some("Evil\nsecond line"), &none);
-        assert!(!label.contains('\n'), "{label}");
-        assert!(server_label("index", true, Some(&"x".repeat(500)), &none).chars().count() < 100);
+        let own = calls_itself("index", Some("Evil\nsecond line")).unwrap();
+        assert!(!own.contains('\n'), "{own}");
+        assert!(calls_itself("index", Some(&"x".repeat(500))).unwrap().chars().count() < 100);
     }
 
     #[tokio::test]

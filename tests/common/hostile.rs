@@ -468,3 +468,48 @@ pub fn config_views(config: &Path, automation: &str, tools: &[(&str, Value)]) ->
 pub fn write_automation(dir: &tempfile::TempDir, body: &str) -> String {
     super::automation(dir, body)
 }
+
+/// The X display's CLIPBOARD selection as text (`xclip`, which scripts/setup installs), or
+/// `None` when nobody owns it (or xclip is missing, or its owner did not answer in 5 s).
+pub fn x_clipboard() -> Option<String> {
+    let out = Command::new("timeout")
+        .args(["5", "xclip", "-o", "-selection", "clipboard"])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Puts `text` on the X display's CLIPBOARD, as the person copying it in another program: xclip
+/// keeps serving it in the background until another program takes the selection.
+pub fn set_x_clipboard(text: &str) {
+    use std::io::Write;
+    let mut child = Command::new("xclip")
+        .args(["-i", "-selection", "clipboard"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("xclip runs (scripts/setup installs it)");
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    child.wait().unwrap();
+}
+
+/// A real click (xdotool, X events the person's mouse would send) at `(x, y)` of the window of
+/// the process `pid`, raised above the other windows of the display first.
+pub fn click_window(pid: u32, x: i64, y: i64) -> bool {
+    let xdotool = |args: &[&str]| {
+        let out = Command::new("xdotool").args(args).output().expect("xdotool runs (scripts/setup installs it)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let Some(window) =
+        xdotool(&["search", "--onlyvisible", "--pid", &pid.to_string()]).lines().next().map(str::to_owned)
+    else {
+        return false;
+    };
+    xdotool(&["windowraise", &window]);
+    xdotool(&["windowfocus", &window]);
+    xdotool(&["mousemove", "--window", &window, &x.to_string(), &y.to_string()]);
+    xdotool(&["click", "1"]);
+    true
+}

@@ -1,11 +1,13 @@
 //! The composer's slash commands and attachments. A server's MCP prompts (`prompts/list`) are
-//! offered as `/name` with their arguments; running one (`prompts/get`) makes its messages the
-//! person's turn. A server's resources can be attached to a prompt: each is read and goes with
-//! the prompt, named. Either way the turn holds that server's words, so the conversation counts
-//! the server's data as in it (see `conversation::trust`).
+//! offered as `/name` with their arguments; running one (`prompts/get`) makes a turn of its
+//! messages, labelled as that server's words (never as the person's). A server's resources can
+//! be attached to a prompt: each is read and goes with the prompt, named. Either way the
+//! server's text goes as JSON after the host's marker (`conversation::words`), and the
+//! conversation counts the server's data as in it (see `conversation::trust`).
 
 use super::*;
 use crate::app::shell::Attachment;
+use crate::conversation::words;
 use crate::protocol::RpcError;
 
 /// The composer lists at most this many prompts and resources of one server.
@@ -23,7 +25,7 @@ impl Controller {
         if self.conversation.chat.is_none() {
             return;
         }
-        let (servers, ui) = (self.servers.clone(), self.ui.clone());
+        let (servers, asks) = (self.servers.clone(), self.questions.asks());
         tokio::spawn(async move {
             let (mut prompts, mut resources) = (Vec::new(), Vec::new());
             for info in servers.servers() {
@@ -46,11 +48,20 @@ impl Controller {
                 let listed = conn.resources();
                 resources.extend(listed.iter().filter_map(|r| resource_entry(&info.name, &label, r)).take(MAX_LISTED));
             }
-            let _ = ui.send_event(UserEvent::Shell(ShellCommand::Commands { prompts, resources }.to_text()));
+            // Through the controller, which keeps it for a shell that is not ready yet or starts
+            // again (sent straight to the window, a page still loading lost it).
+            let _ = asks.send(Ask::Commands(ShellCommand::Commands { prompts, resources }));
         });
     }
 
-    /// The person ran a server's prompt: its messages become their turn.
+    /// The composer's latest list: shown, and kept for a shell that loads later or again.
+    pub(in crate::app) fn keep_commands(&mut self, cmd: ShellCommand) {
+        self.shell_page.keep(|c| !matches!(c, ShellCommand::Commands { .. }));
+        self.shell(cmd.clone());
+        self.remember(cmd);
+    }
+
+    /// The person ran a server's prompt: a turn of its messages, labelled as the server's.
     pub(in crate::app) fn run_server_prompt(&mut self, server: String, name: String, arguments: Map<String, Value>) {
         if self.conversation.chat.is_none() {
             return;
@@ -67,7 +78,9 @@ impl Controller {
             };
             match got {
                 Ok(result) => {
-                    let text = bounded(&prompt_text(&result), MAX_ATTACHED_BYTES * 2);
+                    // The server's messages, labelled as the server's: never the person's words.
+                    let (messages, cut) = prompt_messages(&result, MAX_ATTACHED_BYTES * 2);
+                    let text = words::server_prompt(&name, &label, &messages, cut);
                     let _ = asks.send(Ask::Turn(Input::WithServerData { text, servers: vec![(id, label)] }));
                 }
                 Err(e) => {
@@ -100,12 +113,14 @@ impl Controller {
                     Ok(conn) => conn.read_resource(a.uri.clone()).await.map_err(|e| e.message),
                     Err(e) => Err(e.to_string()),
                 };
-                let body = match read {
-                    Ok(result) => bounded(&resource_text(&result), MAX_ATTACHED_BYTES),
-                    Err(e) => format!("(it could not be read: {e})"),
+                let (body, cut) = match read {
+                    Ok(result) => crate::conversation::bound(&resource_text(&result), MAX_ATTACHED_BYTES),
+                    Err(e) => (format!("(it could not be read: {e})"), 0),
                 };
-                let head = json!({"attached": a.uri, "server": party.1});
-                turn.push_str(&format!("\n\n[The person attached a server's resource: {head}]\n{body}"));
+                // The resource's text goes as JSON after the host's marker: a copy of the marker
+                // inside it cannot pass for another attachment or for the person's words.
+                turn.push_str("\n\n");
+                turn.push_str(&words::attachment(&a.uri, &party.1, &body, cut));
                 from.push(party);
             }
             let _ = asks.send(Ask::Turn(Input::WithServerData { text: turn, servers: from }));
@@ -143,12 +158,12 @@ fn resource_entry(server: &str, label: &str, resource: &Value) -> Option<Value> 
     Some(json!({"server": server, "label": label, "uri": uri, "name": consent::one_line_max(name, 120)}))
 }
 
-/// A `prompts/get` result's messages as one text (each message's text blocks; a role label
-/// before an assistant's).
-fn prompt_text(result: &Value) -> String {
-    let messages = result.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let mut parts = Vec::new();
-    for m in messages {
+/// A `prompts/get` result's messages: each one's role and text (its text blocks, a resource's
+/// text, other blocks named), at most `max` bytes of text in all, and how many bytes were cut.
+fn prompt_messages(result: &Value, max: usize) -> (Vec<(String, String)>, usize) {
+    let listed = result.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let (mut messages, mut room, mut cut) = (Vec::new(), max, 0);
+    for m in listed {
         let content = m.get("content").cloned().unwrap_or(Value::Null);
         let blocks = match content {
             Value::Array(blocks) => blocks,
@@ -159,17 +174,21 @@ fn prompt_text(result: &Value) -> String {
             .map(|b| match b.get("type").and_then(Value::as_str) {
                 Some("text") => b.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
                 Some("resource") => resource_text(&json!({"contents": [b["resource"].clone()]})),
-                Some(kind) => format!("[{kind}]"),
+                Some(kind) => format!("({} content)", consent::one_line_max(kind, 40)),
                 None => String::new(),
             })
             .collect::<Vec<_>>()
             .join("\n");
-        match m.get("role").and_then(Value::as_str) {
-            Some("assistant") => parts.push(format!("(as the assistant) {text}")),
-            _ => parts.push(text),
-        }
+        let (text, left_out) = crate::conversation::bound(&text, room);
+        room -= text.len();
+        cut += left_out;
+        let role = match m.get("role").and_then(Value::as_str) {
+            Some("assistant") => "assistant",
+            _ => "user",
+        };
+        messages.push((role.to_owned(), text));
     }
-    parts.join("\n\n")
+    (messages, cut)
 }
 
 /// A `resources/read` result's contents as text (a blob is named, not decoded).
@@ -189,15 +208,6 @@ fn resource_text(result: &Value) -> String {
         .join("\n")
 }
 
-/// `text` cut to `max` bytes at a character's boundary (the conversation's own bound), said so
-/// when cut.
-fn bounded(text: &str, max: usize) -> String {
-    match crate::conversation::bound(text, max) {
-        (text, 0) => text,
-        (text, cut) => format!("{text}\n[cut: {cut} more bytes]"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,11 +219,18 @@ mod tests {
             {"role": "assistant", "content": {"type": "text", "text": "Sure"}},
             {"role": "user", "content": {"type": "resource", "resource": {"uri": "file:///a", "text": "fn main() {}"}}}
         ]});
-        assert_eq!(prompt_text(&got), "Review this code\n\n(as the assistant) Sure\n\nfn main() {}");
+        let said = |m: &[(&str, &str)]| m.iter().map(|(r, t)| ((*r).to_owned(), (*t).to_owned())).collect::<Vec<_>>();
+        assert_eq!(
+            prompt_messages(&got, 1000),
+            (said(&[("user", "Review this code"), ("assistant", "Sure"), ("user", "fn main() {}")]), 0)
+        );
+        assert_eq!(
+            prompt_messages(&got, 20),
+            (said(&[("user", "Review this code"), ("assistant", "Sure"), ("user", "")]), 12)
+        );
         let read =
             json!({"contents": [{"uri": "x", "text": "hello"}, {"uri": "y", "blob": "AA", "mimeType": "image/png"}]});
         assert_eq!(resource_text(&read), "hello\n[binary content, image/png]");
-        assert_eq!(bounded("abcdef", 3), "abc\n[cut: 3 more bytes]");
     }
 
     #[test]

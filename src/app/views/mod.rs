@@ -121,9 +121,9 @@ impl Views {
         self.pending.remove(id)
     }
 
-    /// The Views being prepared.
-    pub(super) fn pending_ids(&self) -> impl Iterator<Item = &ViewId> {
-        self.pending.keys()
+    /// The Views being prepared, each with its server.
+    pub(super) fn pending_servers(&self) -> impl Iterator<Item = (&ViewId, &str)> {
+        self.pending.iter().map(|(id, p)| (id, p.server.as_str()))
     }
 
     /// The id the next View opened gets.
@@ -151,6 +151,36 @@ impl Views {
     /// `id` did not open: its cached result is dropped.
     pub(super) fn uncache(&mut self, id: &str) {
         self.cached_results.remove(id);
+    }
+
+    /// A tool's call failed (why): a View woken in its View's place is told so again.
+    pub(super) fn call_failed(&mut self, id: &str, reason: &str) {
+        if let Some(v) = self.open.get_mut(id) {
+            v.call_failed = Some(reason.to_owned());
+        }
+    }
+
+    /// `id`, being prepared, gets `result` at its mount (as a woken View's cached one).
+    pub(super) fn result_for_mount(&mut self, id: &str, result: &Value) {
+        if let Some(p) = self.pending.get_mut(id) {
+            p.result = Some(result.clone());
+        }
+    }
+
+    /// The outcome of a call made for a View that slept reaches `id`, woken in its place: kept,
+    /// and told to it at once.
+    pub(super) fn late_outcome(&mut self, id: &str, outcome: &std::result::Result<Value, String>) {
+        let Some(v) = self.open.get_mut(id) else { return };
+        match outcome {
+            Ok(result) => {
+                v.result = Some(result.clone());
+                v.handle.tool_result(result.clone());
+            }
+            Err(e) => {
+                v.call_failed = Some(e.clone());
+                v.handle.tool_cancelled(Some(format!("tool call failed: {e}")));
+            }
+        }
     }
 
     /// A tool's result arrived: kept by its View, or for its mount if it is not mounted yet.
@@ -222,7 +252,11 @@ impl Controller {
             Pending { server: server.clone(), arguments: arguments.clone(), task: None, result: cached.clone() };
         self.views.pending.insert(view_id.clone(), pending);
 
-        if model_call {
+        // A View woken in the place of one whose call is out: that call's outcome comes to it.
+        let awaited = self.hibernation.opens_without_call(&view_id);
+        if awaited {
+            drop(session_rx);
+        } else if model_call {
             // The model's call is made by the conversation once its arguments are complete (and
             // allowed): it takes the session from here (see `chat.rs`, `model_call_started`).
             self.views.model_sessions.insert(view_id.clone(), session_rx);
@@ -324,7 +358,8 @@ impl Controller {
             }
             tracing::info!(resource = %uri, "CSP: {}", csp.header);
             let label = sandbox_label(&servers.identity(&server).unwrap_or_default());
-            registry.insert(&view_id, ProxyPolicy { label: label.clone(), csp: csp.header.clone() });
+            let clipboard_write = resource.meta.permissions.as_ref().is_some_and(|p| p.clipboard_write.is_some());
+            registry.insert(&view_id, ProxyPolicy { label: label.clone(), csp: csp.header.clone(), clipboard_write });
             if preview && html_file.is_none() {
                 // Hot reload on resources/updated needs the server to announce them.
                 if let Err(e) = conn.subscribe(&uri).await {
@@ -564,7 +599,7 @@ impl Controller {
             view: id.clone(),
             origin: sandbox_origin(&label),
             title: tool_label(tool),
-            server: consent::one_line_max(&self.label(&server), 80),
+            server: self.label_and_own_name(&server),
             height: first_height,
             replaces: woken.map(|(old, _)| old),
         });
@@ -581,6 +616,7 @@ impl Controller {
                 .policy(&id)
                 .map(|p| crate::sandbox::csp::request_origins(&p.csp))
                 .unwrap_or_default(),
+            clipboard_write: self.registry.policy(&id).is_some_and(|p| p.clipboard_write),
             session: handle.clone(),
             height: first_height,
         })));
@@ -592,6 +628,11 @@ impl Controller {
         }
         let early = self.views.early_results.remove(&id);
         let result = known.or(early);
+        // Woken in the place of a View whose call failed: it hears so again, as that View did.
+        let call_failed = self.hibernation.take_call_failed(&id);
+        if let (Some(reason), None) = (&call_failed, &result) {
+            handle.tool_cancelled(Some(format!("tool call failed: {reason}")));
+        }
         self.views.insert(
             id,
             ViewState {
@@ -601,6 +642,7 @@ impl Controller {
                 tool: tool.to_owned(),
                 arguments,
                 result,
+                call_failed,
                 phase: Phase::Mounted,
                 reached: Milestones::default(),
                 frame: FrameHeight::new(first_height),

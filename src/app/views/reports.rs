@@ -133,6 +133,8 @@ impl Controller {
             return;
         }
         self.hibernation.closed(view);
+        // A call out for a woken View that closed has nobody to go to.
+        self.hibernation.calls_forgotten(view);
         self.forget_context(view);
         let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
         if pip {

@@ -21,6 +21,17 @@ impl FrameLayer {
     /// Hands `msgs` (JSON texts, in order) to the View's proxy in one script.
     pub(super) fn deliver(&self, view: &str, msgs: &[&str]) {
         let Some(frame) = self.views.get(view) else { return };
+        // The server's kept storage goes first, with the first message (the resource, which
+        // makes the proxy load the View's document).
+        let seed = frame.seed.borrow_mut().take();
+        let with_seed: Vec<&str>;
+        let msgs = match &seed {
+            Some(seed) => {
+                with_seed = std::iter::once(seed.as_str()).chain(msgs.iter().copied()).collect();
+                &with_seed[..]
+            }
+            None => msgs,
+        };
         // JSON text goes in as a string literal and is parsed by the proxy: an object literal
         // would give a `"__proto__"` key its special meaning. Several go as one JSON array
         // (each text is JSON the bridge serialized, so the array is too).
@@ -33,8 +44,18 @@ impl FrameLayer {
             // Scripts run in the top document only: it posts the text to its proxy frame, which
             // takes it only from its parent on the host's frame origin (the View cannot post as
             // that window, nor read or script it).
+            //
+            // Not from the script itself: WebKit runs a script of the host's as a user gesture,
+            // and a window's postMessage hands the gesture on, so the View would hear every
+            // message of the host inside a gesture the person never made, and could write the
+            // clipboard (measured) or do anything else a gesture allows. The text waits in a
+            // queue of the top document's, and the post happens in a task of a MessageChannel's,
+            // which carries no gesture; one channel per page and one queue keep the order.
             (false, _) => format!(
-                "(function(t){{var f=document.querySelector(\"iframe\");f&&f.contentWindow&&f.contentWindow.postMessage(t,{})}})({})",
+                "(function(t){{var w=window;if(!w.__mcpQueue){{var q=w.__mcpQueue=[],c=new MessageChannel();\
+                 c.port1.onmessage=function(){{var f=document.querySelector(\"iframe\");while(q.length){{var m=q.shift();\
+                 if(f&&f.contentWindow)f.contentWindow.postMessage(m,{})}}}};w.__mcpPing=c.port2}}\
+                 w.__mcpQueue.push(t);w.__mcpPing.postMessage(0)}})({})",
                 string_literal(&crate::sandbox::origin::sandbox_origin(&frame.label)),
                 string_literal(&format!("[{}]", msgs.join(",")))
             ),

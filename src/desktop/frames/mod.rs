@@ -40,6 +40,7 @@ mod groups;
 mod keyboard;
 mod placement;
 mod screenshot;
+mod storage;
 mod webview;
 
 use std::cell::{Cell, RefCell};
@@ -80,6 +81,9 @@ struct Bound {
     budget: RefCell<DiagnosticBudget>,
     /// Where its document is served, for a View whose frame loads it.
     document: Option<String>,
+    /// Its server's sandbox label, and the storage kept for it.
+    label: String,
+    storage: Rc<storage::ViewStorage>,
 }
 
 /// Set when the webview is created for a View, or when a [`Spare`] is taken.
@@ -115,6 +119,9 @@ struct ViewFrame {
     wanted: Option<(i32, i32, i32, i32)>,
     /// Its document is loaded by URL (it could have taken a spare proxy page).
     by_url: bool,
+    /// Its server's kept storage, for its proxy with the first message it gets (before its
+    /// View's document is asked for).
+    seed: RefCell<Option<String>>,
 }
 
 /// The Views of one server: one web process.
@@ -154,6 +161,8 @@ pub(crate) struct FrameLayer {
     next_spare: u64,
     me: std::rc::Weak<RefCell<FrameLayer>>,
     keyboard: Rc<Keyboard>,
+    /// The Views' storage kept across runs.
+    storage: Rc<storage::ViewStorage>,
     context: wry::WebContext,
 }
 
@@ -206,6 +215,7 @@ impl FrameLayer {
             next_spare: 0,
             me: std::rc::Weak::new(),
             keyboard: Rc::default(),
+            storage: storage::ViewStorage::user(),
         }));
         frames.borrow_mut().me = Rc::downgrade(&frames);
         // The wheel over a View that did not scroll: WebKit hands the event back to the View's
@@ -287,6 +297,7 @@ impl FrameLayer {
         }
         // Related to a View of the same server, or to the blank page that kept its process warm.
         let related = self.group_page(&mount.label);
+        let storage = self.storage.clone();
         let group = self.group(&mount.label);
         let (group_id, ended) = (group.id, group.ended.clone());
         let bound = Bound {
@@ -294,6 +305,8 @@ impl FrameLayer {
             session: mount.session.clone(),
             budget: RefCell::new(DiagnosticBudget::new(Instant::now())),
             document: mount.document.clone(),
+            label: mount.label.clone(),
+            storage,
         };
         // A View whose frame loads its document takes the proxy page made in advance, if
         // there is one: it has loaded already, and said it is ready.
@@ -303,6 +316,7 @@ impl FrameLayer {
                 // Before the View's document is asked for (it is, once the ready message below
                 // reached the session and the bridge sent the resource).
                 super::web_extension::allow_origins(&spare.webview, &mount.origins);
+                crate::desktop::engine::clipboard(&spare.webview, mount.clipboard_write);
                 *spare.binding.borrow_mut() = Some(bound);
                 if let Some(ready) = spare.ready.borrow_mut().take() {
                     mount.session.from_view(ready);
@@ -317,6 +331,7 @@ impl FrameLayer {
                 };
                 let (webview, loaded) = self.view_webview(&src, related, &binding, &Rc::default())?;
                 super::web_extension::allow_origins(&webview, &mount.origins);
+                crate::desktop::engine::clipboard(&webview, mount.clipboard_write);
                 watch(&webview, Some(binding), ended, self.to_controller.clone());
                 (webview, loaded)
             }
@@ -341,6 +356,7 @@ impl FrameLayer {
             loaded,
             wanted: None,
             by_url,
+            seed: RefCell::new(self.storage.seed(&mount.label)),
         };
         // Out of sight at its card's size until the shell says where the slot is: a View that
         // measures itself as it loads (`height: 100vh`) sees the height its card has, not the

@@ -73,6 +73,12 @@ impl FrameLayer {
             .collect()
     }
 
+    /// The webview of `view`, wherever it is.
+    pub(crate) fn webview_of(&self, view: &str) -> Result<webkit2gtk::WebView, String> {
+        use wry::WebViewExtUnix;
+        self.views.get(view).map(|f| f.webview.webview()).ok_or_else(|| format!("the View {view} has no webview"))
+    }
+
     /// The webview of a View, once it is in sight where the shell placed it (for an
     /// interaction session's input, `crate::desktop::input`): before, its page is laid out in a 1 px box.
     pub(crate) fn webview_in_sight(&self, view: &str) -> Result<webkit2gtk::WebView, String> {

@@ -53,6 +53,11 @@ impl FrameLayer {
             .with_initialization_script_for_main_only(secret.proxy_init_script(src, on_top), false)
             .with_initialization_script_for_main_only(crate::desktop::ipc::FRAME_HOOK_SCRIPT, false)
             .with_ipc_handler(move |request| match &*ipc_binding.borrow() {
+                // `s`: the View's storage changed (its proxy hears it): kept for the server's
+                // origin the binding names, whatever the line says.
+                Some(b) if let Some(line) = ipc_secret.open(request.body()).and_then(|r| r.strip_prefix('s')) => {
+                    b.storage.changed(&b.label, &b.view, line)
+                }
                 Some(b) => proxy_message(
                     &b.view,
                     &ipc_secret,
@@ -96,6 +101,8 @@ impl FrameLayer {
         widget.set_size_request(1, 1);
         self.layer.move_(&widget, -10_000, 0);
         crate::desktop::engine::harden(&webview);
+        // Nothing of the clipboard until the View is known (see `engine::clipboard`).
+        crate::desktop::engine::clipboard(&webview, false);
         crate::desktop::lean_rendering(&webview);
         deny_fullscreen(&widget);
         Keyboard::follow_person(&self.keyboard, &widget);

@@ -32,7 +32,7 @@ use entry::Entries;
 use fields::{duplicate_key, field, object_field, Json};
 pub use model_section::ModelConfig;
 pub(crate) use spec::{parse_remote_url, BUILTIN_SERVER_BIN};
-pub use spec::{OAuthClient, ServerSpec};
+pub use spec::{tell_apart, OAuthClient, ServerSpec, Surroundings};
 use vscode::vscode_server;
 
 /// `<user config dir>/mcp-apps-host/mcp.json`, e.g. `~/.config/mcp-apps-host/mcp.json` on Linux.

@@ -134,10 +134,10 @@ impl ServerSpec {
 
     /// Whether the name is only what the host made up from the command line or URL (as
     /// [`ServerSpec::from_command_line`] and [`ServerSpec::from_url`] name servers), not one a
-    /// person gave (a config file's key, an embedder's name, a built-in server's). A made-up
-    /// name such as `index` (for `node dist/index.js`) gives way to the server's own name once
-    /// it is connected (see [`crate::server::registry::Registry::label`]). A key written the same
-    /// as the made-up name says no more than the command line, so it counts as made up too.
+    /// person gave (a config file's key, an embedder's name, a built-in server's). A key written
+    /// the same as the made-up name says no more than the command line, so it counts as made up
+    /// too. Either way the name stands as the server's label: a server may not rename itself
+    /// (see [`crate::server::registry::Registry::label`]).
     pub fn name_is_derived(&self) -> bool {
         match self {
             Self::Stdio { name, program, args, .. } => *name == display_name(program, args),
@@ -146,17 +146,204 @@ impl ServerSpec {
         }
     }
 
-    /// A stable identity of the server (what its sandbox origin is derived from).
+    /// The server's identity: what approval modes are remembered by, what the registry and the
+    /// servers panel tell servers apart by, and what its sandbox origin is derived from.
+    ///
+    /// A remote server is its URL (`http:URL`, `sse:URL`). Configured headers do not count:
+    /// they say who the host is to the server (a key, an account), not which program answers,
+    /// and a rotated key must not make a trusted server a stranger (nor drop its sign-in
+    /// tokens, kept by this identity). A stdio server is the program the host would start now:
+    /// its command line, the directory it starts in (the entry's `cwd`, made absolute against
+    /// the host's own working directory, which is also where a child without `cwd` starts), its
+    /// environment (the entry's `env`, later entries winning, sorted and hashed: values may be
+    /// secrets) and the executable found for it (through the `PATH` the child gets, then
+    /// canonicalized). A relative script (`node notes.mjs`) is the file in that directory, so two
+    /// folders, two environments or two executables behind one command line are two servers.
+    /// See [`ServerSpec::identity_in`].
     pub fn identity(&self) -> String {
+        self.identity_in(&Surroundings::host())
+    }
+
+    /// [`ServerSpec::identity`] as it would be for a host in `around` (its working directory and
+    /// `PATH`): the same entry in the same surroundings has the same identity in every run.
+    pub fn identity_in(&self, around: &Surroundings) -> String {
         match self {
-            Self::Stdio { program, args, .. } => {
-                format!("stdio:{}", shell_words::join(std::iter::once(program).chain(args)))
+            Self::Stdio { program, args, env, cwd, .. } => {
+                let launch = launch(program, env, cwd.as_deref(), around);
+                // Every part is written with `{:?}` (quoted, escaped), so no choice of command
+                // line, folder or file name can spell another entry's identity. The `{` after
+                // `stdio:` also keeps it apart from the command-line-only identities of older
+                // versions (a quoted command line never starts with `{`): see `Approvals`.
+                format!(
+                    "stdio:{{argv:{:?},cwd:{:?},exe:{:?},env:{}}}",
+                    std::iter::once(program).chain(args).collect::<Vec<_>>(),
+                    launch.dir,
+                    launch.exe,
+                    env_digest(env)
+                )
             }
             Self::StreamableHttp { url, .. } => format!("http:{url}"),
             Self::Sse { url, .. } => format!("sse:{url}"),
             Self::Builtin { name } => format!("builtin:{name}"),
         }
     }
+
+    /// The identity as versions before the program's surroundings counted wrote it: the command
+    /// line or URL only. Secret settings are still found by it (the installer stores them from
+    /// its own process, whose working directory is not the host's); it must never find an
+    /// approval mode (it is ambiguous: one line, any number of programs).
+    pub(crate) fn written_identity(&self) -> String {
+        match self {
+            Self::Stdio { program, args, .. } => {
+                format!("stdio:{}", shell_words::join(std::iter::once(program).chain(args)))
+            }
+            _ => self.identity_in(&Surroundings::default()),
+        }
+    }
+}
+
+/// Where a stdio server starts, and the executable that runs.
+struct Launch {
+    dir: PathBuf,
+    exe: Option<PathBuf>,
+}
+
+/// Where the stdio program `program` with `env` and `cwd` starts and which file it is, for a
+/// host in `around`.
+fn launch(program: &str, env: &[(String, String)], cwd: Option<&std::path::Path>, around: &Surroundings) -> Launch {
+    // What `Command::current_dir` does with it: relative to the host's own directory, which is
+    // also where a child without `cwd` starts.
+    let dir = match (cwd, &around.cwd) {
+        (Some(cwd), Some(host)) => host.join(cwd),
+        (Some(cwd), None) => cwd.to_owned(),
+        (None, host) => host.clone().unwrap_or_default(),
+    };
+    let dir = dir.canonicalize().unwrap_or(dir);
+    // A `PATH` in the entry's env is the one the child's lookup uses (the last one wins).
+    let path = env.iter().rev().find(|(k, _)| k == "PATH").map(|(_, v)| std::ffi::OsString::from(v));
+    let exe = resolve_program(program, &dir, path.as_deref().or(around.path.as_deref()));
+    Launch { exe, dir }
+}
+
+/// For each of `specs`, what tells it apart from the others that share its command line, in
+/// the person's words (`in /home/a/notes`, `env: FOO`, `other env values`, `runs
+/// /usr/bin/node`); `None` for an entry whose command line no other entry has, or that no
+/// surrounding tells apart (then it is the same program: one identity).
+pub fn tell_apart(specs: &[&ServerSpec], around: &Surroundings) -> Vec<Option<String>> {
+    /// What is known of one stdio entry.
+    struct Facts<'a> {
+        line: String,
+        launch: Launch,
+        keys: Vec<&'a str>,
+        digest: String,
+    }
+    let facts: Vec<Option<Facts>> = specs
+        .iter()
+        .map(|spec| {
+            let ServerSpec::Stdio { program, env, cwd, .. } = spec else { return None };
+            let mut keys: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let launch = launch(program, env, cwd.as_deref(), around);
+            Some(Facts { line: spec.written_identity(), launch, keys, digest: env_digest(env) })
+        })
+        .collect();
+    facts
+        .iter()
+        .enumerate()
+        .map(|(i, mine)| {
+            let mine = mine.as_ref()?;
+            let others: Vec<&Facts> = facts
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .filter_map(|(_, o)| o.as_ref())
+                .filter(|o| o.line == mine.line)
+                .collect();
+            let mut said = Vec::new();
+            if others.iter().any(|o| o.launch.dir != mine.launch.dir) {
+                said.push(format!("in {}", mine.launch.dir.display()));
+            }
+            if others.iter().any(|o| o.keys != mine.keys) {
+                said.push(match mine.keys.is_empty() {
+                    true => "no env".to_owned(),
+                    false => format!("env: {}", mine.keys.join(", ")),
+                });
+            } else if others.iter().any(|o| o.digest != mine.digest) {
+                // The same names with other values: the values are not shown (they may be secrets).
+                said.push(format!("env: {} (other values)", mine.keys.join(", ")));
+            }
+            if others.iter().any(|o| o.launch.exe != mine.launch.exe) {
+                said.push(match &mine.launch.exe {
+                    Some(exe) => format!("runs {}", exe.display()),
+                    None => "its program is not found".to_owned(),
+                });
+            }
+            (!said.is_empty()).then(|| said.join(", "))
+        })
+        .collect()
+}
+
+/// Where the host is when it starts a stdio server: its working directory (a child's when its
+/// entry names none) and its `PATH` (where a bare program name is looked up).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Surroundings {
+    /// The host's working directory.
+    pub cwd: Option<PathBuf>,
+    /// The host's `PATH`.
+    pub path: Option<std::ffi::OsString>,
+}
+
+impl Surroundings {
+    /// This process's, now.
+    pub fn host() -> Self {
+        Self { cwd: std::env::current_dir().ok(), path: std::env::var_os("PATH") }
+    }
+
+    /// A host in `cwd` with `path` as its `PATH`.
+    pub fn new(cwd: impl Into<PathBuf>, path: Option<std::ffi::OsString>) -> Self {
+        Self { cwd: Some(cwd.into()), path }
+    }
+}
+
+/// The executable `program` names for a child starting in `dir` with `path` as its `PATH`, as
+/// `execvp` finds it (a name with a `/` is a path, relative to `dir`; else the first executable
+/// file on `PATH`, an empty or relative entry taken against `dir`), canonicalized. `None` when
+/// there is none (the server will not start; its identity still differs from one that does).
+fn resolve_program(program: &str, dir: &std::path::Path, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    if program.contains('/') {
+        return dir.join(program).canonicalize().ok();
+    }
+    std::env::split_paths(path?).find_map(|entry| {
+        let candidate = dir.join(entry).join(program);
+        is_executable_file(&candidate).then(|| candidate.canonicalize().ok()).flatten()
+    })
+}
+
+fn is_executable_file(path: &std::path::Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else { return false };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}
+
+/// The environment an entry sets, in a canonical form (the last value of each name, sorted by
+/// name), hashed: an identity may be logged, and a value may be a secret.
+fn env_digest(env: &[(String, String)]) -> String {
+    use sha2::Digest;
+    let mut last: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    for (k, v) in env {
+        last.insert(k, v);
+    }
+    let canonical = format!("{:?}", last.into_iter().collect::<Vec<_>>());
+    sha2::Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The file name (without `.exe`) of the small binary that serves the host's built-in MCP

@@ -14,6 +14,7 @@ use tokio::io::AsyncBufReadExt;
 
 use super::errors::{http_hint, with_tail};
 use super::host_client::{HostClient, ProgressRoutes};
+use super::late_answers::LateAnswers;
 use super::lifecycle::{handshake, HandshakeFailure, Startup};
 use super::options::ConnectOptions;
 #[cfg(doc)]
@@ -108,6 +109,8 @@ impl Connection {
         signed_in: Option<AuthorizationManager>,
     ) -> Result<Arc<Self>> {
         let name = spec.name().to_owned();
+        // Before the spawn: the identity names the program about to start, not a later one.
+        let identity = spec.identity();
         let progress = ProgressRoutes::default();
         let (changes, _) = tokio::sync::broadcast::channel(64);
         let client = HostClient {
@@ -121,18 +124,22 @@ impl Connection {
         };
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let deadline = tokio::time::Instant::now() + options.handshake_timeout;
+        // A local program may first download its package (`npx -y`, `uvx`): it gets longer.
+        let stdio_deadline = tokio::time::Instant::now() + options.stdio_start_timeout;
         let handshake_failed = |reason: String| Error::Handshake { server: name.clone(), reason };
         let (service, pid) = match spec {
             ServerSpec::Stdio { program, args, env, cwd, .. } => {
                 // `${secret:KEY}` in the entry: the value from the keyring or its owner-only file.
-                let (args, env) =
-                    crate::secrets::fill_spec(&name, &spec.identity(), args, env).await.map_err(handshake_failed)?;
+                let (args, env) = crate::secrets::fill_spec(&name, &spec.written_identity(), args, env)
+                    .await
+                    .map_err(handshake_failed)?;
                 let (args, env) = (&args, &env);
                 let mut startup = if options.known_legacy { Startup::Initialize } else { Startup::Probe };
                 loop {
                     let (transport, pid) = spawn_stdio(&name, program, args, env, cwd.as_deref(), &stderr_tail)?;
-                    let limit = options.handshake_timeout;
-                    match handshake(client.clone(), transport, startup, deadline, limit).await {
+                    let limit = options.stdio_start_timeout;
+                    let transport = LateAnswers::new(transport);
+                    match handshake(client.clone(), transport, startup, stdio_deadline, limit).await {
                         Ok(service) => break (service, pid),
                         // A fresh process: the first one's stdin holds a failed lifecycle.
                         Err(failure) if failure.try_initialize => startup = Startup::Initialize,
@@ -145,8 +152,9 @@ impl Connection {
                 }
             }
             ServerSpec::StreamableHttp { url, headers, .. } => {
-                let headers =
-                    crate::secrets::fill_pairs(&name, &spec.identity(), headers).await.map_err(handshake_failed)?;
+                let headers = crate::secrets::fill_pairs(&name, &spec.written_identity(), headers)
+                    .await
+                    .map_err(handshake_failed)?;
                 let headers = request_headers(&headers)?;
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
@@ -203,8 +211,9 @@ impl Connection {
                 (service, None)
             }
             ServerSpec::Sse { url, headers, .. } => {
-                let headers =
-                    crate::secrets::fill_pairs(&name, &spec.identity(), headers).await.map_err(handshake_failed)?;
+                let headers = crate::secrets::fill_pairs(&name, &spec.written_identity(), headers)
+                    .await
+                    .map_err(handshake_failed)?;
                 let headers = request_headers(&headers)?;
                 let mut sse = SseOptions::default().headers(headers).connect_timeout(options.handshake_timeout);
                 let manager = match signed_in {
@@ -247,7 +256,7 @@ impl Connection {
 
         let conn = Arc::new(Self {
             name,
-            identity: spec.identity(),
+            identity,
             service: tokio::sync::Mutex::new(Some(service)),
             peer,
             tools: RwLock::new(Vec::new()),

@@ -6,6 +6,7 @@ mod calls;
 mod connect;
 mod errors;
 mod host_client;
+mod late_answers;
 mod lifecycle;
 mod listing;
 mod options;
@@ -31,6 +32,7 @@ use options::SHUTDOWN_TIMEOUT;
 pub use options::{
     ConnectOptions, RequestHandler, DEFAULT_REQUEST_TIMEOUT, HANDSHAKE_TIMEOUT, IDLE_TIMEOUT, LIST_PAGE_TIMEOUT,
     LIST_TIMEOUT, MAX_CALL_DURATION, MAX_LISTED_RESOURCES, MAX_LISTED_TOOLS, MAX_LIST_BYTES, MAX_LIST_PAGES,
+    STDIO_START_TIMEOUT,
 };
 use subscriptions::Listening;
 

@@ -11,8 +11,12 @@ use crate::server::requests::{Root, ServerRequests, Unattended, ELICITATION_TIME
 
 /// How long a request may take before it is cancelled (the View gets an error, never a hang).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
-/// How long the MCP handshake may take.
+/// How long the MCP handshake may take with a remote server.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a local (stdio) server may take to start and answer the handshake. A first
+/// `npx -y …` or `uvx …` downloads its package before the server says a word, which takes
+/// minutes on a slow line; the app shows the wait as it goes and the person can cancel it.
+pub const STDIO_START_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How long a forwarded call may go without progress before it is cancelled.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -53,8 +57,10 @@ pub const MAX_LIST_BYTES: usize = 8 * 1024 * 1024;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ConnectOptions {
-    /// How long connecting and the MCP handshake may take.
+    /// How long connecting and the MCP handshake may take (remote servers).
     pub handshake_timeout: Duration,
+    /// How long a local (stdio) server may take to start and answer the handshake.
+    pub stdio_start_timeout: Duration,
     /// How long a forwarded call may go without progress before it is cancelled.
     pub idle_timeout: Duration,
     /// How long a forwarded call may take in all, progress or not.
@@ -105,6 +111,7 @@ impl Default for ConnectOptions {
     fn default() -> Self {
         Self {
             handshake_timeout: HANDSHAKE_TIMEOUT,
+            stdio_start_timeout: STDIO_START_TIMEOUT,
             idle_timeout: IDLE_TIMEOUT,
             max_call_duration: MAX_CALL_DURATION,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
@@ -121,9 +128,16 @@ impl Default for ConnectOptions {
 }
 
 impl ConnectOptions {
-    /// Sets how long connecting and the MCP handshake may take.
+    /// Sets how long connecting and the MCP handshake may take, for every kind of server.
     pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
         self.handshake_timeout = timeout;
+        self.stdio_start_timeout = timeout;
+        self
+    }
+
+    /// Sets how long a local (stdio) server may take to start and answer the handshake.
+    pub fn stdio_start_timeout(mut self, timeout: Duration) -> Self {
+        self.stdio_start_timeout = timeout;
         self
     }
 

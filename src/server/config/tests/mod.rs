@@ -22,7 +22,85 @@ fn parses_quoted_command_lines_without_a_shell() {
     assert_eq!(args, &["my server.js", "--stdio", "$HOME"]);
     assert_eq!(name, "my server");
     assert_eq!(cwd, &None);
-    assert_eq!(spec.identity(), "stdio:node 'my server.js' --stdio '$HOME'");
+    assert_eq!(spec.written_identity(), "stdio:node 'my server.js' --stdio '$HOME'");
+    assert!(spec.identity().starts_with("stdio:{"), "{}", spec.identity());
+}
+
+/// `node notes.mjs` with a `cwd`, an `env` and a `PATH` of its own, for the identity tests.
+fn stdio_in(cwd: &Path, env: &[(&str, &str)]) -> ServerSpec {
+    let ServerSpec::Stdio { name, program, args, .. } = ServerSpec::from_command_line("node notes.mjs").unwrap() else {
+        unreachable!()
+    };
+    let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    ServerSpec::Stdio { name, program, args, env, cwd: Some(cwd.to_owned()) }
+}
+
+/// A folder with an executable `node` in `bin/` (its `PATH`) and a `notes.mjs`.
+fn folder_with_node(root: &Path, folder: &str) -> PathBuf {
+    let home = root.join(folder);
+    fs::create_dir_all(home.join("bin")).unwrap();
+    fs::write(home.join("notes.mjs"), folder).unwrap();
+    fs::write(home.join("bin/node"), "#!/bin/sh\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(home.join("bin/node"), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    home
+}
+
+#[test]
+fn a_stdio_identity_is_the_program_its_folder_environment_and_executable_decide() {
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = (folder_with_node(root.path(), "a"), folder_with_node(root.path(), "b"));
+    let host = Surroundings::new(root.path(), Some(a.join("bin").into_os_string()));
+    let id = |spec: &ServerSpec| spec.identity_in(&host);
+    let notes = stdio_in(&a, &[("FOO", "1"), ("BAR", "2")]);
+    // The control: the same entry, taken again (a restart, another run), is the same server;
+    // the order env entries are written in says nothing; a relative `cwd` is the same folder.
+    assert_eq!(id(&notes), id(&notes.clone()));
+    assert_eq!(id(&notes), id(&stdio_in(&a, &[("BAR", "2"), ("FOO", "1")])));
+    assert_eq!(id(&notes), id(&stdio_in(Path::new("a"), &[("FOO", "1"), ("BAR", "2")])));
+    // The same command line in another folder: another `notes.mjs`, another server.
+    assert_ne!(id(&notes), id(&stdio_in(&b, &[("FOO", "1"), ("BAR", "2")])));
+    // Another environment (a value, an extra variable, a later value winning): another server.
+    assert_ne!(id(&notes), id(&stdio_in(&a, &[("FOO", "1"), ("BAR", "3")])));
+    assert_ne!(id(&notes), id(&stdio_in(&a, &[("FOO", "1"), ("BAR", "2"), ("NODE_OPTIONS", "--import=x")])));
+    assert_ne!(id(&notes), id(&stdio_in(&a, &[("FOO", "1"), ("BAR", "2"), ("FOO", "9")])));
+    // Another executable behind `node` (the host's PATH, or the entry's own): another server.
+    let elsewhere = Surroundings::new(root.path(), Some(b.join("bin").into_os_string()));
+    assert_ne!(id(&notes), notes.identity_in(&elsewhere));
+    let own_path = stdio_in(&a, &[("FOO", "1"), ("BAR", "2"), ("PATH", b.join("bin").to_str().unwrap())]);
+    assert!(own_path.identity_in(&host).contains(&format!("{:?}", b.join("bin/node").canonicalize().unwrap())));
+    // No `cwd`: the child starts in the host's own folder, which then counts.
+    let bare = ServerSpec::from_command_line("node notes.mjs").unwrap();
+    let (in_a, in_b) = (Surroundings::new(&a, None), Surroundings::new(&b, None));
+    assert_ne!(bare.identity_in(&in_a), bare.identity_in(&in_b));
+    assert_eq!(bare.identity_in(&in_a), stdio_in(&a, &[]).identity_in(&in_b), "cwd a is cwd a");
+    // The values are not in it (they may be secrets), and it never equals an old command-line key.
+    assert!(!id(&stdio_in(&a, &[("TOKEN", "hunter2")])).contains("hunter2"));
+    assert_ne!(id(&notes), notes.written_identity());
+}
+
+#[test]
+fn entries_that_share_a_command_line_are_told_apart_in_the_persons_words() {
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = (folder_with_node(root.path(), "a"), folder_with_node(root.path(), "b"));
+    let host = Surroundings::new(root.path(), Some(a.join("bin").into_os_string()));
+    let (in_a, in_b) = (stdio_in(&a, &[]), stdio_in(&b, &[("FOO", "1")]));
+    let same_names = stdio_in(&a, &[("FOO", "2")]);
+    let alone = ServerSpec::from_command_line("node other.mjs").unwrap();
+    let said = tell_apart(&[&in_a, &in_b, &alone], &host);
+    let a_shown = a.canonicalize().unwrap().display().to_string();
+    let b_shown = b.canonicalize().unwrap().display().to_string();
+    assert_eq!(said[0].as_deref(), Some(format!("in {a_shown}, no env").as_str()));
+    assert_eq!(said[1].as_deref(), Some(format!("in {b_shown}, env: FOO").as_str()));
+    assert_eq!(said[2], None, "a command line of its own needs nothing beside it");
+    // The same names with other values: said without the values.
+    let said = tell_apart(&[&in_b, &same_names], &host);
+    assert_eq!(said[1].as_deref(), Some(format!("in {a_shown}, env: FOO (other values)").as_str()));
+    // The same program twice: nothing tells them apart (one identity).
+    assert_eq!(tell_apart(&[&in_a, &in_a.clone()], &host), vec![None, None]);
 }
 
 #[test]
