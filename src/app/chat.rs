@@ -20,8 +20,8 @@ const PARTIAL_GAP: Duration = Duration::from_millis(50);
 /// A model's call made before its View was up waits this long for the View to show its result.
 const VIEW_WAIT: Duration = Duration::from_secs(30);
 
-/// A model's call to a UI tool whose View is open before the call is made (see `prepare_view`).
-pub(super) struct DeferredCall {
+/// A model's call to a UI tool whose View is open before the call is made.
+struct DeferredCall {
     /// The arguments so far.
     partial: watch::Receiver<Option<Map<String, Value>>>,
     /// What to do once they are complete.
@@ -34,6 +34,48 @@ enum Go {
     Run { arguments: Map<String, Value>, reply: oneshot::Sender<ToolOutcome> },
     /// The person said no: the View gets `tool-cancelled`, the model an error result.
     Refuse { reason: String, reply: oneshot::Sender<ToolOutcome> },
+}
+
+/// The conversation side of the app: the conversation, the Views of the model's calls, and the
+/// Apps' own tools offered to the model.
+#[derive(Default)]
+pub(super) struct Conversation {
+    /// The conversation with the model, when one is configured.
+    chat: Option<Chat>,
+    /// Every View opened for a model's call (never reopened before its call is made).
+    model_views: HashSet<ViewId>,
+    /// Where every conversation of this run sends its outputs (with its generation).
+    chat_out: Option<mpsc::UnboundedSender<(u64, conversation::Output)>>,
+    /// Each live View's own tools, offered to the model.
+    app_tools: AppTools,
+}
+
+impl Conversation {
+    /// Whether a conversation with a model runs.
+    pub(super) fn is_on(&self) -> bool {
+        self.chat.is_some()
+    }
+
+    /// Whether turns were sent to the model and did not end yet.
+    pub(super) fn awaits_answer(&self) -> bool {
+        self.chat.as_ref().is_some_and(|c| c.turns > 0)
+    }
+
+    /// Where every conversation of this run sends its outputs.
+    pub(super) fn set_outputs(&mut self, tx: mpsc::UnboundedSender<(u64, conversation::Output)>) {
+        self.chat_out = Some(tx);
+    }
+
+    /// Whether `view` was opened for a model's call.
+    pub(super) fn is_model_view(&self, view: &str) -> bool {
+        self.model_views.contains(view)
+    }
+
+    /// Whether the model is still writing the call `view` was opened for (its arguments come as
+    /// the model writes them; the call is not made yet).
+    pub(super) fn model_writing_call(&self, view: &str) -> bool {
+        self.chat.as_ref().is_some_and(|chat| chat.calls.values().any(|c| c.view == view))
+    }
 }
 
 /// The conversation of this window.
@@ -95,20 +137,20 @@ impl Controller {
     pub(super) fn use_model(&mut self, model: Arc<dyn crate::model::Model>) {
         let described = consent::one_line_max(&model.describe(), 120);
         self.options.model = Some(SharedModel(model.clone()));
-        match self.chat.as_ref() {
+        match self.conversation.chat.as_ref() {
             Some(chat) => {
                 chat.handle.send(Input::SwitchModel(conversation::SharedModel(model)));
                 let ready = ShellCommand::ChatReady { model: described.clone() };
-                self.history.retain(|c| !matches!(c, ShellCommand::ChatReady { .. }));
+                self.shell_page.keep(|c| !matches!(c, ShellCommand::ChatReady { .. }));
                 self.shell(ready.clone());
                 self.remember(ready);
             }
             None => {
                 self.options.resume = None;
                 self.start_chat();
-                if let Some(chat) = self.chat.as_mut() {
+                if let Some(chat) = self.conversation.chat.as_mut() {
                     // The servers were tried long ago: nothing waits for a first prompt.
-                    chat.prompted = self.servers_started;
+                    chat.prompted = self.server_list.all_tried();
                 }
                 self.show_commands();
                 self.show_servers();
@@ -119,7 +161,7 @@ impl Controller {
 
     /// Every server was tried: the prompt from the command line goes to the model now.
     pub(super) fn send_first_prompt(&mut self) {
-        let Some(chat) = self.chat.as_mut().filter(|c| !c.prompted) else { return };
+        let Some(chat) = self.conversation.chat.as_mut().filter(|c| !c.prompted) else { return };
         chat.prompted = true;
         if let Some(stored) = chat.replay.take() {
             self.replay(stored);
@@ -132,7 +174,7 @@ impl Controller {
 
     /// The person's prompt.
     pub(super) fn prompt(&mut self, text: String) {
-        let Some(chat) = self.chat.as_mut() else {
+        let Some(chat) = self.conversation.chat.as_mut() else {
             tracing::warn!("a prompt, but no model is configured");
             return;
         };
@@ -149,14 +191,14 @@ impl Controller {
             self.status("This model has no other to switch to (or the name is not a model's).", true);
             return;
         };
-        if self.chat.is_some() {
+        if self.conversation.chat.is_some() {
             self.use_model(model);
         }
     }
 
     /// A turn made ready off the loop (see `commands.rs`).
     pub(super) fn chat_input(&mut self, input: Input) {
-        let Some(chat) = self.chat.as_mut() else { return };
+        let Some(chat) = self.conversation.chat.as_mut() else { return };
         if chat.handle.send(input) {
             chat.turns += 1;
         }
@@ -165,13 +207,13 @@ impl Controller {
     /// An App's `ui/message` (the person allowed it): a turn of the conversation. An App that
     /// sends message after message while the model is busy gets the rest refused (false).
     pub(super) fn chat_app_message(&mut self, view: &str, app: String, text: String) -> bool {
-        let Some(chat) = self.chat.as_mut() else { return true };
+        let Some(chat) = self.conversation.chat.as_mut() else { return true };
         if chat.turns >= MAX_WAITING_TURNS {
             tracing::warn!(view, "an App's message is not sent to the model: {} turns are already waiting", chat.turns);
             return false;
         }
         let server = self.views.get(view).map(|v| self.server_id(&v.server));
-        let Some(chat) = self.chat.as_mut() else { return true };
+        let Some(chat) = self.conversation.chat.as_mut() else { return true };
         if chat.handle.send(Input::AppMessage { view: view.to_owned(), app, server, text }) {
             chat.turns += 1;
         }
@@ -181,13 +223,13 @@ impl Controller {
     /// The person stops the turn under way; its open "run this tool?" questions are withdrawn
     /// (a yes after the stop must not run anything).
     pub(super) fn stop_turn(&mut self) {
-        let Some(chat) = self.chat.as_mut() else { return };
+        let Some(chat) = self.conversation.chat.as_mut() else { return };
         tracing::info!("the person stopped the model's turn");
         chat.handle.stop();
         let asked: Vec<u64> = chat.asking.drain().map(|(d, _)| d).collect();
         chat.asking_cmds.clear();
         for dialog in asked {
-            if let Some((_, reply)) = self.dialogs.remove(&dialog) {
+            if let Some(reply) = self.questions.consent_closed(dialog) {
                 let _ = reply.send(false);
             }
             self.shell(ShellCommand::Dismiss { dialog });
@@ -196,13 +238,13 @@ impl Controller {
 
     /// The open "run this tool?" dialogs (a shell restart does not answer them).
     pub(super) fn model_questions(&self) -> HashSet<u64> {
-        self.chat.as_ref().map(|c| c.asking.keys().copied().collect()).unwrap_or_default()
+        self.conversation.chat.as_ref().map(|c| c.asking.keys().copied().collect()).unwrap_or_default()
     }
 
     /// A restarted shell shows the open "run this tool?" dialogs again.
     pub(super) fn ask_model_questions_again(&mut self) {
         let cmds: Vec<ShellCommand> =
-            self.chat.as_ref().map(|c| c.asking_cmds.values().cloned().collect()).unwrap_or_default();
+            self.conversation.chat.as_ref().map(|c| c.asking_cmds.values().cloned().collect()).unwrap_or_default();
         for cmd in cmds {
             self.shell(cmd);
         }
@@ -210,20 +252,16 @@ impl Controller {
 
     /// The person closed a View's card: if it waits for the model's call, the call is not made.
     pub(super) fn model_view_closed(&mut self, view: &str) {
-        if let Some(c) = self.chat.as_mut().and_then(|chat| chat.calls.values_mut().find(|c| c.view == view)) {
+        if let Some(c) =
+            self.conversation.chat.as_mut().and_then(|chat| chat.calls.values_mut().find(|c| c.view == view))
+        {
             c.closed = true;
         }
     }
 
-    /// Whether the model is still writing the call `view` was opened for (its arguments come as
-    /// the model writes them; the call is not made yet).
-    pub(super) fn model_writing_call(&self, view: &str) -> bool {
-        self.chat.as_ref().is_some_and(|chat| chat.calls.values().any(|c| c.view == view))
-    }
-
     /// A View that is gone informs the model no more (a restored one gives its context again).
     pub(super) fn forget_context(&self, view: &str) {
-        if let Some(chat) = &self.chat {
+        if let Some(chat) = &self.conversation.chat {
             chat.handle.set_context(view, "", None, None);
         }
     }
@@ -237,7 +275,7 @@ impl Controller {
         text: Option<String>,
     ) -> Option<conversation::AppContext> {
         let server = self.views.get(view).map(|v| self.server_id(&v.server));
-        self.chat.as_ref().and_then(|chat| chat.handle.set_context(view, &app, server, text))
+        self.conversation.chat.as_ref().and_then(|chat| chat.handle.set_context(view, &app, server, text))
     }
 
     /// A server as a party to the conversation.
@@ -264,7 +302,7 @@ impl Controller {
                 });
             }
         }
-        if let Some(chat) = &self.chat {
+        if let Some(chat) = &self.conversation.chat {
             chat.handle.set_approval(&identity, mode);
         }
     }
@@ -272,7 +310,7 @@ impl Controller {
     /// What the conversation says or asks (outputs of a conversation that was replaced are
     /// dropped; their calls' reply channels close, which ends their turn).
     pub(super) fn on_chat(&mut self, generation: u64, out: Output) {
-        if self.chat.as_ref().is_none_or(|c| c.generation != generation) {
+        if self.conversation.chat.as_ref().is_none_or(|c| c.generation != generation) {
             return;
         }
         if let Some(events) = &self.options.conversation_events {
@@ -305,7 +343,7 @@ impl Controller {
             Output::Text(text) => self.chat_card(ShellCommand::ChatText { text: consent::block(&text) }),
             Output::ToolStarted { call, entry } => self.model_call_started(call, &entry),
             Output::ToolPartial { call, arguments } => {
-                if let Some(c) = self.chat.as_ref().and_then(|chat| chat.calls.get(&call)) {
+                if let Some(c) = self.conversation.chat.as_ref().and_then(|chat| chat.calls.get(&call)) {
                     let _ = c.partial.send(Some(arguments));
                 }
             }
@@ -315,7 +353,7 @@ impl Controller {
             }
             Output::ToolRefused { call, name, reason } => {
                 // A View opened for it hears the call is not made.
-                if let Some(chat) = self.chat.as_mut() {
+                if let Some(chat) = self.conversation.chat.as_mut() {
                     chat.calls.remove(&call);
                 }
                 self.shell(ShellCommand::Text {
@@ -338,7 +376,7 @@ impl Controller {
                 self.trace.record(None, Direction::ModelToHost, &json!({"text": text, "error": error}));
                 // Every call of the turn was carried out: a View still waiting belongs to a call
                 // the model never completed (a broken stream, cut arguments); it is cancelled.
-                if let Some(chat) = self.chat.as_mut() {
+                if let Some(chat) = self.conversation.chat.as_mut() {
                     chat.calls.clear();
                 }
                 if let Some(e) = &error {
@@ -346,13 +384,13 @@ impl Controller {
                 }
                 self.chat_card(ShellCommand::ChatEnd { error: error.as_deref().map(consent::block) });
                 // Idle: the prompt was sent (an App's turn can end before) and nothing waits.
-                let idle = self.chat.as_mut().is_some_and(|chat| {
+                let idle = self.conversation.chat.as_mut().is_some_and(|chat| {
                     chat.turns = chat.turns.saturating_sub(1);
                     chat.turns == 0 && chat.prompted
                 });
                 // A new conversation is in the list once it has a turn: the list (a read of
                 // every file's start) is made again then, not after every turn.
-                if self.chat.as_mut().is_some_and(|chat| !std::mem::replace(&mut chat.listed, true)) {
+                if self.conversation.chat.as_mut().is_some_and(|chat| !std::mem::replace(&mut chat.listed, true)) {
                     self.show_conversations();
                 }
                 if idle && self.options.exit_after == Some(ExitAfter::Answer) {
@@ -366,7 +404,7 @@ impl Controller {
     fn chat_card(&mut self, cmd: ShellCommand) {
         self.shell(cmd.clone());
         if let (ShellCommand::ChatText { text }, Some(ShellCommand::ChatText { text: kept })) =
-            (&cmd, self.history.last_mut())
+            (&cmd, self.shell_page.last_remembered_mut())
         {
             // The shell shows at most this much of an answer; a restarted one gets no more.
             if kept.len() < 200_000 {
@@ -381,21 +419,23 @@ impl Controller {
     fn model_call_started(&mut self, call: CallId, entry: &ToolEntry) {
         // An App's own tool runs in its View: it opens none.
         let has_ui = entry.app_view.is_none() && entry.ui.as_ref().is_ok_and(|u| u.resource_uri.is_some());
-        if !has_ui || self.chat.is_none() {
+        if !has_ui || self.conversation.chat.is_none() {
             return;
         }
-        let view: ViewId = format!("v{}", self.next_view);
-        self.next_view += 1;
+        let view: ViewId = self.views.reserve_id();
         let (partial_tx, partial) = watch::channel(None);
         let (go_tx, go) = oneshot::channel();
-        self.deferred.insert(view.clone(), DeferredCall { partial, go });
-        self.model_views.insert(view.clone());
+        self.conversation.model_views.insert(view.clone());
         if let Err(e) = self.open(Some(&entry.server), entry.name(), Map::new(), Opening::Model(view.clone())) {
-            self.deferred.remove(&view);
             tracing::warn!("the View of the model's call could not open: {e}");
             return;
         }
-        if let Some(chat) = self.chat.as_mut() {
+        // The call is made here once its arguments are complete (and allowed); its View gets
+        // them as they come, and its result.
+        if let Some(session) = self.views.take_model_session(&view) {
+            self.spawn_deferred(DeferredCall { partial, go }, entry, view.clone(), session);
+        }
+        if let Some(chat) = self.conversation.chat.as_mut() {
             chat.calls.insert(call, ChatCall { view, closed: false, partial: partial_tx, go: Some(go_tx) });
         }
     }
@@ -409,12 +449,12 @@ impl Controller {
         question: Option<Question>,
         reply: oneshot::Sender<ToolOutcome>,
     ) {
-        let with_view = self.chat.as_mut().and_then(|chat| chat.calls.remove(&call));
+        let with_view = self.conversation.chat.as_mut().and_then(|chat| chat.calls.remove(&call));
         if let Some(c) = &with_view {
             // The View's record keeps the final arguments (a reload or a restart shows them).
             if let Some(v) = self.views.get_mut(&c.view) {
                 v.arguments = arguments.clone();
-            } else if let Some(pending) = self.pending.get_mut(&c.view) {
+            } else if let Some(pending) = self.views.pending_mut(&c.view) {
                 pending.arguments = arguments.clone();
             }
         }
@@ -441,15 +481,14 @@ impl Controller {
                     let _ = decided_tx.send(false);
                 }
                 Consent::Ask => {
-                    let dialog = self.next_dialog;
-                    self.next_dialog += 1;
+                    let dialog = self.questions.next_id();
                     // The conversation's question, not the View's: a View that crashes or closes
                     // does not answer it.
                     let owner = format!("chat-{call}");
                     tracing::info!(dialog, tool = entry.name(), "asking the person before the model's call");
-                    self.dialogs.insert(dialog, (owner, decided_tx));
+                    self.questions.consent_asked(dialog, owner, decided_tx);
                     let cmd = call_question(&entry, &arguments, &question, dialog);
-                    if let Some(chat) = self.chat.as_mut() {
+                    if let Some(chat) = self.conversation.chat.as_mut() {
                         chat.asking.insert(dialog, question);
                         chat.asking_cmds.insert(dialog, cmd.clone());
                     }
@@ -487,14 +526,7 @@ impl Controller {
                     let _ = reply.send(ToolOutcome::error(reason));
                 }
                 Go::Run { arguments, reply } => {
-                    let outcome = match app_view {
-                        Some(Some(handle)) => match handle.call_view_tool(entry.name(), arguments).await {
-                            Ok(result) => ToolOutcome::from_result(&result),
-                            Err(e) => ToolOutcome::failed(format!("the App's tool failed: {}", e.message)),
-                        },
-                        Some(None) => ToolOutcome::error("the App's card is closed: its tools are gone"),
-                        None => call_for_model(&servers, &trace, None, &entry, arguments).await.0,
-                    };
+                    let (outcome, _) = call_for_model(&servers, &trace, None, &entry, app_view, arguments).await;
                     let (text, error) = match &outcome.result {
                         Some(result) => result_for_person(result),
                         None => (dialogs::content_text(&outcome.content), true),
@@ -509,7 +541,7 @@ impl Controller {
     /// A "run this tool?" dialog was answered; `remember`: yes for the rest of the
     /// conversation (the tool, and the data the question named reaching its server).
     pub(super) fn chat_consent_answered(&mut self, dialog: u64, remember: bool) {
-        let Some(chat) = self.chat.as_mut() else { return };
+        let Some(chat) = self.conversation.chat.as_mut() else { return };
         chat.asking_cmds.remove(&dialog);
         if let Some(question) = chat.asking.remove(&dialog) {
             if remember {
@@ -522,7 +554,7 @@ impl Controller {
 
     /// The task of a model's call whose View is open: partial input to the View until the call
     /// is decided, then the call (or the refusal) to the View and to the model.
-    pub(super) fn spawn_deferred(
+    fn spawn_deferred(
         &self,
         deferred: DeferredCall,
         entry: &ToolEntry,
@@ -530,7 +562,7 @@ impl Controller {
         session: oneshot::Receiver<ViewHandle>,
     ) {
         let (servers, trace, entry, ui) = (self.servers.clone(), self.trace.clone(), entry.clone(), self.ui.clone());
-        let results = self.channels.clone().expect("running").results;
+        let results = self.views.channels().results;
         let DeferredCall { mut partial, mut go } = deferred;
         tokio::spawn(async move {
             // The call is decided whether or not the View is up yet (its setup may hang or
@@ -576,7 +608,8 @@ impl Controller {
                     if let Some(h) = &handle {
                         h.tool_input(arguments.clone());
                     }
-                    let (outcome, raw) = call_for_model(&servers, &trace, Some(&view), &entry, arguments.clone()).await;
+                    let (outcome, raw) =
+                        call_for_model(&servers, &trace, Some(&view), &entry, None, arguments.clone()).await;
                     // The model does not wait for the View.
                     let text = outcome.result.as_ref().map(result_for_person);
                     let _ = reply.send(outcome);
@@ -621,15 +654,31 @@ fn result_card(tool: &str, text: &str, error: bool) -> String {
     ShellCommand::Text { view: None, title, text: consent::block(text), error }.to_text()
 }
 
-/// Calls `entry` for the model through its server's port (restart and sign-in on demand): what
-/// the model gets, and the result (or why it failed) for the View.
+/// Makes the model's call, the one place it is made (with or without a View for it): an App's
+/// own tool on its View (`app_view`: `Some`, with the View's handle while it is open), else the
+/// server's tool through its port (restart and sign-in on demand). Returns what the model gets,
+/// and the result (or why it failed) for the View.
 async fn call_for_model(
     servers: &Arc<Registry>,
     trace: &Trace,
     view: Option<&str>,
     entry: &ToolEntry,
+    app_view: Option<Option<ViewHandle>>,
     arguments: Map<String, Value>,
 ) -> (ToolOutcome, Result<Value, String>) {
+    match app_view {
+        Some(Some(handle)) => {
+            return match handle.call_view_tool(entry.name(), arguments).await {
+                Ok(result) => (ToolOutcome::from_result(&result), Ok(result)),
+                Err(e) => (ToolOutcome::failed(format!("the App's tool failed: {}", e.message)), Err(e.to_string())),
+            };
+        }
+        Some(None) => {
+            let reason = "the App's card is closed: its tools are gone";
+            return (ToolOutcome::error(reason), Err(reason.to_owned()));
+        }
+        None => {}
+    }
     match call_tool_traced(servers, trace, view, &entry.server, entry.name(), arguments).await {
         Ok(result) => (ToolOutcome::from_result(&result), Ok(result)),
         Err(e) => (ToolOutcome::failed(format!("the tool call failed: {}", e.message)), Err(e.to_string())),

@@ -113,6 +113,12 @@ pub(super) struct Hibernation {
     mounted_at: HashMap<ViewId, Instant>,
     /// [`NO_RESULT_AFTER`], or what a test set.
     no_result_after: Duration,
+    /// Views opened to wake a sleeper whose tool call was out (or failed, with why): their
+    /// tool is not called again.
+    no_call: HashMap<ViewId, Option<String>>,
+    /// Tool calls whose View slept before their outcome came: the call's View id -> the id of
+    /// what stands for it now (a sleeper, or the View that woke in its place).
+    stands_for: HashMap<ViewId, ViewId>,
 }
 
 impl Hibernation {
@@ -223,9 +229,13 @@ impl Hibernation {
         self.waking.insert(new.to_owned(), old.to_owned());
     }
 
-    /// `new` is mounted: the sleeper it replaces, which is no more.
+    /// `new` is mounted: the sleeper it replaces, which is no more (a call out for it goes to
+    /// `new` now).
     pub(super) fn woken(&mut self, new: &str) -> Option<(ViewId, Sleeper)> {
         let old = self.waking.remove(new)?;
+        for now in self.stands_for.values_mut().filter(|now| **now == old) {
+            new.clone_into(now);
+        }
         self.sleepers.remove(&old).map(|s| (old, s))
     }
 
@@ -236,11 +246,46 @@ impl Hibernation {
 
     /// `new` could not open: its sleeper stays asleep (it may try again when seen again).
     pub(super) fn wake_failed(&mut self, new: &str) -> Option<ViewId> {
+        self.no_call.remove(new);
         let old = self.waking.remove(new)?;
         if let Some(s) = self.sleepers.get_mut(&old) {
             s.waking = false;
         }
         Some(old)
+    }
+
+    /// `view` goes to sleep with its call still out: that call's outcome comes to it (and to
+    /// what wakes it), whichever View the call was first made for.
+    pub(super) fn call_out(&mut self, view: &str) {
+        let call = self.stands_for.iter().find(|(_, now)| *now == view).map_or(view, |(call, _)| call.as_str());
+        self.stands_for.insert(call.to_owned(), view.to_owned());
+    }
+
+    /// The outcome of the call made for `call` has come: what stands for it now, if its View
+    /// slept on the way.
+    pub(super) fn call_answered(&mut self, call: &str) -> Option<ViewId> {
+        self.stands_for.remove(call)
+    }
+
+    /// `view` is closed, or its sleeper forgotten: a call out for it has nobody to go to.
+    pub(super) fn calls_forgotten(&mut self, view: &str) {
+        self.stands_for.retain(|_, now| now != view);
+    }
+
+    /// `new` is about to open in a sleeper's place without a call (`failed`: why the first
+    /// call failed, if it did).
+    pub(super) fn open_without_call(&mut self, new: ViewId, failed: Option<String>) {
+        self.no_call.insert(new, failed);
+    }
+
+    /// Whether `view` opens without calling its tool (it stands for a sleeper whose call is out).
+    pub(super) fn opens_without_call(&self, view: &str) -> bool {
+        self.no_call.contains_key(view)
+    }
+
+    /// `view` is mounted (or could not open): why the call it stands for failed, if it did.
+    pub(super) fn take_call_failed(&mut self, view: &str) -> Option<String> {
+        self.no_call.remove(view).flatten()
     }
 
     /// The sleepers, in the order they were opened (for a restarted shell).
@@ -283,7 +328,10 @@ fn asleep_text(title: &str, not_started: bool) -> String {
 impl Controller {
     /// Whether Views may sleep in this run.
     fn may_hibernate(&self) -> bool {
-        !self.options.preview && self.options.exit_after.is_none() && self.exiting.is_none() && !self.recycling
+        !self.options.preview
+            && self.options.exit_after.is_none()
+            && !self.ending.is_exiting()
+            && !self.recovery.is_recycling()
     }
 
     /// The shell says which Views are near sight: sleepers there wake, then the budget is kept.
@@ -319,11 +367,11 @@ impl Controller {
     /// handshake may be put away first ([`Sleepable::NotStarted`]); one still without its
     /// result may sleep once it waited long enough ([`Sleepable::NoResult`]).
     fn may_sleep(&self, id: &str, v: &ViewState) -> Sleepable {
-        let may = !self.processes.is_hung(&v.label)
+        let may = !self.recovery.is_hung(&v.label)
             && v.mode == DisplayMode::Inline
-            && !self.dialogs.values().any(|(owner, _)| owner == id)
-            && self.on_probation.as_ref().is_none_or(|(p, _)| p != id)
-            && !self.model_writing_call(id);
+            && !self.questions.consent_open_for(id)
+            && !self.recovery.is_on_probation(id)
+            && !self.conversation.model_writing_call(id);
         match v.phase {
             Phase::Initialized if may && v.result.is_none() => Sleepable::NoResult,
             Phase::Initialized if may && v.reached.result_delivered => Sleepable::Yes,
@@ -346,8 +394,7 @@ impl Controller {
         };
         if v.result.is_none() && v.call_failed.is_none() {
             // Its call is still out: its outcome comes to this sleeper, then to what wakes it.
-            let call = self.stands_for.iter().find(|(_, now)| *now == view).map_or(view, |(call, _)| call.as_str());
-            self.stands_for.insert(call.to_owned(), view.to_owned());
+            self.hibernation.call_out(view);
         }
         tracing::info!(view, "the View goes to sleep (out of sight, over the budget of live Views)");
         self.trace.record(Some(view), Direction::Diagnostic, &json!({"kind": "sleep"}));
@@ -391,7 +438,7 @@ impl Controller {
         if s.restore.result.is_none() {
             // Its tool is not called again: the View waits for the first call's result (see
             // `late_outcome`), or hears at its mount that the call failed.
-            self.no_call.insert(self.next_view_id(), s.failed.clone());
+            self.hibernation.open_without_call(self.views.next_id(), s.failed.clone());
         }
         // Its setup reports to the loop later: marked waking before that.
         let (id, failed) = match self.open_again(s.restore, Opening::Wake) {
@@ -408,7 +455,6 @@ impl Controller {
     /// A View opened to wake a sleeper could not start: the card says why, and it may try again
     /// when seen again. Returns false for a View that was not waking one.
     pub(super) fn wake_failed(&mut self, new: &str, error: &str) -> bool {
-        self.no_call.remove(new);
         let Some(old) = self.hibernation.wake_failed(new) else { return false };
         tracing::warn!(view = %old, "the View could not wake: {error}");
         let title = self.hibernation.sleeper(&old).map(|s| s.title.clone()).unwrap_or_default();
@@ -420,9 +466,6 @@ impl Controller {
     /// `new`, mounted, replaces a sleeper: its card, its height and its place.
     pub(super) fn woken(&mut self, new: &str) -> Option<(ViewId, f64)> {
         let (old, s) = self.hibernation.woken(new)?;
-        for now in self.stands_for.values_mut().filter(|now| **now == old) {
-            new.clone_into(now);
-        }
         self.forget_context(&old);
         self.trace.record(Some(new), Direction::Diagnostic, &json!({"kind": "woken", "from": old}));
         Some((old, s.height))
@@ -431,7 +474,7 @@ impl Controller {
     /// The person closed the card of a sleeping View.
     pub(super) fn close_sleeper(&mut self, view: &str) -> bool {
         let Some(s) = self.hibernation.forget(view) else { return false };
-        self.stands_for.retain(|_, now| now != view);
+        self.hibernation.calls_forgotten(view);
         self.forget_context(view);
         if !s.asleep {
             // Still being torn down: the teardown's end closes it as any closed View.
@@ -447,7 +490,7 @@ impl Controller {
     /// View opened to wake it, at its mount; the woken View, at once). Returns false for a call
     /// whose View never slept (its own task told it).
     pub(super) fn late_outcome(&mut self, call: &str, outcome: &std::result::Result<Value, String>) -> bool {
-        let Some(now) = self.stands_for.remove(call) else { return false };
+        let Some(now) = self.hibernation.call_answered(call) else { return false };
         if let Some(s) = self.hibernation.sleeper_mut(&now) {
             match outcome {
                 Ok(result) => s.restore.result = Some(result.clone()),
@@ -456,27 +499,12 @@ impl Controller {
             if let Some(new) = self.hibernation.waking_for(&now) {
                 match outcome {
                     // Its mount hands the result over, as a woken View's cached one.
-                    Ok(result) => {
-                        if let Some(p) = self.pending.get_mut(&new) {
-                            p.result = Some(result.clone());
-                        }
-                    }
-                    Err(e) => {
-                        self.no_call.insert(new, Some(e.clone()));
-                    }
+                    Ok(result) => self.views.result_for_mount(&new, result),
+                    Err(e) => self.hibernation.open_without_call(new, Some(e.clone())),
                 }
             }
-        } else if let Some(v) = self.views.get_mut(&now) {
-            match outcome {
-                Ok(result) => {
-                    v.result = Some(result.clone());
-                    v.handle.tool_result(result.clone());
-                }
-                Err(e) => {
-                    v.call_failed = Some(e.clone());
-                    v.handle.tool_cancelled(Some(format!("tool call failed: {e}")));
-                }
-            }
+        } else {
+            self.views.late_outcome(&now, outcome);
         }
         tracing::info!(view = %now, call, "the result of a call made before the View slept");
         true

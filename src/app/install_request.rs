@@ -137,8 +137,7 @@ impl Controller {
     /// Shows the install request of the run, if it has one (once).
     pub(super) fn show_install_request(&mut self) {
         let Some(request) = self.options.install.as_ref().and_then(InstallSlot::take) else { return };
-        let dialog = self.next_dialog;
-        self.next_dialog += 1;
+        let dialog = self.questions.next_id();
         let subject: Vec<String> =
             vec![format!("{} (into {})", consent::one_line_max(&request.name, 80), request.config.display())];
         let mut message = if request.settings.is_empty() {
@@ -167,13 +166,13 @@ impl Controller {
             warnings: request.agreement.warnings.clone(),
         });
         tracing::info!(server = %request.name, "asking the person whether to install it");
-        self.pending_install = Some((dialog, request));
+        self.questions.install_asked(dialog, request);
     }
 
     /// The install dialog's "Choose…": a native chooser opens for `field`, only while the host's
     /// own install dialog is open (no server's question gets one).
     pub(super) fn choose_path(&mut self, field: String, directory: bool) {
-        if self.pending_install.is_none() {
+        if !self.questions.install_open() {
             tracing::warn!("a file chooser was asked for with no install dialog open: not opened");
             return;
         }
@@ -184,17 +183,14 @@ impl Controller {
 
     /// The chooser's answer goes into its field, if the install dialog is still open.
     pub(super) fn path_chosen(&mut self, field: String, path: String) {
-        if self.pending_install.is_some() {
+        if self.questions.install_open() {
             self.shell(ShellCommand::PathChosen { field, path: consent::one_line_max(&path, 4096) });
         }
     }
 
     /// The person's answer to the install dialog (`true` when it was that dialog).
     pub(super) fn install_answered(&mut self, dialog: u64, action: &str, content: &Map<String, Value>) -> bool {
-        if self.pending_install.as_ref().is_none_or(|(d, _)| *d != dialog) {
-            return false;
-        }
-        let Some((_, request)) = self.pending_install.take() else { return true };
+        let Some(request) = self.questions.install_answered(dialog) else { return false };
         if action != "accept" {
             tracing::info!(server = %request.name, "was not installed (you said no)");
             self.status(&format!("{} was not installed (you said no)", request.name), false);

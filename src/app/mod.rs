@@ -39,6 +39,7 @@ use window::{FrameMount, FrameOp, HostInput, Ui, UserEvent, WebContentOp, WebCon
 mod chat;
 pub(crate) mod dialogs;
 mod display;
+mod ending;
 mod frame_height;
 mod hibernation;
 pub(crate) mod install_request;
@@ -49,15 +50,18 @@ mod options;
 mod person;
 mod preview;
 pub(crate) mod proxies;
+mod questions;
 mod recovery;
 mod servers;
 pub(crate) mod shell;
+mod shell_page;
 pub(crate) mod single_instance;
 pub(crate) mod supervisor;
 pub(crate) mod test_interface;
 mod views;
 pub(crate) mod window;
 
+use ending::{take_screenshot, Ending};
 use frame_height::{FrameHeight, Sizing};
 use hibernation::{Hibernation, DEFAULT_LIVE_VIEWS};
 pub use interaction::Interaction;
@@ -65,8 +69,10 @@ use lifecycle::{Milestones, Pending, Phase};
 #[cfg_attr(not(feature = "desktop"), allow(unused_imports))]
 pub use options::{ExitAfter, RunOptions, SharedModel, SharedPolicy};
 use preview::watch_file;
-use recovery::Restore;
-use views::{call_tool_traced, result_for_person};
+use questions::Questions;
+use recovery::{Recovery, Restore};
+use shell_page::ShellPage;
+use views::{call_tool_traced, result_for_person, Views};
 
 /// Padding and border of a card around an inline View (shell CSS).
 const CARD_CHROME_PX: f64 = 34.0;
@@ -172,95 +178,29 @@ pub(super) struct Controller {
     window: (f64, f64),
     started: Instant,
     trace: Trace,
-    shell_ready: bool,
-    shell_backlog: Vec<String>,
-    views: HashMap<ViewId, ViewState>,
     servers: Arc<Registry>,
-    /// Open elicitation dialogs: their server and where the answer goes.
-    elicits: HashMap<u64, (String, oneshot::Sender<ElicitAnswer>)>,
-    /// The shell commands of open elicitation dialogs, to show them again in a restarted shell.
-    elicit_cmds: HashMap<u64, ShellCommand>,
-    /// Set once every server was tried at start.
-    servers_started: bool,
-    exiting: Option<i32>,
-    teardowns: mpsc::UnboundedSender<ViewId>,
-    asks: mpsc::UnboundedSender<Ask>,
-    /// Open consent dialogs: their View and where the answer goes (one per View at a time).
-    dialogs: HashMap<u64, (ViewId, oneshot::Sender<bool>)>,
-    next_dialog: u64,
-    /// Set once the run reached its goal: settle, screenshot, then exit with this code.
-    finishing: bool,
-    finished_tx: mpsc::UnboundedSender<i32>,
-    channels: Option<Channels>,
-    next_view: u64,
-    /// Views still being prepared, by id (they move into `ViewState` when mounted).
-    pending: HashMap<ViewId, Pending>,
-    /// Cached results handed to reloaded Views instead of calling the tool again.
-    cached_results: HashMap<ViewId, Value>,
-    /// Tool results that arrived before their View was mounted.
-    early_results: HashMap<ViewId, Value>,
-    /// Views opened to wake a sleeper whose tool call was out (or failed, with why): their
-    /// tool is not called again (see `hibernation.rs`).
-    no_call: HashMap<ViewId, Option<String>>,
-    /// Tool calls whose View slept before their outcome came: the call's View id -> the id of
-    /// what stands for it now (a sleeper, or the View that woke in its place).
-    stands_for: HashMap<ViewId, ViewId>,
-    /// Views mounted since the web process was last recycled.
-    opened_since_recycle: usize,
-    /// Set while the shell reloads in a fresh web process; its state is sent again on `ready`.
-    recycling: bool,
-    /// Shell commands that are the conversation's record (messages, model context): sent again
-    /// to a reloaded shell.
-    history: Vec<ShellCommand>,
-    recycle_tx: mpsc::UnboundedSender<u64>,
-    /// Tools named at start whose server is not ready yet: each opens when its own server is.
-    startup_waiting: Vec<StartupOpen>,
-    /// Ids of the Views named at start (their failure is the run's).
-    startup_ids: HashSet<ViewId>,
-    /// Recent live reloads per `(server, resource)`, for the storm guard.
-    live_reloads: HashMap<(String, String), VecDeque<Instant>>,
-    /// The live log's rate limit: the current second, records sent in it, records left out.
-    log_window: (Instant, usize, usize),
-    /// Watches the web content: heartbeats, hangs, stops.
-    supervisor: Supervisor,
-    /// The web content's memory limit.
-    web_memory_limit_mb: u64,
-    /// Views to reopen once a restarted shell is ready.
-    to_restore: Vec<Restore>,
-    /// Views waiting for their turn on probation, and the one on probation now.
-    probation: VecDeque<Restore>,
-    on_probation: Option<(ViewId, Restore)>,
-    /// When the View on probation initialized, and the web content's memory then (MB).
-    probation_mark: Option<(Instant, u64)>,
-    probation_tx: mpsc::UnboundedSender<ViewId>,
-    /// Why the web content stopped, for the status line once the restarted shell is ready.
-    status_after_restart: Option<String>,
-    /// Views found to stop the web content (on probation at a stop): not reopened.
-    held: Vec<Restore>,
-    /// The web processes of the Views, one per server: hangs and stops.
-    processes: ViewProcesses,
-    /// The conversation with the model, when one is configured.
-    chat: Option<chat::Chat>,
-    /// Views of the model's calls being prepared: what their call waits on.
-    deferred: HashMap<ViewId, chat::DeferredCall>,
-    /// Every View opened for a model's call (never reopened before its call is made).
-    model_views: HashSet<ViewId>,
-    /// Where every conversation of this run sends its outputs (with its generation).
-    chat_out: Option<mpsc::UnboundedSender<(u64, conversation::Output)>>,
-    /// Each live View's own tools, offered to the model.
-    app_tools: chat::AppTools,
+    /// The shell's page: whether it is ready, what waits for it, what it is sent again.
+    shell_page: ShellPage,
+    /// The Views: open, being prepared, named at start (see `views/`).
+    views: Views,
+    /// Restarts after a stop, probation, recycling, the supervisor (see `recovery.rs`).
+    recovery: Recovery,
+    /// The questions put to the person: consent dialogs, elicitations, the install dialog.
+    questions: Questions,
+    /// The conversation with the model and the Views of its calls (see `chat.rs`).
+    conversation: chat::Conversation,
+    /// Preview's live reloads and its log's rate limit (see `preview.rs`).
+    preview: preview::Preview,
+    /// The servers as the window shows them: tried at start, the welcome, the editor's error.
+    server_list: servers::ServerList,
+    /// How the run ends.
+    ending: Ending,
     /// Views far out of sight that sleep, and which are near sight.
     hibernation: Hibernation,
     /// The interaction session of the run, if it has one.
     interaction: interaction::Slot,
     /// The test interface's state: requests waiting for a View, the Views it displayed.
     test: test_interface::State,
-    /// The welcome is shown (see `servers.rs`).
-    welcomed: bool,
-    /// Why the servers editor's last change was refused, shown in it until the next one works.
-    editor_error: Option<String>,
-    /// The install dialog shown for a server opened from outside, and what it installs.
-    pending_install: Option<(u64, install_request::InstallRequest)>,
 }
 
 /// A View's session, or why it could not start.
@@ -319,56 +259,18 @@ impl Controller {
             window: (1200.0, 820.0),
             started,
             trace: Trace::disabled(),
-            shell_ready: false,
-            shell_backlog: Vec::new(),
-            views: HashMap::new(),
             servers,
-            elicits: HashMap::new(),
-            elicit_cmds: HashMap::new(),
-            servers_started: false,
-            exiting: None,
-            teardowns,
-            asks,
-            dialogs: HashMap::new(),
-            next_dialog: 1,
-            finishing: false,
-            finished_tx,
-            channels: None,
-            next_view: 1,
-            pending: HashMap::new(),
-            cached_results: HashMap::new(),
-            early_results: HashMap::new(),
-            no_call: HashMap::new(),
-            stands_for: HashMap::new(),
-            opened_since_recycle: 0,
-            recycling: false,
-            history: Vec::new(),
-            recycle_tx,
-            startup_waiting: Vec::new(),
-            startup_ids: HashSet::new(),
-            live_reloads: HashMap::new(),
-            log_window: (started, 0, 0),
-            supervisor: Supervisor::new(options_stop_after),
-            web_memory_limit_mb: 0,
-            to_restore: Vec::new(),
-            probation: VecDeque::new(),
-            on_probation: None,
-            probation_mark: None,
-            probation_tx,
-            status_after_restart: None,
-            held: Vec::new(),
-            processes: ViewProcesses::default(),
-            chat: None,
-            deferred: HashMap::new(),
-            model_views: HashSet::new(),
-            chat_out: None,
-            app_tools: Default::default(),
+            shell_page: ShellPage::default(),
+            views: Views::new(teardowns),
+            recovery: Recovery::new(options_stop_after, recycle_tx, probation_tx),
+            questions: Questions::new(asks),
+            conversation: chat::Conversation::default(),
+            preview: preview::Preview::new(started),
+            server_list: servers::ServerList::default(),
+            ending: Ending::new(finished_tx),
             hibernation,
             interaction,
             test: Default::default(),
-            welcomed: false,
-            editor_error: None,
-            pending_install: None,
         };
         (
             controller,
@@ -388,76 +290,12 @@ impl Controller {
     }
 
     fn shell_text(&mut self, text: String) {
-        if self.shell_ready {
-            let _ = self.ui.send_event(UserEvent::Shell(text));
-        } else {
-            self.shell_backlog.push(text);
-        }
+        self.shell_page.send(&self.ui, text);
     }
 
     /// The status line: one line, whatever a server's reason contains.
     fn status(&mut self, text: &str, error: bool) {
         self.shell(ShellCommand::Status { text: consent::one_line_max(text, 400), error });
-    }
-
-    /// Starts closing: every open View gets its graceful teardown (bounded) while the loop keeps
-    /// relaying messages, so the Views can answer; then the server stops and the window closes.
-    fn begin_exit(&mut self, code: i32) {
-        if self.exiting.is_some() {
-            return;
-        }
-        self.exiting = Some(code);
-        let handles: Vec<ViewHandle> =
-            self.views.values().filter(|v| v.phase.is_open()).map(|v| v.handle.clone()).collect();
-        let servers = self.servers.clone();
-        let ui = self.ui.clone();
-        tokio::spawn(async move {
-            let mut set = tokio::task::JoinSet::new();
-            for h in handles {
-                set.spawn(async move { (h.id().to_owned(), h.teardown().await) });
-            }
-            while let Some(done) = set.join_next().await {
-                if let Ok((view, outcome)) = done {
-                    tracing::info!(view = %view, "teardown: {outcome:?}");
-                }
-            }
-            servers.shutdown().await;
-            let _ = ui.send_event(UserEvent::Exit(code));
-        });
-    }
-
-    /// The run reached its goal (or failed after the View was told): let the View settle, take the
-    /// screenshot if asked, then exit with `code`.
-    fn finish(&mut self, code: i32) {
-        if self.finishing || self.exiting.is_some() {
-            return;
-        }
-        self.finishing = true;
-        let settle = self.options.settle;
-        let screenshot =
-            self.options.screenshot.clone().filter(|_| code == 0 || self.views.values().any(|v| v.reached.initialized));
-        let (ui, done, trace) = (self.ui.clone(), self.finished_tx.clone(), self.trace.clone());
-        tokio::spawn(async move {
-            tokio::time::sleep(settle).await;
-            // The web content's memory once settled, for `check`'s figures.
-            if trace.is_enabled() {
-                if let Ok(Some(record)) = tokio::task::spawn_blocking(supervisor::memory_record).await {
-                    trace.record(None, Direction::Figure, &record);
-                }
-            }
-            let mut code = code;
-            if let Some(path) = screenshot {
-                code = take_screenshot(&ui, path).await.max(code);
-            }
-            let _ = done.send(code);
-        });
-    }
-
-    /// Prints one clear line and exits 1 (the window shows it too, for a person watching).
-    fn fail(&mut self, error: &str) {
-        eprintln!("error: {}", say(error));
-        self.status(error, true);
-        self.begin_exit(1);
     }
 
     pub(super) async fn run(mut self, mut from_ui: mpsc::UnboundedReceiver<HostInput>, receivers: Receivers) {
@@ -498,20 +336,14 @@ impl Controller {
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<(ViewId, ViewOutput)>();
         let (setup_tx, mut setup_rx) = mpsc::unbounded_channel::<(ViewId, String, Setup)>();
         let (result_tx, mut result_rx) = mpsc::unbounded_channel::<(ViewId, Result<Value, String>)>();
-        self.channels = Some(Channels { out: out_tx, setup: setup_tx, results: result_tx });
+        self.views.set_channels(Channels { out: out_tx, setup: setup_tx, results: result_tx });
 
-        // Tools named at start keep their order's ids (v1, v2, ...) whichever server is ready first.
-        for (tool, arguments) in self.options.opens.clone() {
-            let id = format!("v{}", self.next_view);
-            self.next_view += 1;
-            self.startup_ids.insert(id.clone());
-            self.startup_waiting.push(StartupOpen { id, tool, arguments });
-        }
+        self.views.named_at_start(self.options.opens.clone());
         self.prepare_startup_frames();
         // Every server starts at once; the picker shows each as it becomes ready (or fails).
         let mut server_events = self.servers.events();
         let (started_tx, mut started_rx) = oneshot::channel::<()>();
-        if self.exiting.is_none() {
+        if !self.ending.is_exiting() {
             let names = self.servers.names();
             if !names.is_empty() {
                 self.status(&format!("Starting {}…", names.join(", ")), false);
@@ -531,16 +363,16 @@ impl Controller {
         }
         let deadline = tokio::time::sleep(self.options.timeout);
         tokio::pin!(deadline);
-        self.web_memory_limit_mb = supervisor::memory_limit_mb(self.options.web_memory_limit_mb);
-        tracing::debug!("web content memory limit: {} MB", self.web_memory_limit_mb);
+        let memory_limit_mb = self.recovery.set_memory_limit(self.options.web_memory_limit_mb);
+        tracing::debug!("web content memory limit: {memory_limit_mb} MB");
         let mut watch = tokio::time::interval(supervisor::HEARTBEAT);
         watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         // The /proc scan runs on a blocking thread, not in this loop, which relays every message.
-        let mut over_limit = supervisor::watch_memory(self.web_memory_limit_mb);
+        let mut over_limit = supervisor::watch_memory(memory_limit_mb);
         // The conversation's outputs, of this run's every conversation (one may start later,
         // from the model settings page).
         let (chat_tx, mut chat_rx) = mpsc::unbounded_channel();
-        self.chat_out = Some(chat_tx);
+        self.conversation.set_outputs(chat_tx);
         self.start_chat();
         // Second launches on the same config file (see `single_instance`).
         let (arrivals_tx, mut arrivals) = mpsc::unbounded_channel();
@@ -573,15 +405,15 @@ impl Controller {
                     match setup {
                         // Cancelled from its card while its session was being handed over: it
                         // is not mounted (it would have no server and no proxy page).
-                        Ok(handle) if !self.pending.contains_key(&view) => handle.frame_gone(),
+                        Ok(handle) if !self.views.is_pending(&view) => handle.frame_gone(),
                         Ok(handle) => self.mount(handle, &tool),
                         // A sleeping View that could not wake: its card says why.
                         Err(e) if self.wake_failed(&view, &e.to_string()) => {
-                            self.pending.remove(&view);
+                            self.views.remove_pending(&view);
                         }
                         Err(e) => {
                             self.views.remove(&view);
-                            self.pending.remove(&view);
+                            self.views.remove_pending(&view);
                             // The error takes the place of the card's spinner.
                             self.shell(ShellCommand::Text {
                                 view: Some(view.clone()),
@@ -589,13 +421,10 @@ impl Controller {
                                 text: consent::block(&e.to_string()),
                                 error: true,
                             });
-                            if self.startup_ids.contains(&view) {
+                            if self.views.is_startup(&view) {
                                 self.fail(&e.to_string());
                             }
-                            if self.on_probation.as_ref().is_some_and(|(id, _)| *id == view) {
-                                self.on_probation = None;
-                                self.advance_probation();
-                            }
+                            self.probation_ended(&view);
                         }
                     }
                 },
@@ -616,7 +445,7 @@ impl Controller {
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => self.show_servers(),
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => {}
                 },
-                Ok(()) = &mut started_rx, if !self.servers_started => self.on_started(),
+                Ok(()) = &mut started_rx, if !self.server_list.all_tried() => self.on_started(),
                 Some(code) = finished_rx.recv() => self.begin_exit(code),
                 Some(generation) = recycle_rx.recv() => self.recycle(generation),
                 Some(view) = probation_rx.recv() => self.probation_passed(&view),
@@ -632,14 +461,9 @@ impl Controller {
                         // Its View slept on the way: what stands for the call has it.
                     } else if let Ok(result) = &outcome {
                         // The result may come before the View is mounted: keep it for the mount.
-                        match self.views.get_mut(&view) {
-                            Some(v) => v.result = Some(result.clone()),
-                            None => {
-                                self.early_results.insert(view.clone(), result.clone());
-                            }
-                        }
-                    } else if let (Err(reason), Some(v)) = (&outcome, self.views.get_mut(&view)) {
-                        v.call_failed = Some(reason.clone());
+                        self.views.result_arrived(&view, result);
+                    } else if let Err(reason) = &outcome {
+                        self.views.call_failed(&view, reason);
                     }
                     if let Err(reason) = outcome {
                         let line = format!("tool `{}` failed: {reason}", tool_label(&tool));
@@ -669,36 +493,6 @@ impl Controller {
             }
         }
     }
-
-    /// What is still missing when the timeout fires, if anything.
-    fn overdue(&self) -> Option<String> {
-        let secs = self.options.timeout.as_secs_f64();
-        if self.options.exit_after == Some(ExitAfter::Answer) {
-            return self
-                .chat
-                .as_ref()
-                .is_some_and(|c| c.turns > 0)
-                .then(|| format!("the model did not answer within {secs} s"));
-        }
-        if self.options.opens.is_empty() {
-            return None;
-        }
-        if self.views.is_empty() {
-            return Some(format!("no View was mounted within {secs} s"));
-        }
-        if let Some((id, _)) = self.views.iter().find(|(_, v)| !v.reached.initialized && v.phase.is_open()) {
-            return Some(format!("View {id} did not send ui/notifications/initialized within {secs} s"));
-        }
-        match self.options.exit_after {
-            Some(ExitAfter::Result) if self.views.values().any(|v| !v.reached.result_delivered) => {
-                Some(format!("the tool result did not reach the View within {secs} s"))
-            }
-            Some(ExitAfter::Teardown) if self.views.values().any(|v| v.phase.is_open()) => {
-                Some(format!("the View was not torn down within {secs} s"))
-            }
-            _ => None,
-        }
-    }
 }
 
 /// Text from a server or View for a line of the host's own output (stderr): one line, so it
@@ -716,28 +510,6 @@ pub(super) struct Receivers {
     finished: mpsc::UnboundedReceiver<i32>,
     /// The interaction session's exit code.
     interaction_end: mpsc::UnboundedReceiver<i32>,
-}
-
-/// Asks the UI thread for a screenshot; returns the exit code it implies (1 when it failed).
-async fn take_screenshot(ui: &Ui, path: PathBuf) -> i32 {
-    let (tx, rx) = oneshot::channel();
-    if ui.send_event(UserEvent::Screenshot(path, tx)).is_err() {
-        return 1;
-    }
-    match tokio::time::timeout(Duration::from_secs(10), rx).await {
-        Ok(Ok(Ok(path))) => {
-            eprintln!("screenshot: {}", path.display());
-            0
-        }
-        Ok(Ok(Err(e))) => {
-            eprintln!("error: screenshot failed: {e}");
-            1
-        }
-        _ => {
-            eprintln!("error: screenshot failed: no answer from the webview");
-            1
-        }
-    }
 }
 
 /// The user's download folder, or the current directory when there is none.

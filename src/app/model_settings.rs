@@ -77,7 +77,7 @@ impl Controller {
             "config": config.as_ref().map(|p| consent::one_line(&p.display().to_string())),
             "error": error.map(|e| consent::one_line_max(&e, 1000)),
         });
-        let asks = self.asks.clone();
+        let asks = self.questions.asks();
         tokio::spawn(async move {
             let mut kept = Map::new();
             for p in KEYED {
@@ -155,7 +155,7 @@ impl Controller {
             }
         }
         tracing::info!(model = %spec.describe(), "the person chose the model");
-        let asks = self.asks.clone();
+        let asks = self.questions.asks();
         tokio::spawn(async move {
             let outcome = ready_model(spec, typed, unwritten).await;
             let _ = asks.send(Ask::ModelSaved(outcome));
@@ -185,7 +185,7 @@ impl Controller {
     /// The person forgets the kept key of `provider` (the page shows what is kept again).
     pub(super) fn forget_model_key(&mut self, provider: &str) {
         let Some(provider) = KEYED.into_iter().find(|p| p.as_str() == provider) else { return };
-        let asks = self.asks.clone();
+        let asks = self.questions.asks();
         let word = provider.as_str();
         tokio::spawn(async move {
             let outcome = secrets::delete(&Secret::model_key(word)).await;

@@ -6,41 +6,12 @@ use super::*;
 impl Controller {
     pub(super) fn on_shell(&mut self, msg: ShellMessage) {
         match msg {
-            ShellMessage::Alive => {
-                if let Some(hung) = self.supervisor.alive(Instant::now()) {
-                    let line = format!("the Apps respond again after {:.1} s", hung.as_secs_f64());
-                    tracing::warn!("{line}");
-                    self.trace.record(
-                        None,
-                        Direction::Diagnostic,
-                        &json!({"kind": "responsive", "after_ms": hung.as_millis() as u64}),
-                    );
-                    let _ = self.ui.send_event(UserEvent::WebContent(WebContentOp::DismissHung));
-                    self.status(&format!("The Apps were not responding; {line}."), false);
-                }
-            }
-            ShellMessage::Ready if self.recycling => {
-                // A fresh shell after a recycle or a stop: give it the state the old one had.
-                self.recycling = false;
-                self.shell_ready = true;
-                self.supervisor.alive(Instant::now());
-                self.trace.record(None, Direction::Diagnostic, &json!({"kind": "recycled"}));
-                self.shell(ShellCommand::Theme { theme: self.theme });
-                self.show_servers();
-                for cmd in self.history.clone() {
-                    self.shell(cmd);
-                }
-                for text in std::mem::take(&mut self.shell_backlog) {
-                    let _ = self.ui.send_event(UserEvent::Shell(text));
-                }
-                self.restore_views();
-            }
+            ShellMessage::Alive => self.shell_alive(),
+            ShellMessage::Ready if self.recovery.is_recycling() => self.shell_reloaded(),
             ShellMessage::Ready => {
-                self.shell_ready = true;
-                self.supervisor.alive(Instant::now());
-                for text in std::mem::take(&mut self.shell_backlog) {
-                    let _ = self.ui.send_event(UserEvent::Shell(text));
-                }
+                self.shell_page.became_ready();
+                self.recovery.heard_from_shell();
+                self.shell_page.flush(&self.ui);
                 if let Some(script) = self.options.automation.clone() {
                     let _ = self.ui.send_event(UserEvent::Eval(script));
                 }
@@ -78,15 +49,7 @@ impl Controller {
             ShellMessage::Frames { .. } | ShellMessage::Keyboard { .. } => {}
             ShellMessage::Wait { view } => self.wait_for(&view),
             ShellMessage::StopApp { view } => self.stop_app(&view),
-            ShellMessage::Answer { dialog, accepted, remember } => {
-                if let Some((_, reply)) = self.dialogs.remove(&dialog) {
-                    tracing::info!(dialog, accepted, remember, "consent answered");
-                    self.chat_consent_answered(dialog, accepted && remember);
-                    let _ = reply.send(accepted);
-                } else {
-                    tracing::debug!(dialog, "an answer to a dialog nobody waits for");
-                }
-            }
+            ShellMessage::Answer { dialog, accepted, remember } => self.consent_answered(dialog, accepted, remember),
             ShellMessage::Theme { theme } => self.set_theme(theme),
             ShellMessage::Reopen { id } => self.reopen_conversation(&id),
             ShellMessage::StopTurn => self.stop_turn(),
@@ -144,20 +107,7 @@ impl Controller {
                     });
                 }
             }
-            ShellMessage::ElicitAnswer { dialog, action, content } => {
-                if self.install_answered(dialog, &action, &content) {
-                    return;
-                }
-                self.elicit_cmds.remove(&dialog);
-                let Some((server, reply)) = self.elicits.remove(&dialog) else { return };
-                let answer = match action.as_str() {
-                    "accept" => ElicitAnswer::Accept(content),
-                    "decline" => ElicitAnswer::Decline,
-                    _ => ElicitAnswer::Cancel,
-                };
-                tracing::info!(server = %server, dialog, action = answer.action(), "elicitation answered in the app");
-                let _ = reply.send(answer);
-            }
+            ShellMessage::ElicitAnswer { dialog, action, content } => self.elicit_answered(dialog, action, content),
             ShellMessage::SignIn { server } => {
                 let servers = self.servers.clone();
                 tokio::spawn(async move {
@@ -214,7 +164,7 @@ impl Controller {
                 if self.close_sleeper(&view) {
                     // Its card was all that was left.
                 } else if let Some(v) =
-                    self.views.get(&view).filter(|v| v.phase.is_open() && self.processes.is_hung(&v.label))
+                    self.views.get(&view).filter(|v| v.phase.is_open() && self.recovery.is_hung(&v.label))
                 {
                     // Its process does not answer: no teardown to wait for (closing ends it).
                     tracing::warn!(view = %view, "closing a View that does not respond");
@@ -222,7 +172,7 @@ impl Controller {
                     self.close_view(&view);
                 } else if let Some(v) = self.views.get(&view).filter(|v| v.phase.is_open()) {
                     self.spawn_teardown(v.handle.clone());
-                } else if let Some(pending) = self.pending.remove(&view) {
+                } else if let Some(pending) = self.views.remove_pending(&view) {
                     // Still reading its UI: the person gave up waiting.
                     if let Some(task) = pending.task {
                         task.abort();
@@ -230,7 +180,7 @@ impl Controller {
                     self.registry.remove(&view);
                     tracing::info!(view = %view, "cancelled before its View was mounted");
                     self.unmount(&view);
-                    if self.startup_ids.contains(&view) && self.options.exit_after.is_some() {
+                    if self.views.is_startup(&view) && self.options.exit_after.is_some() {
                         self.fail(&format!("View {view} was cancelled before it was mounted"));
                     }
                     self.schedule_recycle();
@@ -268,205 +218,4 @@ impl Controller {
             });
         }
     }
-
-    pub(super) fn on_ask(&mut self, ask: Ask) {
-        match ask {
-            Ask::Confirm { view, prompt, reply } => {
-                // A View gets one question at a time, and none once it is gone: a flood of
-                // prompts (or prompts answered after the View closed) must not act for it.
-                let open = self.views.get(&view).is_some_and(|v| v.phase.is_open());
-                if !open || self.dialogs.values().any(|(v, _)| *v == view) {
-                    let why =
-                        if open { "another question of this App waits for the person" } else { "the App is closed" };
-                    tracing::warn!(view = %view, "consent request not shown: {why}");
-                    let _ = reply.send(Answer::NotAsked(why.into()));
-                    return;
-                }
-                let dialog = self.next_dialog;
-                self.next_dialog += 1;
-                let asker = self.views.get(&view).map(|v| v.server.clone());
-                // The dialog answers yes or no; a dialog that goes unanswered (its View closed,
-                // the person stopped it) was not the person's no.
-                let (answered, rx) = oneshot::channel::<bool>();
-                tokio::spawn(async move {
-                    let answer = match rx.await {
-                        Ok(true) => Answer::Yes,
-                        Ok(false) => Answer::No,
-                        Err(_) => Answer::NotAsked("the question went away before the person answered".into()),
-                    };
-                    let _ = reply.send(answer);
-                });
-                self.dialogs.insert(dialog, (view, answered));
-                self.shell(ShellCommand::Confirm {
-                    dialog,
-                    title: prompt.title.to_owned(),
-                    subject: prompt.subject,
-                    source: prompt.source,
-                    detail: prompt.detail,
-                    accept: prompt.accept.to_owned(),
-                    remember: None,
-                    asker,
-                });
-            }
-            Ask::Turn(input) => self.chat_input(input),
-            Ask::Commands(cmd) => self.keep_commands(cmd),
-            Ask::ModelSettings(settings) => self.show_model_settings(settings),
-            Ask::ModelSaved(outcome) => self.model_saved(outcome),
-            Ask::Sample { server, text, reply } => {
-                let dialog = self.next_dialog;
-                self.next_dialog += 1;
-                self.dialogs.insert(dialog, (format!("server:{server}"), reply));
-                let label = self.label(&server);
-                self.shell(ShellCommand::Confirm {
-                    dialog,
-                    title: "Let this server ask the model?".into(),
-                    subject: vec![consent::one_line_max(&label, 80)],
-                    source: "The server wants the model to answer these messages (it gets the answer):".into(),
-                    detail: consent::block(&text),
-                    accept: "Ask the model".into(),
-                    remember: None,
-                    asker: Some(server.clone()),
-                });
-            }
-            Ask::DisplayMode { view, mode, reply } => {
-                let mode = self.set_display_mode(&view, mode);
-                let _ = reply.send(mode);
-            }
-            Ask::Message { view, content, taken } => {
-                tracing::info!(view = %view.view, "message from the View: {:?}", content_text(&content));
-                let cmd = ShellCommand::Message {
-                    view: view.view.clone(),
-                    from: consent::app_label(&view.tool, &view.server),
-                    role: "user".into(),
-                    text: consent::block(&content_text(&content)),
-                };
-                self.remember(cmd.clone());
-                self.shell(cmd);
-                let app = consent::app_label(&view.tool, &view.server);
-                let _ = taken.send(self.chat_app_message(&view.view, app, content_text(&content)));
-            }
-            Ask::ModelContext { view, context } => {
-                let text = context.as_ref().map(|c| {
-                    let blocks =
-                        c.get("content").and_then(Value::as_array).map(|b| content_text(b)).unwrap_or_default();
-                    match c.get("structuredContent") {
-                        Some(s) => format!("{blocks}\n{s}").trim().to_owned(),
-                        None => blocks,
-                    }
-                });
-                let told =
-                    self.chat_model_context(&view.view, consent::app_label(&view.tool, &view.server), text.clone());
-                // The person sees what the model is told: the context as cut, and how much was.
-                let text = match told {
-                    Some(told) if told.cut > 0 => Some(format!(
-                        "{}\n[The model gets only this much: {} more bytes were cut.]",
-                        consent::block(&told.text),
-                        told.cut
-                    )),
-                    Some(told) => Some(consent::block(&told.text)),
-                    None => text.map(|t| consent::block(&conversation_bound(&t))),
-                };
-                // Only a View's latest model context matters.
-                self.history.retain(|c| !matches!(c, ShellCommand::Context { view: v, .. } if *v == view.view));
-                let cmd = ShellCommand::Context {
-                    view: view.view.clone(),
-                    from: consent::app_label(&view.tool, &view.server),
-                    text,
-                };
-                self.remember(cmd.clone());
-                self.shell(cmd);
-            }
-            Ask::Elicit { request, reply, gone } => {
-                let dialog = self.next_dialog;
-                self.next_dialog += 1;
-                // What is decided on comes first: the server asking, or the website to open.
-                let server = consent::one_line_max(&request.server, 80);
-                let message = consent::block(&request.message);
-                let (cmd, url) = match &request.kind {
-                    ElicitationKind::Form { schema } => (
-                        ShellCommand::Elicit {
-                            dialog,
-                            server: server.clone(),
-                            message,
-                            title: "A server asks you a question".into(),
-                            subject: vec![server],
-                            source: None,
-                            url: None,
-                            schema: Some(schema.clone()),
-                            host: false,
-                            detail: None,
-                            warnings: Vec::new(),
-                        },
-                        None,
-                    ),
-                    ElicitationKind::Url { url, .. } => match LinkSubject::parse(url) {
-                        Ok((parsed, subject)) => (
-                            ShellCommand::Elicit {
-                                dialog,
-                                server: server.clone(),
-                                message,
-                                title: "A server asks you to open this website".into(),
-                                subject: vec![subject.host],
-                                source: Some(format!("Asked by the server {server}")),
-                                url: Some(subject.address),
-                                schema: None,
-                                host: false,
-                                detail: None,
-                                warnings: Vec::new(),
-                            },
-                            Some(parsed.to_string()),
-                        ),
-                        Err(reason) => {
-                            tracing::warn!(server = %request.server, "URL elicitation declined: {reason}");
-                            let _ = reply.send(ElicitAnswer::Decline);
-                            return;
-                        }
-                    },
-                };
-                // URL elicitation: the URL opens only once the person accepts; then the server hears.
-                let reply = match url {
-                    Some(url) => {
-                        let (tx, rx) = oneshot::channel::<ElicitAnswer>();
-                        let opener = self.options.opener.clone();
-                        tokio::spawn(async move {
-                            let answer = rx.await.unwrap_or(ElicitAnswer::Cancel);
-                            if matches!(answer, ElicitAnswer::Accept(_)) {
-                                if let Err(e) = open_url(opener.as_deref(), &url) {
-                                    tracing::warn!("could not open {url}: {e}");
-                                }
-                            }
-                            let _ = reply.send(answer);
-                        });
-                        tx
-                    }
-                    None => reply,
-                };
-                self.elicits.insert(dialog, (request.server.clone(), reply));
-                self.elicit_cmds.insert(dialog, cmd.clone());
-                let asks = self.asks.clone();
-                tokio::spawn(async move {
-                    let _ = gone.await;
-                    let _ = asks.send(Ask::DismissElicit { dialog });
-                });
-                self.shell(cmd);
-            }
-            Ask::DismissElicit { dialog } => {
-                self.elicit_cmds.remove(&dialog);
-                if self.elicits.remove(&dialog).is_some() {
-                    tracing::info!(dialog, "elicitation withdrawn before it was answered");
-                }
-                self.shell(ShellCommand::Dismiss { dialog });
-            }
-        }
-    }
-}
-
-/// An App's context as the model would get it (the conversation's bound), for the panel when
-/// no conversation runs.
-fn conversation_bound(text: &str) -> String {
-    let (text, cut) = crate::conversation::bound_context(text);
-    if cut == 0 {
-        return text;
-    }
-    format!("{text}\n[cut: {cut} more bytes]")
 }

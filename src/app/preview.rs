@@ -3,29 +3,43 @@
 
 use super::*;
 
+/// What preview keeps: recent live reloads and the live log's rate limit.
+pub(super) struct Preview {
+    /// Recent live reloads per `(server, resource)`, for the storm guard.
+    live_reloads: HashMap<(String, String), VecDeque<Instant>>,
+    /// The live log's rate limit: the current second, records sent in it, records left out.
+    log_window: (Instant, usize, usize),
+}
+
+impl Preview {
+    pub(super) fn new(now: Instant) -> Self {
+        Self { live_reloads: HashMap::new(), log_window: (now, 0, 0) }
+    }
+}
+
 impl Controller {
     /// A record for the developer panel's live log, rate-limited: a View flooding the host must
     /// not flood the page that shows its log too.
     pub(super) fn log_record(&mut self, record: Value) {
-        let (since, sent, dropped) = self.log_window;
+        let (since, sent, dropped) = self.preview.log_window;
         if since.elapsed() >= Duration::from_secs(1) {
             if dropped > 0 {
                 let note = json!({"t_ms": self.started.elapsed().as_secs_f64() * 1000.0, "view": null, "dir": "diagnostic",
                     "msg": {"kind": "log", "reason": format!("{dropped} records not shown (over {LOG_RECORDS_PER_SECOND} a second; the trace file has them)")}});
                 self.shell(ShellCommand::Log { record: note });
             }
-            self.log_window = (Instant::now(), 0, 0);
+            self.preview.log_window = (Instant::now(), 0, 0);
         } else if sent >= LOG_RECORDS_PER_SECOND {
-            self.log_window.2 += 1;
+            self.preview.log_window.2 += 1;
             return;
         }
-        self.log_window.1 += 1;
+        self.preview.log_window.1 += 1;
         self.shell(ShellCommand::Log { record: shorten(record) });
     }
 
     /// Whether preview may reload the Views of `uri` on `server` once more (the storm guard).
     pub(super) fn live_reload_allowed(&mut self, server: &str, uri: &str) -> bool {
-        let recent = self.live_reloads.entry((server.to_owned(), uri.to_owned())).or_default();
+        let recent = self.preview.live_reloads.entry((server.to_owned(), uri.to_owned())).or_default();
         while recent.front().is_some_and(|t| t.elapsed() > LIVE_RELOAD_WINDOW) {
             recent.pop_front();
         }
@@ -61,9 +75,9 @@ impl Controller {
             if let Some(v) = self.views.get(&old) {
                 self.spawn_teardown(v.handle.clone());
             }
-            let id: ViewId = format!("v{}", self.next_view);
+            let id: ViewId = self.views.next_id();
             if let Some(result) = result {
-                self.cached_results.insert(id.clone(), result);
+                self.views.cache_result(&id, result);
             }
             if let Err(e) = self.open(Some(&server), &tool, arguments, Opening::Reload) {
                 self.shell(ShellCommand::Text {

@@ -11,10 +11,28 @@ use crate::server::config::{load_config, LoadOptions};
 /// The lines of a server's log the person is shown (the registry keeps its stderr's tail).
 const LOG_LINES: usize = 40;
 
+/// The servers as the window shows them, beyond what the registry knows.
+#[derive(Default)]
+pub(super) struct ServerList {
+    /// Set once every server was tried at start.
+    started: bool,
+    /// The welcome is shown.
+    welcomed: bool,
+    /// Why the servers editor's last change was refused, shown in it until the next one works.
+    editor_error: Option<String>,
+}
+
+impl ServerList {
+    /// Whether every server was tried at start.
+    pub(super) fn all_tried(&self) -> bool {
+        self.started
+    }
+}
+
 impl Controller {
     /// Every server was tried: open the tools still waiting, or fail when no server works.
     pub(super) fn on_started(&mut self) {
-        self.servers_started = true;
+        self.server_list.started = true;
         let servers = self.servers.servers();
         let unreadable = self.options.config.as_deref().filter(|p| servers.is_empty() && p.exists());
         if let Some(Err(e)) = unreadable.map(|p| load_config(p, &LoadOptions::new())) {
@@ -67,15 +85,11 @@ impl Controller {
                     self.open_startup_views(false);
                 }
                 if let ServerStatus::Failed { reason, .. } = &status {
-                    if self.servers_started && self.exiting.is_none() {
+                    if self.server_list.started && !self.ending.is_exiting() {
                         self.status(&format!("{} failed: {reason}", self.label(&server)), true);
                     }
                     // Nobody waits for this server's questions any more.
-                    let orphaned: Vec<u64> =
-                        self.elicits.iter().filter(|(_, (s, _))| *s == server).map(|(d, _)| *d).collect();
-                    for dialog in orphaned {
-                        self.elicits.remove(&dialog);
-                        self.elicit_cmds.remove(&dialog);
+                    for dialog in self.questions.drop_elicitations_of(&server) {
                         self.shell(ShellCommand::Dismiss { dialog });
                     }
                 }
@@ -137,7 +151,8 @@ impl Controller {
     pub(super) fn show_servers(&mut self) {
         let index = self.servers.tools();
         // The remembered approval modes, read once for the whole list.
-        let remembered = self.chat.as_ref().and_then(|_| self.approvals()).map(|a| a.load()).unwrap_or_default();
+        let remembered =
+            self.conversation.is_on().then(|| self.approvals()).flatten().map(|a| a.load()).unwrap_or_default();
         let told_apart = self.told_apart();
         let servers: Vec<Value> = self
             .servers
@@ -183,7 +198,7 @@ impl Controller {
                     consent::block(&shown)
                 });
                 // When the model's calls to it ask first (only with a conversation).
-                let approval = self.chat.as_ref().map(|_| {
+                let approval = self.conversation.is_on().then(|| {
                     let key = conversation::trust::Approvals::key(&info.identity);
                     remembered.get(&key).map(|r| r.mode).unwrap_or_default().as_str()
                 });
@@ -201,8 +216,8 @@ impl Controller {
         self.shell(ShellCommand::Servers { servers, editor });
         if let Some(path) = &self.options.config {
             let shown = self.servers.names().is_empty() && !broken;
-            if shown || self.welcomed {
-                self.welcomed = shown;
+            if shown || self.server_list.welcomed {
+                self.server_list.welcomed = shown;
                 let config = path.display().to_string();
                 self.shell(ShellCommand::Welcome { shown, config });
             }
@@ -231,7 +246,7 @@ impl Controller {
     fn editor(&self) -> Option<Value> {
         let path = self.options.config.as_ref()?;
         let (entries, error, broken) = match config_file::entries(path) {
-            Ok(entries) => (entries, self.editor_error.clone(), false),
+            Ok(entries) => (entries, self.server_list.editor_error.clone(), false),
             Err(e) => (Vec::new(), Some(e), true),
         };
         let problems = match broken || entries.is_empty() {
@@ -348,7 +363,7 @@ impl Controller {
     /// running servers in line with it.
     pub(super) fn reload_config(&mut self) {
         self.edit_config(|_| Ok(()));
-        if self.editor_error.is_none() {
+        if self.server_list.editor_error.is_none() {
             let path = self.options.config.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
             self.status(&format!("Read {path} again"), false);
         }
@@ -359,7 +374,7 @@ impl Controller {
         let identity = self.servers.identity(server);
         self.edit_config(|path| config_file::remove_server(path, server));
         // Its Views' kept storage goes with it (unless another entry runs the same server).
-        let removed = self.editor_error.is_none() && self.servers.identity(server).is_none();
+        let removed = self.server_list.editor_error.is_none() && self.servers.identity(server).is_none();
         if let Some(identity) = identity
             .filter(|i| removed && !self.servers.names().iter().any(|n| self.servers.identity(n).as_ref() == Some(i)))
         {
@@ -396,7 +411,7 @@ impl Controller {
         };
         match edit(&path) {
             Ok(()) => {
-                self.editor_error = None;
+                self.server_list.editor_error = None;
                 self.apply_config(&path);
             }
             Err(e) => self.editor_failed(e),
@@ -406,7 +421,7 @@ impl Controller {
     fn editor_failed(&mut self, reason: String) {
         tracing::warn!("{}", say(&reason));
         self.status(&reason, true);
-        self.editor_error = Some(reason);
+        self.server_list.editor_error = Some(reason);
         self.show_servers();
     }
 

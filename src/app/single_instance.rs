@@ -277,7 +277,7 @@ impl super::Controller {
             Arrival::Reload => self.reload_config(),
             Arrival::Install(Ok(request)) => {
                 let waiting = self.options.install.as_ref().is_some_and(super::install_request::InstallSlot::is_full);
-                if self.pending_install.is_some() || waiting {
+                if self.questions.install_open() || waiting {
                     self.status(
                         &format!(
                             "{} was opened while another server is being asked about: answer that one first, then \
@@ -289,7 +289,7 @@ impl super::Controller {
                     return;
                 }
                 self.options.install = Some(super::install_request::InstallSlot::new(request));
-                if self.shell_ready {
+                if self.shell_page.is_ready() {
                     self.show_install_request();
                 }
             }

@@ -176,7 +176,7 @@ impl Controller {
         if !entry.ui.as_ref().is_ok_and(|u| u.resource_uri.is_some()) {
             return Err(format!("the tool {tool} has no UI"));
         }
-        let view = format!("v{}", self.next_view);
+        let view = self.views.next_id();
         self.open(server, &tool, arguments, Opening::Person).map_err(|e| e.to_string())?;
         Ok(view)
     }
@@ -199,14 +199,14 @@ impl Controller {
             .collect();
         // A View still preparing has no tool name yet: in scope only by its server.
         views.extend(
-            self.pending
-                .iter()
-                .filter(|(_, p)| tool.is_none() && server.is_none_or(|s| s == p.server))
+            self.views
+                .pending_servers()
+                .filter(|(_, s)| tool.is_none() && server.is_none_or(|server| server == *s))
                 .map(|(id, _)| id.clone()),
         );
         views.sort_by_key(|v| (v.len(), v.clone()));
-        let mut dialogs: Vec<u64> =
-            self.dialogs.iter().filter(|(_, (owner, _))| whole || views.contains(owner)).map(|(d, _)| *d).collect();
+        let mut dialogs: Vec<u64> = self.questions.consent_dialogs();
+        dialogs.retain(|d| whole || self.questions.consent_owner(*d).is_some_and(|owner| views.contains(&owner)));
         dialogs.sort_unstable();
         for dialog in &dialogs {
             self.on_shell(ShellMessage::Answer { dialog: *dialog, accepted: false, remember: false });
@@ -224,7 +224,7 @@ impl Controller {
     /// this run), and each tool call of the model with its result (`tool`).
     fn conversation_record(&self) -> Value {
         let tools = self.test.tool_turns.lock().unwrap_or_else(|e| e.into_inner());
-        conversation_turns(&self.history, &tools)
+        conversation_turns(self.shell_page.history(), &tools)
     }
 
     /// The model's call of `entry` is about to be carried out: a runner reads it and its result
@@ -239,7 +239,7 @@ impl Controller {
         if self.options.test_requests.is_none() {
             return reply;
         }
-        let turns: Vec<&ShellCommand> = self.history.iter().filter(|c| is_turn(c)).collect();
+        let turns: Vec<&ShellCommand> = self.shell_page.history().iter().filter(|c| is_turn(c)).collect();
         let offset = match turns.last() {
             Some(ShellCommand::ChatText { text }) => Some(text.len()),
             _ => None,
@@ -268,7 +268,7 @@ impl Controller {
     /// Each View's model context, as last set (none once cleared).
     fn conversation_context(&self) -> Value {
         let mut latest: Vec<(String, Value)> = Vec::new();
-        for command in &self.history {
+        for command in self.shell_page.history() {
             if let ShellCommand::Context { view, from, text } = command {
                 latest.retain(|(v, _)| v != view);
                 if let Some(text) = text {
@@ -299,11 +299,11 @@ impl Controller {
     fn confirm_action(&mut self, params: &Value) -> Result<Value, String> {
         let accept = params["accept"].as_bool().unwrap_or(true);
         let dialog = match params["dialog"].as_u64() {
-            Some(d) if self.dialogs.contains_key(&d) => d,
+            Some(d) if self.questions.consent_owner(d).is_some() => d,
             Some(d) => return Err(format!("no dialog {d} is open")),
-            None => *self.dialogs.keys().min().ok_or("no consent dialog is open")?,
+            None => self.questions.consent_dialogs().into_iter().min().ok_or("no consent dialog is open")?,
         };
-        let view = self.dialogs.get(&dialog).map(|(v, _)| v.clone());
+        let view = self.questions.consent_owner(dialog);
         self.on_shell(ShellMessage::Answer { dialog, accepted: accept, remember: false });
         self.shell(ShellCommand::Dismiss { dialog });
         Ok(json!({ "dialog": dialog, "view": view, "accepted": accept }))
@@ -311,7 +311,7 @@ impl Controller {
 
     fn send_message(&mut self, params: &Value) -> Result<Value, String> {
         let text = text_of(params, "text")?;
-        if self.chat.is_none() {
+        if !self.conversation.is_on() {
             return Err("no model is configured: the conversation takes no message (run with --model)".into());
         }
         self.on_shell(ShellMessage::Prompt { text, attach: Vec::new(), edit: false });

@@ -149,6 +149,13 @@ impl Ui {
             }
         }
     }
+
+    /// `view`'s line into its webview, for its session ([`crate::bridge::ViewConfig::post_sink`]):
+    /// the session posts on it from its own task, and the controller does not relay.
+    pub(crate) fn line_to(&self, view: String) -> crate::bridge::PostSink {
+        let ui = self.clone();
+        Arc::new(move |msg| ui.post(view.clone(), msg))
+    }
 }
 
 /// A rectangle in the shell page's CSS pixels (the webview's logical pixels).

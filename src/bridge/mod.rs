@@ -10,7 +10,6 @@ mod policy;
 mod server_port;
 mod session;
 pub mod trace;
-mod view_requests;
 
 pub use policy::{safe_file_name, Decision, DefaultPolicy, HostPolicy, PolicyCapabilities, ViewInfo};
 pub use server_port::{BoxFuture, CallControl, ServerPort};

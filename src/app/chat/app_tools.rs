@@ -20,12 +20,12 @@ pub(in crate::app) type AppTools = Arc<std::sync::Mutex<BTreeMap<ViewId, Vec<Too
 impl Controller {
     /// Reads `view`'s own tools (again), for the model.
     pub(in crate::app) fn list_app_tools(&self, view: &str) {
-        let Some(v) = self.views.get(view).filter(|_| self.chat.is_some()) else { return };
+        let Some(v) = self.views.get(view).filter(|_| self.conversation.chat.is_some()) else { return };
         let handle = v.handle.clone();
         let server = v.server.clone();
         let identity = self.servers.identity(&server).unwrap_or_default();
         let label = consent::app_label(&v.tool, &self.label(&server));
-        let (tools, view) = (self.app_tools.clone(), view.to_owned());
+        let (tools, view) = (self.conversation.app_tools.clone(), view.to_owned());
         // A slot now: a View that closes before its list comes leaves none to fill.
         tools.lock().unwrap_or_else(|e| e.into_inner()).entry(view.clone()).or_default();
         tokio::spawn(async move {
@@ -78,12 +78,12 @@ impl Controller {
 
     /// A View that is gone offers nothing more.
     pub(in crate::app) fn forget_app_tools(&self, view: &str) {
-        self.app_tools.lock().unwrap_or_else(|e| e.into_inner()).remove(view);
+        self.conversation.app_tools.lock().unwrap_or_else(|e| e.into_inner()).remove(view);
     }
 
     /// The tools the conversation offers: every server's, then the live Views'.
     pub(in crate::app) fn conversation_tools(&self) -> Arc<dyn Fn() -> Vec<ToolEntry> + Send + Sync> {
-        let (servers, apps) = (self.servers.clone(), self.app_tools.clone());
+        let (servers, apps) = (self.servers.clone(), self.conversation.app_tools.clone());
         Arc::new(move || {
             let mut tools = servers.tools();
             tools.extend(apps.lock().unwrap_or_else(|e| e.into_inner()).values().flatten().cloned());

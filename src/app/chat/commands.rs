@@ -22,10 +22,10 @@ const LIST_WAIT: Duration = Duration::from_secs(5);
 impl Controller {
     /// The servers' prompts and resources, for the composer.
     pub(in crate::app) fn show_commands(&self) {
-        if self.chat.is_none() {
+        if self.conversation.chat.is_none() {
             return;
         }
-        let (servers, asks) = (self.servers.clone(), self.asks.clone());
+        let (servers, asks) = (self.servers.clone(), self.questions.asks());
         tokio::spawn(async move {
             let (mut prompts, mut resources) = (Vec::new(), Vec::new());
             for info in servers.servers() {
@@ -56,19 +56,19 @@ impl Controller {
 
     /// The composer's latest list: shown, and kept for a shell that loads later or again.
     pub(in crate::app) fn keep_commands(&mut self, cmd: ShellCommand) {
-        self.history.retain(|c| !matches!(c, ShellCommand::Commands { .. }));
+        self.shell_page.keep(|c| !matches!(c, ShellCommand::Commands { .. }));
         self.shell(cmd.clone());
         self.remember(cmd);
     }
 
     /// The person ran a server's prompt: a turn of its messages, labelled as the server's.
     pub(in crate::app) fn run_server_prompt(&mut self, server: String, name: String, arguments: Map<String, Value>) {
-        if self.chat.is_none() {
+        if self.conversation.chat.is_none() {
             return;
         }
         let arguments: Map<String, Value> =
             arguments.into_iter().filter(|(_, v)| v.as_str().is_some_and(|s| !s.is_empty())).collect();
-        let (servers, asks, ui) = (self.servers.clone(), self.asks.clone(), self.ui.clone());
+        let (servers, asks, ui) = (self.servers.clone(), self.questions.asks(), self.ui.clone());
         let id = self.server_id(&server);
         let label = self.label(&server);
         tokio::spawn(async move {
@@ -102,7 +102,7 @@ impl Controller {
             self.prompt(text);
             return;
         }
-        let (servers, asks) = (self.servers.clone(), self.asks.clone());
+        let (servers, asks) = (self.servers.clone(), self.questions.asks());
         let parties: Vec<(ServerId, String)> =
             attach.iter().map(|a| (self.server_id(&a.server), self.label(&a.server))).collect();
         tokio::spawn(async move {

@@ -42,8 +42,8 @@ impl Controller {
                 }
             }
         }
-        let generation = self.chat.as_ref().map_or(1, |c| c.generation + 1);
-        if let Some(tx) = self.chat_out.clone() {
+        let generation = self.conversation.chat.as_ref().map_or(1, |c| c.generation + 1);
+        if let Some(tx) = self.conversation.chat_out.clone() {
             tokio::spawn(async move {
                 while let Some(o) = out.recv().await {
                     if tx.send((generation, o)).is_err() {
@@ -52,8 +52,8 @@ impl Controller {
                 }
             });
         }
-        let prompted = self.chat.as_ref().is_some_and(|c| c.prompted);
-        self.chat = Some(Chat {
+        let prompted = self.conversation.chat.as_ref().is_some_and(|c| c.prompted);
+        self.conversation.chat = Some(Chat {
             handle,
             generation,
             calls: HashMap::new(),
@@ -80,7 +80,7 @@ impl Controller {
                 json!({"id": c.id, "title": title})
             })
             .collect();
-        self.history.retain(|c| !matches!(c, ShellCommand::Conversations { .. }));
+        self.shell_page.keep(|c| !matches!(c, ShellCommand::Conversations { .. }));
         let cmd = ShellCommand::Conversations { list: items };
         self.shell(cmd.clone());
         self.remember(cmd);
@@ -101,7 +101,7 @@ impl Controller {
     /// The person deletes a stored conversation (not the one open: it is still being written).
     pub(crate) fn delete_conversation(&mut self, id: &str) {
         let Some(store) = self.store() else { return };
-        if self.chat.as_ref().is_some_and(|c| c.handle.id().as_deref() == Some(id)) {
+        if self.conversation.chat.as_ref().is_some_and(|c| c.handle.id().as_deref() == Some(id)) {
             self.status("This conversation is open: open another before deleting it.", true);
             return;
         }
@@ -117,7 +117,7 @@ impl Controller {
     /// The person reopens a stored conversation: the open Views close, the turns of this one
     /// leave the stream, and the stored one comes back.
     pub(crate) fn reopen_conversation(&mut self, id: &str) {
-        if self.chat.as_ref().is_some_and(|c| c.turns > 0) {
+        if self.conversation.chat.as_ref().is_some_and(|c| c.turns > 0) {
             self.status("The model is still answering; reopen the conversation once it is done.", true);
             return;
         }
@@ -128,15 +128,15 @@ impl Controller {
                 self.spawn_teardown(v.handle.clone());
             }
         }
-        self.history.retain(|c| {
+        self.shell_page.keep(|c| {
             !matches!(c, ShellCommand::Chat { .. } | ShellCommand::ChatText { .. } | ShellCommand::ChatEnd { .. })
         });
         self.shell(ShellCommand::ChatClear);
         match self.begin_conversation(Some(id)) {
             // Shown now if the servers are there (their tools say which calls had a View);
             // else once they are (`send_first_prompt`).
-            Ok(()) if self.chat.as_ref().is_some_and(|c| c.prompted) => {
-                if let Some(stored) = self.chat.as_mut().and_then(|c| c.replay.take()) {
+            Ok(()) if self.conversation.chat.as_ref().is_some_and(|c| c.prompted) => {
+                if let Some(stored) = self.conversation.chat.as_mut().and_then(|c| c.replay.take()) {
                     self.replay(stored);
                 }
             }
@@ -175,10 +175,10 @@ impl Controller {
                         .and_then(|u| u.resource_uri)
                         .is_some();
                     if has_ui {
-                        let id = format!("v{}", self.next_view);
-                        self.cached_results.insert(id.clone(), result);
+                        let id = self.views.next_id();
+                        self.views.cache_result(&id, result);
                         if let Err(e) = self.open(Some(&server), &tool, arguments, Opening::Reload) {
-                            self.cached_results.remove(&id);
+                            self.views.uncache(&id);
                             tracing::warn!("a View of the reopened conversation cannot open: {e}");
                         }
                     } else {

@@ -3,13 +3,13 @@
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use super::policy::Decision;
-use super::server_port::{BoxFuture, CallControl};
-use super::session::{
+use super::{
     Command, InFlight, State, ViewEvent, ViewSession, MAX_DOWNLOAD_BYTES, MAX_VIEW_MESSAGE_BYTES,
     MAX_VIEW_REQUESTS_IN_FLIGHT,
 };
-use super::trace::Direction;
+use crate::bridge::policy::Decision;
+use crate::bridge::server_port::{BoxFuture, CallControl};
+use crate::bridge::trace::Direction;
 use crate::protocol::jsonrpc::{code, params_object};
 use crate::protocol::types::parse_params;
 use crate::protocol::{

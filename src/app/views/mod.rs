@@ -12,6 +12,217 @@ const UI_REFRESH_DELAY: Duration = Duration::from_secs(10);
 /// [`Controller::prepare_startup_frames`]).
 const MAX_PREPARED: usize = 2;
 
+mod reports;
+
+/// The Views of the run: open ones, ones being prepared, the ones named at start, and what a
+/// View's session, setup and call report back on.
+pub(super) struct Views {
+    /// Mounted Views (open, closing, or gone and kept for the exit goals), by id.
+    open: HashMap<ViewId, ViewState>,
+    /// Views still being prepared, by id (they move into `open` when mounted).
+    pending: HashMap<ViewId, Pending>,
+    /// Cached results handed to reloaded Views instead of calling the tool again.
+    cached_results: HashMap<ViewId, Value>,
+    /// Tool results that arrived before their View was mounted.
+    early_results: HashMap<ViewId, Value>,
+    /// The number in the next View's id (`v1`, `v2`, ...).
+    next_view: u64,
+    /// Tools named at start whose server is not ready yet: each opens when its own server is.
+    startup_waiting: Vec<StartupOpen>,
+    /// Ids of the Views named at start (their failure is the run's).
+    startup_ids: HashSet<ViewId>,
+    /// Where sessions, fetches and tool calls report back (set when the loop starts).
+    channels: Option<Channels>,
+    /// Where a View's teardown says it is done.
+    teardowns: mpsc::UnboundedSender<ViewId>,
+    /// The sessions of Views opened for a model's call, until the conversation takes them.
+    model_sessions: HashMap<ViewId, oneshot::Receiver<ViewHandle>>,
+}
+
+impl Views {
+    pub(super) fn new(teardowns: mpsc::UnboundedSender<ViewId>) -> Self {
+        Self {
+            open: HashMap::new(),
+            pending: HashMap::new(),
+            cached_results: HashMap::new(),
+            early_results: HashMap::new(),
+            next_view: 1,
+            startup_waiting: Vec::new(),
+            startup_ids: HashSet::new(),
+            channels: None,
+            teardowns,
+            model_sessions: HashMap::new(),
+        }
+    }
+
+    /// A mounted View (open, closing, or gone and kept for the exit goals).
+    pub(super) fn get(&self, id: &str) -> Option<&ViewState> {
+        self.open.get(id)
+    }
+
+    pub(super) fn get_mut(&mut self, id: &str) -> Option<&mut ViewState> {
+        self.open.get_mut(id)
+    }
+
+    pub(super) fn contains_key(&self, id: &str) -> bool {
+        self.open.contains_key(id)
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&ViewId, &ViewState)> {
+        self.open.iter()
+    }
+
+    pub(super) fn keys(&self) -> impl Iterator<Item = &ViewId> {
+        self.open.keys()
+    }
+
+    pub(super) fn values(&self) -> impl Iterator<Item = &ViewState> {
+        self.open.values()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.open.is_empty()
+    }
+
+    pub(super) fn insert(&mut self, id: ViewId, view: ViewState) {
+        self.open.insert(id, view);
+    }
+
+    pub(super) fn remove(&mut self, id: &str) -> Option<ViewState> {
+        self.open.remove(id)
+    }
+
+    /// Every mounted View, taken out (the web content restarts).
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = (ViewId, ViewState)> + '_ {
+        self.open.drain()
+    }
+
+    /// Forgets every mounted View (closed Views' records are not needed by a fresh page).
+    pub(super) fn clear(&mut self) {
+        self.open.clear();
+    }
+
+    /// No View is open or being prepared.
+    pub(super) fn idle(&self) -> bool {
+        self.open.values().all(|v| !v.phase.is_open()) && self.pending.is_empty()
+    }
+
+    /// Whether `id` is being prepared (not mounted yet).
+    pub(super) fn is_pending(&self, id: &str) -> bool {
+        self.pending.contains_key(id)
+    }
+
+    pub(super) fn pending_mut(&mut self, id: &str) -> Option<&mut Pending> {
+        self.pending.get_mut(id)
+    }
+
+    /// `id` is no longer being prepared (cancelled, failed or mounted).
+    pub(super) fn remove_pending(&mut self, id: &str) -> Option<Pending> {
+        self.pending.remove(id)
+    }
+
+    /// The Views being prepared, each with its server.
+    pub(super) fn pending_servers(&self) -> impl Iterator<Item = (&ViewId, &str)> {
+        self.pending.iter().map(|(id, p)| (id, p.server.as_str()))
+    }
+
+    /// The id the next View opened gets.
+    pub(super) fn next_id(&self) -> ViewId {
+        format!("v{}", self.next_view)
+    }
+
+    /// Takes the next View's id for a View opened later (named at start, a model's call).
+    pub(super) fn reserve_id(&mut self) -> ViewId {
+        let id = self.next_id();
+        self.next_view += 1;
+        id
+    }
+
+    /// Changes with every View opened (a recycle scheduled before one was opened is stale).
+    pub(super) fn generation(&self) -> u64 {
+        self.next_view
+    }
+
+    /// `id` reopens with `result` instead of calling its tool again.
+    pub(super) fn cache_result(&mut self, id: &str, result: Value) {
+        self.cached_results.insert(id.to_owned(), result);
+    }
+
+    /// `id` did not open: its cached result is dropped.
+    pub(super) fn uncache(&mut self, id: &str) {
+        self.cached_results.remove(id);
+    }
+
+    /// A tool's call failed (why): a View woken in its View's place is told so again.
+    pub(super) fn call_failed(&mut self, id: &str, reason: &str) {
+        if let Some(v) = self.open.get_mut(id) {
+            v.call_failed = Some(reason.to_owned());
+        }
+    }
+
+    /// `id`, being prepared, gets `result` at its mount (as a woken View's cached one).
+    pub(super) fn result_for_mount(&mut self, id: &str, result: &Value) {
+        if let Some(p) = self.pending.get_mut(id) {
+            p.result = Some(result.clone());
+        }
+    }
+
+    /// The outcome of a call made for a View that slept reaches `id`, woken in its place: kept,
+    /// and told to it at once.
+    pub(super) fn late_outcome(&mut self, id: &str, outcome: &std::result::Result<Value, String>) {
+        let Some(v) = self.open.get_mut(id) else { return };
+        match outcome {
+            Ok(result) => {
+                v.result = Some(result.clone());
+                v.handle.tool_result(result.clone());
+            }
+            Err(e) => {
+                v.call_failed = Some(e.clone());
+                v.handle.tool_cancelled(Some(format!("tool call failed: {e}")));
+            }
+        }
+    }
+
+    /// A tool's result arrived: kept by its View, or for its mount if it is not mounted yet.
+    pub(super) fn result_arrived(&mut self, id: &str, result: &Value) {
+        match self.open.get_mut(id) {
+            Some(v) => v.result = Some(result.clone()),
+            None => {
+                self.early_results.insert(id.to_owned(), result.clone());
+            }
+        }
+    }
+
+    /// Tools named at start, in order: each keeps its order's id (v1, v2, ...) whichever
+    /// server is ready first.
+    pub(super) fn named_at_start(&mut self, opens: Vec<(String, Map<String, Value>)>) {
+        for (tool, arguments) in opens {
+            let id = self.reserve_id();
+            self.startup_ids.insert(id.clone());
+            self.startup_waiting.push(StartupOpen { id, tool, arguments });
+        }
+    }
+
+    /// Whether `id` was named at start (its failure is the run's).
+    pub(super) fn is_startup(&self, id: &str) -> bool {
+        self.startup_ids.contains(id)
+    }
+
+    /// The session of `id`, opened for a model's call (once it exists), for the call's task.
+    pub(super) fn take_model_session(&mut self, id: &str) -> Option<oneshot::Receiver<ViewHandle>> {
+        self.model_sessions.remove(id)
+    }
+
+    /// Where sessions, fetches and tool calls report back, once the loop runs.
+    pub(super) fn set_channels(&mut self, channels: Channels) {
+        self.channels = Some(channels);
+    }
+
+    pub(super) fn channels(&self) -> Channels {
+        self.channels.clone().expect("channels exist while running")
+    }
+}
+
 impl Controller {
     /// Starts the tool call and returns the future that fetches the UI and starts the session.
     pub(super) fn prepare_view(
@@ -19,8 +230,9 @@ impl Controller {
         entry: &ToolEntry,
         view_id: &str,
         arguments: Map<String, Value>,
+        model_call: bool,
     ) -> Result<impl std::future::Future<Output = Setup> + Send + 'static> {
-        let channels = self.channels.clone().expect("channels exist while running");
+        let channels = self.views.channels.clone().expect("channels exist while running");
         let (out, results) = (channels.out, channels.results);
         let tool_name = entry.name().to_owned();
         let server = entry.server.clone();
@@ -35,20 +247,19 @@ impl Controller {
         let trace = self.trace.clone();
         let view_id: ViewId = view_id.to_owned();
         let (session_tx, session_rx) = oneshot::channel::<ViewHandle>();
-        let deferred = self.deferred.remove(&view_id);
-        let cached = if deferred.is_none() { self.cached_results.remove(&view_id) } else { None };
+        let cached = if model_call { None } else { self.views.cached_results.remove(&view_id) };
         let pending =
             Pending { server: server.clone(), arguments: arguments.clone(), task: None, result: cached.clone() };
-        self.pending.insert(view_id.clone(), pending);
+        self.views.pending.insert(view_id.clone(), pending);
 
-        let model_call = deferred.is_some();
         // A View woken in the place of one whose call is out: that call's outcome comes to it.
-        let awaited = self.no_call.contains_key(&view_id);
+        let awaited = self.hibernation.opens_without_call(&view_id);
         if awaited {
             drop(session_rx);
-        } else if let Some(deferred) = deferred {
-            // The model's call: made once its arguments are complete (and allowed).
-            self.spawn_deferred(deferred, entry, view_id.clone(), session_rx);
+        } else if model_call {
+            // The model's call is made by the conversation once its arguments are complete (and
+            // allowed): it takes the session from here (see `chat.rs`, `model_call_started`).
+            self.views.model_sessions.insert(view_id.clone(), session_rx);
         } else if cached.is_none() {
             // The tool call: its outcome goes to the View once the session exists. (A reload
             // gets its last result again at its mount, see `mount`: the tool is not called.)
@@ -79,7 +290,7 @@ impl Controller {
         let policy: Arc<dyn HostPolicy> = match &self.options.policy {
             Some(custom) => custom.0.clone(),
             None => Arc::new(DesktopPolicy {
-                asks: self.asks.clone(),
+                asks: self.questions.asks(),
                 consent: self.options.consent,
                 opener: self.options.opener.clone(),
                 downloads: self.options.downloads.clone().unwrap_or_else(default_downloads),
@@ -198,10 +409,7 @@ impl Controller {
             config.policy = policy;
             // Messages for the View go from its session straight to the UI thread, into its
             // own webview: the controller does not relay them (the hot path).
-            let (post_ui, post_view) = (ui.clone(), view_id.clone());
-            config.post_sink = Some(Arc::new(move |msg| {
-                post_ui.post(post_view.clone(), msg);
-            }));
+            config.post_sink = Some(ui.line_to(view_id.clone()));
             let handle = ViewSession::spawn(config, servers.port(&server), out, trace);
             if !model_call {
                 handle.tool_input(arguments);
@@ -249,8 +457,8 @@ impl Controller {
         let id: ViewId = match &how {
             Opening::Startup(id) | Opening::Model(id) => id.clone(),
             _ => {
-                let id = format!("v{}", self.next_view);
-                self.next_view += 1;
+                let id = format!("v{}", self.views.next_view);
+                self.views.next_view += 1;
                 id
             }
         };
@@ -259,21 +467,21 @@ impl Controller {
             self.call_plain(&entry, &id, arguments);
             return Ok(());
         }
-        let fetch = self.prepare_view(&entry, &id, arguments)?;
+        let fetch = self.prepare_view(&entry, &id, arguments, matches!(how, Opening::Model(_)))?;
         // A sleeping View's card stands for it while it wakes.
         if how != Opening::Wake {
             let label = tool_label(entry.name());
             self.status(&format!("Calling {label} on {}…", self.label(&entry.server)), false);
             self.shell(ShellCommand::Pending { view: id.clone(), title: label });
         }
-        let setup = self.channels.clone().expect("running").setup;
+        let setup = self.views.channels.clone().expect("running").setup;
         let tool = entry.name().to_owned();
         let view = id.clone();
         let task = tokio::spawn(async move {
             let outcome = fetch.await;
             let _ = setup.send((view, tool, outcome));
         });
-        if let Some(pending) = self.pending.get_mut(&id) {
+        if let Some(pending) = self.views.pending.get_mut(&id) {
             pending.task = Some(task.abort_handle());
         }
         Ok(())
@@ -288,7 +496,7 @@ impl Controller {
     pub(super) fn prepare_startup_frames(&self) {
         let names = self.servers.names();
         let mut servers: Vec<&String> = Vec::new();
-        for open in &self.startup_waiting {
+        for open in &self.views.startup_waiting {
             match open.tool.split_once('/') {
                 Some((server, _)) if names.iter().any(|n| n == server) => {
                     servers.extend(names.iter().filter(|n| *n == server));
@@ -314,14 +522,14 @@ impl Controller {
     /// Opens the tools named at start whose server is ready now; each waits for its own server
     /// only. Once every server was tried (`settled`), what still cannot open fails the run.
     pub(super) fn open_startup_views(&mut self, settled: bool) {
-        if self.exiting.is_some() || self.startup_waiting.is_empty() {
+        if self.ending.is_exiting() || self.views.startup_waiting.is_empty() {
             return;
         }
         let ready: Vec<String> =
             self.servers.servers().into_iter().filter(|s| s.status == ServerStatus::Ready).map(|s| s.name).collect();
         let names = self.servers.names();
         let mut still = Vec::new();
-        for open in std::mem::take(&mut self.startup_waiting) {
+        for open in std::mem::take(&mut self.views.startup_waiting) {
             // `server/tool` names its server; a bare name opens on the first ready server that has it.
             let target = match open.tool.split_once('/') {
                 Some((server, name)) if names.iter().any(|n| n == server) => {
@@ -350,7 +558,7 @@ impl Controller {
                 return;
             }
         }
-        self.startup_waiting = still;
+        self.views.startup_waiting = still;
     }
 
     /// A tool without a UI: its result is shown as text.
@@ -379,12 +587,12 @@ impl Controller {
     }
 
     pub(super) fn mount(&mut self, handle: ViewHandle, tool: &str) {
-        self.opened_since_recycle += 1;
+        self.recovery.view_mounted();
         let id = handle.id().to_owned();
         // A View that wakes takes its sleeper's card, height and place.
         let woken = self.woken(&id);
         let first_height = woken.as_ref().map_or_else(|| self.first_height(), |(_, h)| *h);
-        let Pending { server, arguments, result: known, .. } = self.pending.remove(&id).unwrap_or_default();
+        let Pending { server, arguments, result: known, .. } = self.views.pending.remove(&id).unwrap_or_default();
         let label = sandbox_label(&self.servers.identity(&server).unwrap_or_default());
         // The card (with the slot) in the shell, the View in a webview of its own over the slot.
         self.shell(ShellCommand::Mount {
@@ -418,10 +626,10 @@ impl Controller {
         if let Some(known) = &known {
             handle.tool_result(known.clone());
         }
-        let early = self.early_results.remove(&id);
+        let early = self.views.early_results.remove(&id);
         let result = known.or(early);
         // Woken in the place of a View whose call failed: it hears so again, as that View did.
-        let call_failed = self.no_call.remove(&id).flatten();
+        let call_failed = self.hibernation.take_call_failed(&id);
         if let (Some(reason), None) = (&call_failed, &result) {
             handle.tool_cancelled(Some(format!("tool call failed: {reason}")));
         }
@@ -444,181 +652,6 @@ impl Controller {
                 person_chose_inline: false,
             },
         );
-    }
-
-    pub(super) fn spawn_teardown(&mut self, handle: ViewHandle) {
-        if let Some(v) = self.views.get_mut(handle.id()) {
-            v.phase = v.phase.advanced(Phase::Closing);
-        }
-        let done = self.teardowns.clone();
-        // Runs beside the loop, which keeps relaying the View's answer.
-        tokio::spawn(async move {
-            let outcome = handle.teardown().await;
-            tracing::info!(view = %handle.id(), "teardown: {outcome:?}");
-            let _ = done.send(handle.id().to_owned());
-        });
-    }
-
-    /// Handles a session's output; returns an exit code when the run is complete.
-    pub(super) fn on_view_output(&mut self, view: &str, output: ViewOutput) -> Option<i32> {
-        match output {
-            ViewOutput::Post(text) => {
-                // `text` is the message as the bridge serialized it: it goes to the View's own
-                // webview unparsed (the hot path).
-                self.ui.post(view.to_owned(), text);
-                None
-            }
-            ViewOutput::Event(event) => {
-                if let Some(events) = &self.options.events {
-                    let _ = events.send((view.to_owned(), event.clone()));
-                }
-                self.on_view_event(view, event)
-            }
-        }
-    }
-
-    pub(super) fn on_view_event(&mut self, view: &str, event: ViewEvent) -> Option<i32> {
-        let exit_after = self.options.exit_after;
-        match event {
-            ViewEvent::Initialized { protocol_version, app_info, app_capabilities } => {
-                tracing::info!(view, app = %app_info.name, version = %app_info.version, %protocol_version, "View initialized");
-                if app_capabilities.get("tools").is_some_and(Value::is_object) {
-                    self.list_app_tools(view);
-                }
-                let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Initialized { view: view.to_owned() }));
-                if let Some(v) = self.views.get_mut(view) {
-                    v.phase = v.phase.advanced(Phase::Initialized);
-                    v.reached.initialized = true;
-                }
-                self.probation_initialized(view);
-                self.test_view_initialized(view);
-                // An interaction session runs in the first View once it has its result, and the
-                // run ends with it.
-                if let Some(script) = &self.options.interaction {
-                    if self.views.get(view).is_some_and(|v| v.reached.result_delivered) {
-                        self.interaction.start(script, view, &self.ui, &self.trace);
-                    }
-                    return None;
-                }
-                if exit_after == Some(ExitAfter::Initialized) && self.views.values().all(|v| v.reached.initialized) {
-                    return Some(0);
-                }
-                if exit_after.is_none() {
-                    if let Some(path) = self.options.screenshot.clone() {
-                        let (ui, settle) = (self.ui.clone(), self.options.settle);
-                        tokio::spawn(async move {
-                            tokio::time::sleep(settle).await;
-                            take_screenshot(&ui, path).await;
-                        });
-                    }
-                }
-            }
-            ViewEvent::ToolResultDelivered => {
-                if let Some(v) = self.views.get_mut(view) {
-                    v.reached.result_delivered = true;
-                }
-                if let Some(script) = &self.options.interaction {
-                    if self.views.get(view).is_some_and(|v| v.reached.initialized) {
-                        self.interaction.start(script, view, &self.ui, &self.trace);
-                    }
-                    return None;
-                }
-                if exit_after == Some(ExitAfter::Result) && self.views.values().all(|v| v.reached.result_delivered) {
-                    return Some(0);
-                }
-            }
-            ViewEvent::ToolCancelledDelivered { reason } => {
-                tracing::info!(view, "tool-cancelled delivered: {}", reason.unwrap_or_default());
-                if exit_after.is_some() {
-                    return Some(1);
-                }
-            }
-            ViewEvent::SizeChanged { height: Some(h), .. } => {
-                let v = self.views.get_mut(view)?;
-                // Only inline Views size themselves; fullscreen and pip fill what the host gives.
-                if v.mode != DisplayMode::Inline {
-                    return None;
-                }
-                let height = h.clamp(MIN_FRAME_HEIGHT, INLINE_MAX_HEIGHT).ceil();
-                let height = match v.frame.report(height, Instant::now()) {
-                    Sizing::Keep => return None,
-                    Sizing::Resize(height) => height,
-                    Sizing::Hold(height) => {
-                        tracing::info!(view, "the View sizes itself from its frame (it grew after every resize): its frame stays at {height} px");
-                        return None;
-                    }
-                };
-                tracing::debug!(view, height, "resizing the View's frame");
-                self.shell(ShellCommand::Resize { view: view.to_owned(), height });
-            }
-            ViewEvent::DisplayModeChanged { mode } => tracing::info!(view, "display mode is now {mode:?}"),
-            ViewEvent::TeardownRequested => {
-                let handle = self.views.get(view)?.handle.clone();
-                self.spawn_teardown(handle);
-            }
-            ViewEvent::Closed => self.close_view(view),
-            ViewEvent::ViewToolsChanged => self.list_app_tools(view),
-            ViewEvent::NotStarted { message } => {
-                let title = self.views.get(view).map(|v| tool_label(&v.tool)).unwrap_or_default();
-                self.status(&format!("The App {title} does not start. {message}"), true);
-            }
-            _ => {}
-        }
-        None
-    }
-
-    pub(super) fn close_view(&mut self, view: &str) {
-        self.test_view_gone(view, "it was closed");
-        if self.on_probation.as_ref().is_some_and(|(id, _)| id == view) {
-            self.on_probation = None;
-            self.advance_probation();
-        }
-        self.refuse_dialogs_of(view);
-        self.forget_app_tools(view);
-        if self.fell_asleep(view) {
-            return;
-        }
-        self.hibernation.closed(view);
-        // A call out for a woken View that closed has nobody to go to.
-        self.stands_for.retain(|_, now| now != view);
-        self.forget_context(view);
-        let pip = self.views.get(view).is_some_and(|v| v.mode == DisplayMode::Pip && v.phase.is_open());
-        if pip {
-            let _ = self.ui.send_event(UserEvent::Window(WindowOp::Restore));
-        }
-        if let Some(v) = self.views.get_mut(view) {
-            if v.phase.is_open() {
-                v.phase = Phase::Gone;
-                self.registry.remove(view);
-                self.unmount(view);
-            }
-        }
-        self.schedule_recycle();
-    }
-
-    /// The consent questions `view` has open are answered no and taken off the screen.
-    pub(super) fn refuse_dialogs_of(&mut self, view: &str) {
-        let orphaned: Vec<u64> = self.dialogs.iter().filter(|(_, (v, _))| v == view).map(|(d, _)| *d).collect();
-        for dialog in orphaned {
-            if let Some((_, reply)) = self.dialogs.remove(&dialog) {
-                let _ = reply.send(false);
-            }
-            self.shell(ShellCommand::Dismiss { dialog });
-        }
-    }
-
-    /// Removes a View's card and its webview.
-    pub(super) fn unmount(&mut self, view: &str) {
-        self.shell(ShellCommand::Unmount { view: view.to_owned() });
-        let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Unmount { view: view.to_owned(), keep_process: false }));
-    }
-
-    /// Keeps a shell command of the conversation's record for a reloaded shell (bounded).
-    pub(super) fn remember(&mut self, cmd: ShellCommand) {
-        if self.history.len() >= 1000 {
-            self.history.remove(0);
-        }
-        self.history.push(cmd);
     }
 }
 
