@@ -906,7 +906,12 @@ fn views_without_their_result_sleep_and_their_late_results_reach_the_woken_views
             .unwrap_or_else(|| panic!("the result after {after} ms never came: {}", run.dump()))
     };
     let woken: Vec<&Value> = run.trace.iter().filter(|r| kind(r) == "woken").collect();
-    let first_wake = woken.iter().map(|r| at(r)).fold(f64::INFINITY, f64::min);
+    // The first wake of a View without its result (the person scrolling back to them).
+    let first_wake = woken
+        .iter()
+        .filter(|r| ["v1", "v2"].contains(&text(&r["msg"]["from"]).as_str()))
+        .map(|r| at(r))
+        .fold(f64::INFINITY, f64::min);
     let slept: Vec<(f64, String)> = run
         .trace
         .iter()
@@ -915,11 +920,15 @@ fn views_without_their_result_sleep_and_their_late_results_reach_the_woken_views
         .collect();
     let (early, late) = (result_at(16000), result_at(30000));
     eprintln!("slept before the wake: {slept:?}; results at {early} and {late} ms; woken: {woken:?}");
-    // Only the Views without their result slept, before their results came.
-    let mut who: Vec<&str> = slept.iter().map(|(_, v)| v.as_str()).collect();
+    // Both Views without their result slept, before their results came. (A tall View with its
+    // result may sleep too before the person scrolls: far below the first tall card it is far
+    // from sight once the page has measured it, which a busy machine does late or early.)
+    let without: Vec<&(f64, String)> = slept.iter().filter(|(_, v)| v == "v1" || v == "v2").collect();
+    let mut who: Vec<&str> = without.iter().map(|(_, v)| v.as_str()).collect();
     who.sort_unstable();
+    who.dedup();
     assert_eq!(who, ["v1", "v2"], "{}", run.dump());
-    assert!(slept.iter().all(|(t, _)| *t < early), "they slept only once a result came: {}", run.dump());
+    assert!(without.iter().all(|(t, _)| *t < early), "they slept before a result came: {}", run.dump());
     // One result came while they slept, the other after they woke (a slow run would say so here).
     assert!(early < first_wake && first_wake < late, "{}", run.dump());
     // Each result reached the View woken in its card, with its input.
