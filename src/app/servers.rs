@@ -271,7 +271,7 @@ impl Controller {
     pub(super) fn add_demo(&mut self) {
         let (command, args) = match self.options.demo_command.clone() {
             Some(entry) => entry,
-            None => match crate::cli::builtin_server_entry("demo") {
+            None => match crate::server::config::builtin_server_entry("demo") {
                 Ok(entry) => entry,
                 Err(e) => return self.editor_failed(format!("cannot find this program to run its demo server: {e}")),
             },

@@ -1,10 +1,13 @@
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
 
 use super::*;
-use crate::model::{ModelError, ModelEvent};
+use crate::model::{ChatItem, Model, ModelError, ModelEvent, ModelRequest};
+use crate::server::registry::{ServerInstructions, ToolEntry};
 
 /// A model that answers each request with the next of its scripted answers and keeps the
 /// requests it got.

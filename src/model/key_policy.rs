@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use url::Url;
 
+use super::ModelSpec;
+
 /// The variables the host reads model keys from: a server never inherits them unless its
 /// config entry names them.
 pub const KEY_VARIABLES: [&str; 2] = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
@@ -86,6 +88,65 @@ impl EndpointApprovals {
     }
 }
 
+/// Where the model's key came from, for the question a config file's endpoint asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeySource {
+    /// `OPENAI_API_KEY`/`ANTHROPIC_API_KEY`.
+    Environment,
+    /// What `key set` kept (the keyring or its owner-only file).
+    Stored,
+}
+
+/// What the host asks (and says when it cannot ask) before a config file's endpoint gets the
+/// key: whose key it is and where it came from.
+pub(crate) fn endpoint_question(config: &Path, variable: &str, origin: &str, source: KeySource) -> String {
+    let key = match source {
+        KeySource::Environment => format!("your {variable} (from the environment)"),
+        KeySource::Stored => "the model API key you stored with `mcp-apps-host key set`".to_owned(),
+    };
+    format!(
+        "The config file {} sends {key} to {origin}, which neither the environment nor the command line named.",
+        config.display()
+    )
+}
+
+/// A config file points the key from the environment (or the one `key set` kept) at its own
+/// URL: allowed when that is the origin the environment names anyway (`named`), or one the
+/// person said yes to before, or says yes to now when `ask` puts the question (with the
+/// origin) to them (the CLI asks in a terminal, else answers no); a yes is kept. Otherwise the
+/// key is not sent and the error says why and how to send it.
+pub(crate) fn check_config_endpoint(
+    spec: &ModelSpec,
+    named: &Url,
+    config: &Path,
+    source: KeySource,
+    ask: impl FnOnce(&str, &str) -> std::io::Result<bool>,
+) -> Result<(), String> {
+    let origin = origin_of(&spec.base_url);
+    let Some(variable) = spec.key_variable() else { return Ok(()) };
+    if origin == origin_of(named) {
+        return Ok(());
+    }
+    let approvals = EndpointApprovals::user();
+    if approvals.as_ref().is_some_and(|a| a.allows(variable, &origin)) {
+        return Ok(());
+    }
+    let question = endpoint_question(config, variable, &origin, source);
+    if ask(&question, &origin).map_err(|e| format!("cannot read the answer to \"{question}\": {e}"))? {
+        if let Some(a) = &approvals {
+            if let Err(e) = a.allow(variable, &origin) {
+                tracing::warn!("the answer is not kept for next time: {e}");
+            }
+        }
+        return Ok(());
+    }
+    Err(format!(
+        "{question} The key was not sent. To send it, pass --model-url {} on the command line, or answer yes \
+         when the host asks in a terminal.",
+        spec.base_url
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,5 +198,19 @@ mod tests {
         assert!(!a.allows("OPENAI_API_KEY", "http://127.0.0.1:10"));
         let url = Url::parse("https://user:pw@api.example.com:8443/v1?x=1").unwrap();
         assert_eq!(origin_of(&url), "https://api.example.com:8443");
+    }
+
+    #[test]
+    fn the_endpoint_question_says_where_the_key_comes_from() {
+        let config = std::path::Path::new("/p/mcp.json");
+        let asked = endpoint_question(config, "OPENAI_API_KEY", "https://elsewhere.example", KeySource::Stored);
+        assert_eq!(
+            asked,
+            "The config file /p/mcp.json sends the model API key you stored with `mcp-apps-host key set` to \
+             https://elsewhere.example, which neither the environment nor the command line named."
+        );
+        let asked = endpoint_question(config, "OPENAI_API_KEY", "https://elsewhere.example", KeySource::Environment);
+        assert!(asked.contains("sends your OPENAI_API_KEY (from the environment) to https://elsewhere.example"));
+        assert!(!asked.contains("key set"));
     }
 }

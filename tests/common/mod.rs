@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod chat;
 pub mod hostile;
 pub mod runner;
 

@@ -37,7 +37,7 @@ pub(super) fn requirements(report: &Value, stderr: &str) -> Vec<Requirement> {
 }
 
 pub(super) fn self_check(args: &mut CheckArgs) -> anyhow::Result<i32> {
-    args.server.stdio = vec![crate::cli::builtin_server_command("probe")?];
+    args.server.stdio = vec![crate::server::config::builtin_server_command("probe")?];
     let (display, _xvfb) = match ensure_display() {
         Ok(d) => d,
         Err(e) => {

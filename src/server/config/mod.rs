@@ -14,6 +14,7 @@
 //! the resolved model (`spec`), one entry's rules (`entry`) and the field readers (`fields`).
 
 mod agent_plugin;
+mod builtin;
 mod desktop_client;
 mod entry;
 mod fields;
@@ -27,11 +28,12 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 pub use agent_plugin::{default_plugin_data_dir, AGENT_PLUGINS_MCP_SCHEMA};
 use agent_plugin::{AgentPlugin, AGENT_PLUGINS_SCHEMA_PREFIX};
+pub(crate) use builtin::{builtin_server_command, builtin_server_entry, BUILTIN_SERVER_BIN};
 use desktop_client::desktop_server;
 use entry::Entries;
 use fields::{duplicate_key, field, object_field, Json};
 pub use model_section::ModelConfig;
-pub(crate) use spec::{parse_remote_url, BUILTIN_SERVER_BIN};
+pub(crate) use spec::parse_remote_url;
 pub use spec::{tell_apart, OAuthClient, ServerSpec, Surroundings};
 use vscode::vscode_server;
 

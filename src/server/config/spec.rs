@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::BUILTIN_SERVER_BIN;
 use crate::error::{Error, Result};
 
 /// One MCP server the host should connect to.
@@ -345,10 +346,6 @@ fn env_digest(env: &[(String, String)]) -> String {
     let canonical = format!("{:?}", last.into_iter().collect::<Vec<_>>());
     sha2::Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
-
-/// The file name (without `.exe`) of the small binary that serves the host's built-in MCP
-/// servers (`mcp-apps-host-server probe|demo`, see `cli::builtin_server_main`).
-pub(crate) const BUILTIN_SERVER_BIN: &str = "mcp-apps-host-server";
 
 /// A short name for a command: the script for interpreters (`node server.mjs` -> `server`),
 /// the package for runners (`npx -y @scope/pkg` -> `@scope/pkg`), else the program's file name.

@@ -1,0 +1,192 @@
+//! End to end: which model a conversation uses and how its key travels (a real display, the
+//! local model server `fixtures/model-server.mjs`): a config file's `model` section, the key kept
+//! by `key set`, the settings page that chooses the model and keeps its key apart.
+
+mod common;
+#[allow(dead_code)]
+mod keyring_support;
+#[path = "common/model_server.rs"]
+mod model_server;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::chat::*;
+use common::*;
+use model_server::*;
+use serde_json::Value;
+
+/// The config file's `model` section stands in for `--model`: a headless prompt runs to its
+/// answer (`--exit-after answer`), the key read from the owner-only file it names.
+#[test]
+fn a_config_files_model_section_is_used_without_flags() {
+    let model = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // The key file is in the host's own config directory (a config file may name one only there).
+    let config_home = dir.path().join("config");
+    std::fs::create_dir_all(config_home.join("mcp-apps-host")).unwrap();
+    let key = config_home.join("mcp-apps-host/openai.key");
+    std::fs::write(&key, format!("{KEY}\n")).unwrap();
+    #[cfg(unix)]
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let config = dir.path().join("mcp.json");
+    let server = fixtures().join("chat-app-server.mjs");
+    let text = serde_json::json!({
+        "mcpServers": {"shop": {"command": "node", "args": [server]}},
+        "model": {"name": "openai:fixture-model", "url": format!("http://127.0.0.1:{}/v1", model.port), "keyFile": key}
+    });
+    std::fs::write(&config, text.to_string()).unwrap();
+    let config = config.to_string_lossy().into_owned();
+    let data_home = model.data_home();
+    let run = run_host_env(
+        &["run", "--config", &config, "--prompt", "hello", "--exit-after", "answer"],
+        &[("XDG_DATA_HOME", &data_home), ("XDG_CONFIG_HOME", &config_home.to_string_lossy())],
+        LIMIT,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0]["headers"]["authorization"], format!("Bearer {KEY}"));
+    assert!(tool_names(&requests[0]["body"]).contains(&"shop__show-order".to_owned()));
+    let answer = run.dir("model->host").next().unwrap();
+    assert_eq!(answer["text"], "Hello from the fixture model.");
+}
+
+/// No key in the environment and no key file: `run --model openai:...` sends the key that
+/// `key set` kept (here in its owner-only file: no Secret Service on the test's bus).
+#[test]
+fn run_sends_the_key_kept_by_key_set() {
+    use keyring_support::NO_BUS;
+    const STORED: &str = "sk-kept-by-key-set-7311";
+    let model = ModelServer::start();
+    let data_home = model.data_home();
+    let mut set = Command::new(env!("CARGO_BIN_EXE_mcp-apps-host"))
+        .args(["key", "set", "--provider", "openai"])
+        .env("DBUS_SESSION_BUS_ADDRESS", NO_BUS)
+        .env("XDG_DATA_HOME", &data_home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        set.stdin.take().unwrap().write_all(format!("{STORED}\n").as_bytes()).unwrap();
+    }
+    let out = set.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains("kept in an owner-only file"), "{said}");
+
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--prompt", "hello", "--exit-after", "answer"].map(str::to_owned));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = run_host_env(
+        &args,
+        &[("XDG_DATA_HOME", &data_home), ("DBUS_SESSION_BUS_ADDRESS", NO_BUS), ("OPENAI_API_KEY", "")],
+        LIMIT,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    assert_eq!(requests[0]["headers"]["authorization"], format!("Bearer {STORED}"));
+    assert!(!run.stderr.contains(STORED), "the key is not logged");
+}
+
+/// The model settings page, without a terminal: the app starts with servers and no model; the
+/// person opens "Model settings", picks OpenAI's format at a local URL (the page says the key
+/// goes there only, and that it is not OpenAI's own address), types the key and saves; the
+/// conversation starts and a prompt is answered with that key. The key is kept apart (here in
+/// its owner-only file: no Secret Service on the test's bus), never in the config file or the
+/// log; the config file gets the model. The next start uses the saved model and key with no
+/// flag and no question (the person named that URL in the app), and a config file that moves
+/// the URL elsewhere afterwards gets no key.
+#[test]
+fn the_settings_page_chooses_the_model_and_keeps_its_key_apart() {
+    use keyring_support::NO_BUS;
+    const TYPED: &str = "sk-typed-in-the-app-5150";
+    let model = ModelServer::start();
+    let data_home = model.data_home();
+    let dir = tempfile::tempdir().unwrap();
+    let config_home = dir.path().join("config");
+    let config = dir.path().join("mcp.json");
+    let server = fixtures().join("chat-app-server.mjs");
+    let text = serde_json::json!({"mcpServers": {"shop": {"command": "node", "args": [server]}}, "theirs": [1]});
+    std::fs::write(&config, text.to_string()).unwrap();
+    let config_arg = config.to_string_lossy().into_owned();
+    let url = format!("http://127.0.0.1:{}/v1", model.port);
+    let script = automation(
+        &dir,
+        &format!(
+            r##"
+        await until(() => document.querySelector('#tools button[data-tool]'));
+        if (!document.getElementById("prompt").hidden) throw new Error("a composer before any model");
+        document.getElementById("settings-open").click();
+        const page = document.getElementById("settings");
+        await until(() => !page.hidden);
+        if (!/No OpenAI key is kept/.test(document.getElementById("settings-key-note").textContent)) throw new Error("kept?");
+        document.getElementById("settings-provider").value = "openai";
+        document.getElementById("settings-name").value = "fixture-model";
+        const url = document.getElementById("settings-url");
+        url.value = "{url}";
+        url.dispatchEvent(new Event("input"));
+        const said = document.getElementById("settings-destination").textContent;
+        if (!said.includes("http://127.0.0.1:{port} only") || !said.includes("not OpenAI's own")) throw new Error(said);
+        document.getElementById("settings-key").value = "{TYPED}";
+        document.getElementById("settings-save").click();
+        await until(() => page.hidden && !document.getElementById("prompt").hidden);
+        document.getElementById("prompt-text").value = "hello";
+        document.getElementById("prompt-send").click();
+        "##,
+            port = model.port
+        ),
+    );
+    let envs = [
+        ("XDG_DATA_HOME", data_home.as_str()),
+        ("XDG_CONFIG_HOME", &*config_home.to_string_lossy()),
+        ("DBUS_SESSION_BUS_ADDRESS", NO_BUS),
+        ("OPENAI_API_KEY", ""),
+    ];
+    let run = run_host_until_env(
+        &["run", "--config", &config_arg, "--automation", &script],
+        &envs,
+        |t| t.iter().any(|r| r["dir"] == "model->host"),
+        LIMIT,
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1, "one prompt, answered: {requests:#?}\n{}", run.stderr);
+    assert_eq!(requests[0]["headers"]["authorization"], format!("Bearer {TYPED}"));
+    assert!(tool_names(&requests[0]["body"]).contains(&"shop__show-order".to_owned()));
+    // The config file: the model, the person's own key kept, no key.
+    let written = std::fs::read_to_string(&config).unwrap();
+    let v: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(v["model"], serde_json::json!({"name": "openai:fixture-model", "url": url}));
+    assert_eq!(v["theirs"], serde_json::json!([1]));
+    assert!(!written.contains(TYPED) && !run.stderr.contains(TYPED), "the key is in neither the file nor the log");
+    // The key in its owner-only file, said to be there.
+    let secrets = Path::new(&data_home).join("mcp-apps-host/secrets");
+    let kept: Vec<_> = std::fs::read_dir(&secrets).unwrap().flatten().collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(std::fs::read_to_string(kept[0].path()).unwrap().trim(), TYPED);
+    #[cfg(unix)]
+    assert_eq!(std::os::unix::fs::PermissionsExt::mode(&kept[0].metadata().unwrap().permissions()) & 0o077, 0);
+
+    // The next start: the saved model and key, no flag, no question.
+    let next =
+        run_host_env(&["run", "--config", &config_arg, "--prompt", "hi", "--exit-after", "answer"], &envs, LIMIT);
+    assert_eq!(next.code, Some(0), "{}", next.stderr);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1]["headers"]["authorization"], format!("Bearer {TYPED}"));
+
+    // Someone moves the config file's URL to another origin: the key is not sent there.
+    let elsewhere = ModelServer::start();
+    let moved = serde_json::json!({"mcpServers": {"shop": {"command": "node", "args": [server]}},
+        "model": {"name": "openai:fixture-model", "url": format!("http://127.0.0.1:{}/v1", elsewhere.port)}});
+    std::fs::write(&config, moved.to_string()).unwrap();
+    let refused =
+        run_host_env(&["run", "--config", &config_arg, "--prompt", "hi", "--exit-after", "answer"], &envs, LIMIT);
+    assert_ne!(refused.code, Some(0));
+    assert!(refused.stderr.contains("The key was not sent"), "{}", refused.stderr);
+    assert!(elsewhere.requests().is_empty(), "the other origin got nothing");
+}
