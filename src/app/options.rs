@@ -105,7 +105,7 @@ pub struct RunOptions {
     /// Why what was opened from outside could not be read, said in the window once it shows.
     pub(crate) startup_error: Option<String>,
     /// The command line the welcome's "Add the demo server" writes (none: this executable's
-    /// own, see [`crate::cli::builtin_server_entry`]).
+    /// own, see [`crate::server::config::builtin_server_entry`]).
     pub(crate) demo_command: Option<(String, Vec<String>)>,
 }
 
