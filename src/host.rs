@@ -299,20 +299,20 @@ impl HostBuilder {
         options.trace = self.trace;
         options.policy = self.policy;
         options.consent = self.consent.unwrap_or_default();
-        options.exit_after = self.exit_after;
-        if self.interaction.is_some() && options.exit_after.is_none() {
+        options.automation.exit_after = self.exit_after;
+        if self.interaction.is_some() && options.automation.exit_after.is_none() {
             // A View that never starts ends the run too.
-            options.exit_after = Some(ExitAfter::Initialized);
+            options.automation.exit_after = Some(ExitAfter::Initialized);
         }
-        options.interaction = self.interaction;
-        options.test_requests = self.test_requests;
+        options.automation.interaction = self.interaction;
+        options.automation.test_requests = self.test_requests;
         if let Some(t) = self.timeout {
             options.timeout = t;
         }
         options.events = self.events;
-        options.model = self.model.map(crate::desktop::SharedModel);
-        options.prompt = self.prompt;
-        options.conversation_events = self.conversation_events;
+        options.conversation.model = self.model.map(crate::desktop::SharedModel);
+        options.conversation.prompt = self.prompt;
+        options.conversation.events = self.conversation_events;
         if let Some(shim) = self.openai_shim {
             options.openai_shim = shim;
         }
@@ -424,7 +424,7 @@ mod tests {
             .exit_after(ExitAfter::Answer, Duration::from_secs(5))
             .build()
             .unwrap();
-        assert_eq!(chat.options.prompt.as_deref(), Some("hi"));
+        assert_eq!(chat.options.conversation.prompt.as_deref(), Some("hi"));
         let ok =
             Host::builder().server_command("node s.js").open_tool("t", Map::new()).theme(Theme::Dark).build().unwrap();
         assert_eq!(ok.options.opens.len(), 1);

@@ -119,12 +119,12 @@ impl Controller {
     /// Starts the conversation if a model is configured (a new one, or `--resume`'s); its
     /// outputs come out of `chat_out`'s receiver, with their generation.
     pub(super) fn start_chat(&mut self) {
-        let Some(model) = self.options.model.clone() else { return };
+        let Some(model) = self.options.conversation.model.clone() else { return };
         // Kept for a restarted shell, like the turns.
         let ready = ShellCommand::ChatReady { model: consent::one_line_max(&model.0.describe(), 120) };
         self.shell(ready.clone());
         self.remember(ready);
-        let resume = self.options.resume.clone();
+        let resume = self.options.conversation.resume.clone();
         if let Err(e) = self.begin_conversation(resume.as_deref()) {
             self.fail(&e);
             return;
@@ -136,7 +136,7 @@ impl Controller {
     /// by it; with no conversation yet, one starts.
     pub(super) fn use_model(&mut self, model: Arc<dyn crate::model::Model>) {
         let described = consent::one_line_max(&model.describe(), 120);
-        self.options.model = Some(SharedModel(model.clone()));
+        self.options.conversation.model = Some(SharedModel(model.clone()));
         match self.conversation.chat.as_ref() {
             Some(chat) => {
                 chat.handle.send(Input::SwitchModel(conversation::SharedModel(model)));
@@ -146,7 +146,7 @@ impl Controller {
                 self.remember(ready);
             }
             None => {
-                self.options.resume = None;
+                self.options.conversation.resume = None;
                 self.start_chat();
                 if let Some(chat) = self.conversation.chat.as_mut() {
                     // The servers were tried long ago: nothing waits for a first prompt.
@@ -166,7 +166,7 @@ impl Controller {
         if let Some(stored) = chat.replay.take() {
             self.replay(stored);
         }
-        if let Some(prompt) = self.options.prompt.clone() {
+        if let Some(prompt) = self.options.conversation.prompt.clone() {
             self.prompt(prompt);
         }
         self.show_commands();
@@ -186,7 +186,7 @@ impl Controller {
     /// The person switches the conversation to another model of the same endpoint (the key
     /// goes nowhere new); the next turn is answered by it.
     pub(super) fn switch_model(&mut self, name: &str) {
-        let Some(current) = self.options.model.clone() else { return };
+        let Some(current) = self.options.conversation.model.clone() else { return };
         let Some(model) = current.0.with_name(name) else {
             self.status("This model has no other to switch to (or the name is not a model's).", true);
             return;
@@ -285,7 +285,7 @@ impl Controller {
 
     /// Where the servers' approval modes are kept.
     pub(super) fn approvals(&self) -> Option<conversation::trust::Approvals> {
-        self.options.approvals.clone().or_else(conversation::trust::Approvals::user)
+        self.options.places.approvals.clone().or_else(conversation::trust::Approvals::user)
     }
 
     /// The person set a server's approval mode (the servers panel): kept across runs, and in
@@ -313,7 +313,7 @@ impl Controller {
         if self.conversation.chat.as_ref().is_none_or(|c| c.generation != generation) {
             return;
         }
-        if let Some(events) = &self.options.conversation_events {
+        if let Some(events) = &self.options.conversation.events {
             let event = match &out {
                 Output::UserTurn { text, from_app } => {
                     Some(conversation::Event::UserTurn { text: text.clone(), from_app: from_app.clone() })
@@ -393,7 +393,7 @@ impl Controller {
                 if self.conversation.chat.as_mut().is_some_and(|chat| !std::mem::replace(&mut chat.listed, true)) {
                     self.show_conversations();
                 }
-                if idle && self.options.exit_after == Some(ExitAfter::Answer) {
+                if idle && self.options.automation.exit_after == Some(ExitAfter::Answer) {
                     self.finish(i32::from(error.is_some()));
                 }
             }
@@ -499,7 +499,7 @@ impl Controller {
             let _ = decided_tx.send(true);
         }
         let (servers, trace, ui) = (self.servers.clone(), self.trace.clone(), self.ui.clone());
-        let events = self.options.conversation_events.clone();
+        let events = self.options.conversation.events.clone();
         // An App's own tool is called on its View.
         let app_view = entry.app_view.as_ref().map(|v| self.views.get(v).map(|v| v.handle.clone()));
         tokio::spawn(async move {

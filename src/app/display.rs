@@ -32,7 +32,7 @@ impl Controller {
 
     /// The display modes this host offers: picture-in-picture needs a window of the host's own.
     pub(super) fn display_modes(&self) -> Vec<DisplayMode> {
-        let mut modes = if self.options.embedded {
+        let mut modes = if self.options.launch.embedded {
             vec![DisplayMode::Inline, DisplayMode::Fullscreen]
         } else {
             vec![DisplayMode::Inline, DisplayMode::Fullscreen, DisplayMode::Pip]

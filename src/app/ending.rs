@@ -56,9 +56,13 @@ impl Controller {
             return;
         }
         self.ending.finishing = true;
-        let settle = self.options.settle;
-        let screenshot =
-            self.options.screenshot.clone().filter(|_| code == 0 || self.views.values().any(|v| v.reached.initialized));
+        let settle = self.options.automation.settle;
+        let screenshot = self
+            .options
+            .automation
+            .screenshot
+            .clone()
+            .filter(|_| code == 0 || self.views.values().any(|v| v.reached.initialized));
         let (ui, done, trace) = (self.ui.clone(), self.ending.finished_tx.clone(), self.trace.clone());
         tokio::spawn(async move {
             tokio::time::sleep(settle).await;
@@ -86,7 +90,7 @@ impl Controller {
     /// What is still missing when the timeout fires, if anything.
     pub(super) fn overdue(&self) -> Option<String> {
         let secs = self.options.timeout.as_secs_f64();
-        if self.options.exit_after == Some(ExitAfter::Answer) {
+        if self.options.automation.exit_after == Some(ExitAfter::Answer) {
             return self.conversation.awaits_answer().then(|| format!("the model did not answer within {secs} s"));
         }
         if self.options.opens.is_empty() {
@@ -98,7 +102,7 @@ impl Controller {
         if let Some((id, _)) = self.views.iter().find(|(_, v)| !v.reached.initialized && v.phase.is_open()) {
             return Some(format!("View {id} did not send ui/notifications/initialized within {secs} s"));
         }
-        match self.options.exit_after {
+        match self.options.automation.exit_after {
             Some(ExitAfter::Result) if self.views.values().any(|v| !v.reached.result_delivered) => {
                 Some(format!("the tool result did not reach the View within {secs} s"))
             }

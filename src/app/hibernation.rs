@@ -328,8 +328,8 @@ fn asleep_text(title: &str, not_started: bool) -> String {
 impl Controller {
     /// Whether Views may sleep in this run.
     fn may_hibernate(&self) -> bool {
-        !self.options.preview
-            && self.options.exit_after.is_none()
+        !self.options.developer.panel
+            && self.options.automation.exit_after.is_none()
             && !self.ending.is_exiting()
             && !self.recovery.is_recycling()
     }

@@ -136,7 +136,7 @@ fn answers(content: &Map<String, Value>) -> Vec<(String, String)> {
 impl Controller {
     /// Shows the install request of the run, if it has one (once).
     pub(super) fn show_install_request(&mut self) {
-        let Some(request) = self.options.install.as_ref().and_then(InstallSlot::take) else { return };
+        let Some(request) = self.options.launch.install.as_ref().and_then(InstallSlot::take) else { return };
         let dialog = self.questions.next_id();
         let subject: Vec<String> =
             vec![format!("{} (into {})", consent::one_line_max(&request.name, 80), request.config.display())];
@@ -204,8 +204,8 @@ impl Controller {
             Ok(done) => {
                 tracing::info!(server = %name, "{done}");
                 self.status(&consent::one_line_max(&done, 300), false);
-                if self.options.config.is_none() {
-                    self.options.config = Some(config.clone());
+                if self.options.launch.config.is_none() {
+                    self.options.launch.config = Some(config.clone());
                 }
                 self.apply_config(&config);
             }

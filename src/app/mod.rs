@@ -227,9 +227,9 @@ impl Controller {
         let (asks, asks_rx) = mpsc::unbounded_channel();
         let (recycle_tx, recycle_rx) = mpsc::unbounded_channel();
         let (probation_tx, probation_rx) = mpsc::unbounded_channel();
-        let options_stop_after = options.stop_unresponsive.unwrap_or(supervisor::AUTO_STOP_AFTER);
+        let options_stop_after = options.limits.stop_unresponsive.unwrap_or(supervisor::AUTO_STOP_AFTER);
         let theme = options.theme.unwrap_or(system_theme);
-        let mut hibernation = Hibernation::new(options.live_views.unwrap_or(DEFAULT_LIVE_VIEWS));
+        let mut hibernation = Hibernation::new(options.limits.live_views.unwrap_or(DEFAULT_LIVE_VIEWS));
         if let Some(ms) = std::env::var(hibernation::NO_RESULT_AFTER_ENV).ok().and_then(|v| v.parse().ok()) {
             tracing::error!(
                 "{} is set: a View without its result may sleep after {ms} ms",
@@ -237,12 +237,12 @@ impl Controller {
             );
             hibernation = hibernation.with_no_result_after(Duration::from_millis(ms));
         }
-        let (interaction, interaction_end) = interaction::Slot::new(options.interaction.as_ref());
+        let (interaction, interaction_end) = interaction::Slot::new(options.automation.interaction.as_ref());
         let requests = options.requests.clone().unwrap_or_else(|| {
             RequestHandler(Arc::new(DesktopRequests {
                 asks: asks.clone(),
                 consent: options.consent,
-                model: options.model.clone().map(|m| m.0),
+                model: options.conversation.model.clone().map(|m| m.0),
                 sampling: Default::default(),
             }))
         });
@@ -321,16 +321,16 @@ impl Controller {
         // A runner's requests (the test interface), if the run takes any; else a line nobody
         // sends on (its sender kept, so it waits instead of ending).
         let (_no_runner, idle) = mpsc::unbounded_channel();
-        let mut test_requests = self.options.test_requests.as_ref().and_then(|t| t.take()).unwrap_or(idle);
+        let mut test_requests = self.options.automation.test_requests.as_ref().and_then(|t| t.take()).unwrap_or(idle);
         let (tap_tx, mut tap_rx) = mpsc::unbounded_channel::<Value>();
-        if self.options.preview || self.interaction.feed.is_some() {
+        if self.options.developer.panel || self.interaction.feed.is_some() {
             self.trace = self.trace.clone().with_tap(tap_tx);
         }
-        if self.options.preview {
+        if self.options.developer.panel {
             self.shell(ShellCommand::Dev);
         }
         let (reload_tx, mut reload_rx) = mpsc::unbounded_channel::<()>();
-        if let Some(path) = self.options.html.clone() {
+        if let Some(path) = self.options.developer.html.clone() {
             tokio::spawn(watch_file(path, reload_tx));
         }
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<(ViewId, ViewOutput)>();
@@ -363,7 +363,7 @@ impl Controller {
         }
         let deadline = tokio::time::sleep(self.options.timeout);
         tokio::pin!(deadline);
-        let memory_limit_mb = self.recovery.set_memory_limit(self.options.web_memory_limit_mb);
+        let memory_limit_mb = self.recovery.set_memory_limit(self.options.limits.web_memory_limit_mb);
         tracing::debug!("web content memory limit: {memory_limit_mb} MB");
         let mut watch = tokio::time::interval(supervisor::HEARTBEAT);
         watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -376,7 +376,7 @@ impl Controller {
         self.start_chat();
         // Second launches on the same config file (see `single_instance`).
         let (arrivals_tx, mut arrivals) = mpsc::unbounded_channel();
-        if let Some(door) = self.options.front_door.take() {
+        if let Some(door) = self.options.launch.front_door.take() {
             door.serve(move |arrival| arrivals_tx.send(arrival).is_ok());
         }
         loop {
@@ -433,7 +433,7 @@ impl Controller {
                     if let Some(feed) = &self.interaction.feed {
                         let _ = feed.send(record.clone());
                     }
-                    if self.options.preview {
+                    if self.options.developer.panel {
                         self.log_record(record);
                     }
                 },
@@ -451,7 +451,7 @@ impl Controller {
                 Some(view) = probation_rx.recv() => self.probation_passed(&view),
                 Some(view) = teardowns_rx.recv() => {
                     self.close_view(&view);
-                    if self.options.exit_after == Some(ExitAfter::Teardown) && self.views.values().all(|v| !v.phase.is_open()) {
+                    if self.options.automation.exit_after == Some(ExitAfter::Teardown) && self.views.values().all(|v| !v.phase.is_open()) {
                         self.finish(0);
                     }
                 },
@@ -483,7 +483,7 @@ impl Controller {
                     if let Some(reason) = self.overdue() {
                         eprintln!("error: {}", say(&reason));
                         self.status(&reason, true);
-                        if self.options.exit_after.is_some() {
+                        if self.options.automation.exit_after.is_some() {
                             self.begin_exit(1);
                         }
                     }

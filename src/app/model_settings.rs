@@ -42,7 +42,7 @@ impl Controller {
     /// The person opens the page: what the config file says, which keys are kept, and where
     /// secrets go, read off the loop (the keyring may take its time).
     pub(super) fn open_model_settings(&mut self) {
-        let config = self.options.config.clone();
+        let config = self.options.launch.config.clone();
         let (section, error) = match config.as_deref().filter(|p| p.exists()) {
             Some(path) => match load_config(path, &LoadOptions::new()) {
                 Ok(load) => (load.model, None),
@@ -55,7 +55,7 @@ impl Controller {
             None => ("openai".to_owned(), String::new()),
         };
         let url = section.as_ref().and_then(|m| m.url.clone()).unwrap_or_default();
-        let current = self.options.model.as_ref().map(|m| consent::one_line_max(&m.0.describe(), 200));
+        let current = self.options.conversation.model.as_ref().map(|m| consent::one_line_max(&m.0.describe(), 200));
         let endpoints: Map<String, Value> = [Provider::OpenAi, Provider::Anthropic, Provider::Ollama]
             .into_iter()
             .filter_map(|p| {
@@ -128,7 +128,7 @@ impl Controller {
                     .into(),
             );
         }
-        let unwritten = match self.options.config.clone() {
+        let unwritten = match self.options.launch.config.clone() {
             Some(path) => {
                 if let Err(e) = config_file::set_model(&path, &written_name, url, !typed.is_empty()) {
                     return self.model_settings_failed(e);
@@ -174,7 +174,8 @@ impl Controller {
                 }
                 said.extend(unwritten);
                 if !said.is_empty() {
-                    let described = self.options.model.as_ref().map(|m| m.0.describe()).unwrap_or_default();
+                    let described =
+                        self.options.conversation.model.as_ref().map(|m| m.0.describe()).unwrap_or_default();
                     self.status(&format!("The conversation goes on with {described}. {}", said.join(" ")), false);
                 }
             }

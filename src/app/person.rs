@@ -12,10 +12,10 @@ impl Controller {
                 self.shell_page.became_ready();
                 self.recovery.heard_from_shell();
                 self.shell_page.flush(&self.ui);
-                if let Some(script) = self.options.automation.clone() {
+                if let Some(script) = self.options.automation.script.clone() {
                     let _ = self.ui.send_event(UserEvent::Eval(script));
                 }
-                if let Some(e) = self.options.startup_error.take() {
+                if let Some(e) = self.options.launch.startup_error.take() {
                     let text = format!("What you opened could not be installed: {e}");
                     tracing::warn!("{text}");
                     self.status(&text, true);
@@ -37,7 +37,7 @@ impl Controller {
                     _ => tracing::warn!(view = %view, "View {kind:?}: {detail}"),
                 }
                 self.trace.record(Some(&view), Direction::Diagnostic, &json!({"kind": kind, "detail": detail}));
-                if self.options.preview {
+                if self.options.developer.panel {
                     self.shell(ShellCommand::Diagnostic { view: view.clone(), kind, detail });
                 }
             }
@@ -93,7 +93,7 @@ impl Controller {
             }
             ShellMessage::Reload => self.reload_all(),
             // DevTools are for App authors: `preview` only (its webview alone has developer extras).
-            ShellMessage::Inspector if self.options.preview => {
+            ShellMessage::Inspector if self.options.developer.panel => {
                 let _ = self.ui.send_event(UserEvent::OpenInspector);
             }
             ShellMessage::Inspector => tracing::warn!("web inspector refused: it opens only in preview"),
@@ -180,7 +180,7 @@ impl Controller {
                     self.registry.remove(&view);
                     tracing::info!(view = %view, "cancelled before its View was mounted");
                     self.unmount(&view);
-                    if self.views.is_startup(&view) && self.options.exit_after.is_some() {
+                    if self.views.is_startup(&view) && self.options.automation.exit_after.is_some() {
                         self.fail(&format!("View {view} was cancelled before it was mounted"));
                     }
                     self.schedule_recycle();

@@ -203,7 +203,7 @@ impl Controller {
         // A sleeping View's card is in the page: the page is not idle.
         let idle = idle && self.hibernation.is_empty();
         if !idle
-            || self.options.preview
+            || self.options.developer.panel
             || self.recovery.opened_since_recycle < RECYCLE_AFTER_VIEWS
             || self.ending.is_exiting()
         {
@@ -545,7 +545,7 @@ impl Controller {
         self.show_sleepers();
         let Some(reason) = self.recovery.status_after_restart.take() else { return };
         // A script that drives the shell (tests, demos) drives the new one too.
-        if let Some(script) = self.options.automation.clone() {
+        if let Some(script) = self.options.automation.script.clone() {
             let _ = self.ui.send_event(UserEvent::Eval(script));
         }
         for r in std::mem::take(&mut self.recovery.held) {

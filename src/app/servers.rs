@@ -34,7 +34,7 @@ impl Controller {
     pub(super) fn on_started(&mut self) {
         self.server_list.started = true;
         let servers = self.servers.servers();
-        let unreadable = self.options.config.as_deref().filter(|p| servers.is_empty() && p.exists());
+        let unreadable = self.options.launch.config.as_deref().filter(|p| servers.is_empty() && p.exists());
         if let Some(Err(e)) = unreadable.map(|p| load_config(p, &LoadOptions::new())) {
             // A config file that cannot be read: the servers editor shows why, until it is
             // fixed and read again.
@@ -44,7 +44,7 @@ impl Controller {
             self.send_first_prompt();
             return;
         }
-        if servers.is_empty() && self.options.config.is_some() {
+        if servers.is_empty() && self.options.launch.config.is_some() {
             // The first run: the welcome says what to do, and the model answers without tools.
             self.status("No servers yet", false);
             self.show_servers();
@@ -115,7 +115,9 @@ impl Controller {
                     v.handle.server_resources_changed();
                 }
             }
-            ServerChange::ResourceUpdated(uri) if self.options.preview && self.options.html.is_none() => {
+            ServerChange::ResourceUpdated(uri)
+                if self.options.developer.panel && self.options.developer.html.is_none() =>
+            {
                 let shows_it = |tool: &str| {
                     conn.tool_ui(tool).and_then(|u| u.ok()).and_then(|u| u.resource_uri).as_deref()
                         == Some(uri.as_str())
@@ -214,7 +216,7 @@ impl Controller {
         // A file that cannot be read is fixed first: no welcome offers to write into it.
         let broken = editor.as_ref().is_some_and(|e| e["broken"] == true);
         self.shell(ShellCommand::Servers { servers, editor });
-        if let Some(path) = &self.options.config {
+        if let Some(path) = &self.options.launch.config {
             let shown = self.servers.names().is_empty() && !broken;
             if shown || self.server_list.welcomed {
                 self.server_list.welcomed = shown;
@@ -228,7 +230,8 @@ impl Controller {
     /// it apart (`in /home/a/notes, env: FOO`), by name: two programs behind one line are two
     /// servers, and the person must be able to see which is which (see `ServerSpec::identity`).
     fn told_apart(&self) -> HashMap<String, String> {
-        let Some(specs) = self.options.config.as_ref().and_then(|p| load_config(p, &LoadOptions::new()).ok()) else {
+        let Some(specs) = self.options.launch.config.as_ref().and_then(|p| load_config(p, &LoadOptions::new()).ok())
+        else {
             return HashMap::new();
         };
         let specs: Vec<&ServerSpec> = specs.servers.iter().collect();
@@ -244,7 +247,7 @@ impl Controller {
     /// each with the rule the loader found it breaking; `broken` when the file itself cannot be
     /// read (its error then says why, and nothing is written over it until it is fixed).
     fn editor(&self) -> Option<Value> {
-        let path = self.options.config.as_ref()?;
+        let path = self.options.launch.config.as_ref()?;
         let (entries, error, broken) = match config_file::entries(path) {
             Ok(entries) => (entries, self.server_list.editor_error.clone(), false),
             Err(e) => (Vec::new(), Some(e), true),
@@ -269,7 +272,7 @@ impl Controller {
     /// "Add the demo server": the embedded demo server's entry goes into the config file (as
     /// `demo`, or `demo-2`... when that name is taken), then it starts in this window.
     pub(super) fn add_demo(&mut self) {
-        let (command, args) = match self.options.demo_command.clone() {
+        let (command, args) = match self.options.launch.demo_command.clone() {
             Some(entry) => entry,
             None => match crate::server::config::builtin_server_entry("demo") {
                 Ok(entry) => entry,
@@ -278,6 +281,7 @@ impl Controller {
         };
         let taken: Vec<String> = self
             .options
+            .launch
             .config
             .as_deref()
             .and_then(|p| config_file::entries(p).ok())
@@ -364,7 +368,7 @@ impl Controller {
     pub(super) fn reload_config(&mut self) {
         self.edit_config(|_| Ok(()));
         if self.server_list.editor_error.is_none() {
-            let path = self.options.config.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+            let path = self.options.launch.config.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
             self.status(&format!("Read {path} again"), false);
         }
     }
@@ -378,7 +382,7 @@ impl Controller {
         if let Some(identity) = identity
             .filter(|i| removed && !self.servers.names().iter().any(|n| self.servers.identity(n).as_ref() == Some(i)))
         {
-            let kept = self.options.view_storage.clone().or_else(crate::sandbox::storage::KeptStorage::user);
+            let kept = self.options.places.view_storage.clone().or_else(crate::sandbox::storage::KeptStorage::user);
             if let Err(e) = kept.map_or(Ok(()), |k| k.remove(&crate::sandbox::sandbox_label(&identity))) {
                 tracing::warn!(server, "cannot remove the storage kept for the server's Views: {e}");
             }
@@ -404,7 +408,7 @@ impl Controller {
     /// Changes the config file with `edit` (which checks the new file with the loader before it
     /// replaces the old one), then brings the running servers in line with it.
     fn edit_config(&mut self, edit: impl FnOnce(&std::path::Path) -> Result<(), String>) {
-        let Some(path) = self.options.config.clone() else {
+        let Some(path) = self.options.launch.config.clone() else {
             return self.editor_failed(
                 "these servers were given on the command line: there is no config file to change".into(),
             );

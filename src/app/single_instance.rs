@@ -276,7 +276,8 @@ impl super::Controller {
             Arrival::Raise => {}
             Arrival::Reload => self.reload_config(),
             Arrival::Install(Ok(request)) => {
-                let waiting = self.options.install.as_ref().is_some_and(super::install_request::InstallSlot::is_full);
+                let waiting =
+                    self.options.launch.install.as_ref().is_some_and(super::install_request::InstallSlot::is_full);
                 if self.questions.install_open() || waiting {
                     self.status(
                         &format!(
@@ -288,7 +289,7 @@ impl super::Controller {
                     );
                     return;
                 }
-                self.options.install = Some(super::install_request::InstallSlot::new(request));
+                self.options.launch.install = Some(super::install_request::InstallSlot::new(request));
                 if self.shell_page.is_ready() {
                     self.show_install_request();
                 }

@@ -236,7 +236,7 @@ impl Controller {
         arguments: &Map<String, Value>,
         reply: oneshot::Sender<ToolOutcome>,
     ) -> oneshot::Sender<ToolOutcome> {
-        if self.options.test_requests.is_none() {
+        if self.options.automation.test_requests.is_none() {
             return reply;
         }
         let turns: Vec<&ShellCommand> = self.shell_page.history().iter().filter(|c| is_turn(c)).collect();

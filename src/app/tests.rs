@@ -51,7 +51,7 @@ impl Window {
         mut options: RunOptions,
         at_once: impl Fn(&UserEvent, &mpsc::UnboundedSender<HostInput>) + Send + Sync + 'static,
     ) -> Self {
-        options.settle = Duration::ZERO;
+        options.automation.settle = Duration::ZERO;
         let (tx, events) = mpsc::unbounded_channel();
         let (input, from_ui) = mpsc::unbounded_channel();
         let line = input.clone();
@@ -189,7 +189,7 @@ async fn initialize(window: &mut Window, view: &ViewHandle) -> Value {
 #[tokio::test]
 async fn a_tool_opens_end_to_end_and_the_run_ends_at_its_result() {
     let mut options = Window::demo("weather", json!({"city": "Lisbon"}));
-    options.exit_after = Some(ExitAfter::Result);
+    options.automation.exit_after = Some(ExitAfter::Result);
     let mut window = Window::open(options);
     let view = window.mounted_view().await;
     // The card comes first, with the View's own sandbox origin.
@@ -263,7 +263,7 @@ async fn a_bare_tool_name_among_many_servers_starts_no_web_process_ahead() {
 #[tokio::test]
 async fn the_run_ends_at_initialized_when_that_is_its_goal() {
     let mut options = Window::demo("counter", json!({}));
-    options.exit_after = Some(ExitAfter::Initialized);
+    options.automation.exit_after = Some(ExitAfter::Initialized);
     let mut window = Window::open(options);
     let view = window.mounted_view().await;
     initialize(&mut window, &view).await;
@@ -273,7 +273,7 @@ async fn the_run_ends_at_initialized_when_that_is_its_goal() {
 #[tokio::test]
 async fn a_view_that_never_initializes_fails_the_run_with_the_reason() {
     let mut options = Window::demo("weather", json!({"city": "Lisbon"}));
-    options.exit_after = Some(ExitAfter::Result);
+    options.automation.exit_after = Some(ExitAfter::Result);
     options.timeout = Duration::from_secs(2);
     let mut window = Window::open(options);
     let view = window.mounted_view().await;
@@ -395,7 +395,7 @@ async fn a_tool_the_person_picks_without_a_ui_shows_its_result_as_text() {
 #[tokio::test]
 async fn the_run_ends_once_a_view_that_asked_to_close_is_torn_down() {
     let mut options = Window::demo("counter", json!({}));
-    options.exit_after = Some(ExitAfter::Teardown);
+    options.automation.exit_after = Some(ExitAfter::Teardown);
     let mut window = Window::open(options);
     let view = window.mounted_view().await;
     initialize(&mut window, &view).await;
@@ -471,9 +471,9 @@ fn node_server(label: &str) -> (String, Vec<String>) {
 fn on_config(path: &std::path::Path) -> Window {
     let load = crate::server::config::load_config(path, &Default::default()).map(|l| l.servers).unwrap_or_default();
     let mut options = RunOptions::app_with(load);
-    options.config = Some(path.to_owned());
+    options.launch.config = Some(path.to_owned());
     options.timeout = LIMIT;
-    options.demo_command = Some(node_server("demo"));
+    options.launch.demo_command = Some(node_server("demo"));
     Window::open(options)
 }
 
@@ -663,9 +663,9 @@ async fn a_removed_servers_kept_view_storage_goes_with_it() {
     };
     let (a, c) = (file("a"), file("c"));
     let mut options = RunOptions::app_with(load.clone());
-    options.config = Some(path.clone());
+    options.launch.config = Some(path.clone());
     options.timeout = LIMIT;
-    options.view_storage = Some(kept.clone());
+    options.places.view_storage = Some(kept.clone());
     let mut window = Window::open(options);
     window.servers_are(&[("a", "ready"), ("c", "ready")]).await;
     window.person(ShellMessage::RemoveServer { server: "c".into() });

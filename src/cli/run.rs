@@ -153,10 +153,10 @@ fn run_with(args: RunArgs, launch: Launch) -> anyhow::Result<i32> {
         bail!("--args given {} times for {} --tool", args.args.len(), args.tool.len());
     }
     let mut options = RunOptions::app_with(servers);
-    options.config = config;
-    options.install = launch.install.map(crate::app::install_request::InstallSlot::new);
-    options.startup_error = launch.error;
-    options.front_door = launch.door;
+    options.launch.config = config;
+    options.launch.install = launch.install.map(crate::app::install_request::InstallSlot::new);
+    options.launch.startup_error = launch.error;
+    options.launch.front_door = launch.door;
     for dir in &args.root {
         options.roots.push(crate::server::requests::Root::directory(dir)?);
     }
@@ -179,10 +179,10 @@ fn run_with(args: RunArgs, launch: Launch) -> anyhow::Result<i32> {
             };
             options.opens.push((tool, script.arguments.clone().unwrap_or_default()));
         }
-        options.interaction = Some(script);
+        options.automation.interaction = Some(script);
     }
     if args.test_interface {
-        options.test_requests = Some(serve_test_interface());
+        options.automation.test_requests = Some(serve_test_interface());
     }
     let answer = matches!(args.exit_after, Some(ExitAfterArg::Answer));
     if answer && args.prompt.is_none() {
@@ -191,25 +191,25 @@ fn run_with(args: RunArgs, launch: Launch) -> anyhow::Result<i32> {
     if options.opens.is_empty() && args.exit_after.is_some() && !answer {
         bail!("--exit-after needs at least one --tool");
     }
-    options.model = model_of(&args)?.map(crate::desktop::SharedModel);
-    if options.model.is_none() && (args.prompt.is_some() || args.resume.is_some()) {
+    options.conversation.model = model_of(&args)?.map(crate::desktop::SharedModel);
+    if options.conversation.model.is_none() && (args.prompt.is_some() || args.resume.is_some()) {
         bail!("--prompt and --resume need a model: --model PROVIDER:NAME, or a \"model\" section in the config file");
     }
-    options.prompt = args.prompt.clone();
-    options.resume = match args.resume.as_deref() {
+    options.conversation.prompt = args.prompt.clone();
+    options.conversation.resume = match args.resume.as_deref() {
         Some("last") => Some(last_conversation()?),
         other => other.map(str::to_owned),
     };
     options.trace = args.trace;
-    options.exit_after = args.exit_after.map(|e| match e {
+    options.automation.exit_after = args.exit_after.map(|e| match e {
         ExitAfterArg::Initialized => ExitAfter::Initialized,
         ExitAfterArg::Result => ExitAfter::Result,
         ExitAfterArg::Teardown => ExitAfter::Teardown,
         ExitAfterArg::Answer => ExitAfter::Answer,
     });
-    if options.interaction.is_some() && options.exit_after.is_none() {
+    if options.automation.interaction.is_some() && options.automation.exit_after.is_none() {
         // A View that never starts ends the run too (the session ends it otherwise).
-        options.exit_after = Some(ExitAfter::Initialized);
+        options.automation.exit_after = Some(ExitAfter::Initialized);
     }
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
         bail!("--timeout must be a positive number of seconds");
@@ -221,18 +221,18 @@ fn run_with(args: RunArgs, launch: Launch) -> anyhow::Result<i32> {
         ConsentArg::Deny => Consent::Deny,
     };
     options.opener = args.open_with;
-    options.screenshot = args.screenshot;
-    options.settle = std::time::Duration::from_millis(args.settle_ms);
-    options.preview = args.preview;
+    options.automation.screenshot = args.screenshot;
+    options.automation.settle = std::time::Duration::from_millis(args.settle_ms);
+    options.developer.panel = args.preview;
     options.openai_shim = !args.no_openai_shim;
     if let Some(name) = &args.profile {
         options.profile = Some(crate::profile::HostProfile::named(name).map_err(anyhow::Error::msg)?);
     }
-    options.html = args.html.map(|p| std::path::absolute(&p).unwrap_or(p));
-    options.downloads = args.downloads;
-    options.web_memory_limit_mb = args.web_memory_limit;
-    options.live_views = args.live_views;
-    options.stop_unresponsive = args.stop_unresponsive.map(std::time::Duration::from_secs);
+    options.developer.html = args.html.map(|p| std::path::absolute(&p).unwrap_or(p));
+    options.places.downloads = args.downloads;
+    options.limits.web_memory_limit_mb = args.web_memory_limit;
+    options.limits.live_views = args.live_views;
+    options.limits.stop_unresponsive = args.stop_unresponsive.map(std::time::Duration::from_secs);
     options.theme = args.theme.map(|t| match t {
         ThemeArg::Light => Theme::Light,
         ThemeArg::Dark => Theme::Dark,
@@ -240,7 +240,7 @@ fn run_with(args: RunArgs, launch: Launch) -> anyhow::Result<i32> {
     if let Some(path) = &args.automation {
         let script =
             std::fs::read_to_string(path).with_context(|| format!("cannot read --automation {}", path.display()))?;
-        options.automation = Some(script);
+        options.automation.script = Some(script);
     }
     if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
         bail!("no display: set DISPLAY (for example run under `xvfb-run -a`)");

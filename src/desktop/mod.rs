@@ -111,11 +111,11 @@ impl Running {
             .map_err(|e| Error::Desktop(format!("cannot start the async runtime: {e}")))?;
         let theme = theme_of(window.theme());
         let mut options = options;
-        options.embedded = embedded;
+        options.launch.embedded = embedded;
         let secret = IpcSecret::generate();
         let registry = ProxyRegistry::default();
         let (to_controller, from_ui) = mpsc::unbounded_channel::<HostInput>();
-        let devtools = options.preview;
+        let devtools = options.developer.panel;
         let (overlay, frames) = frames::FrameLayer::new(window_box(window)?, to_controller.clone(), devtools);
         // The controller starts first, so the servers start while WebKit does: what it asks of
         // the window waits in the event loop's queue until the loop runs.

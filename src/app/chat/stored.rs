@@ -7,13 +7,13 @@ use crate::conversation::store::{Record, Store, Stored};
 impl Controller {
     /// The conversations' store: `RunOptions::conversations`, else the user's.
     pub(super) fn store(&self) -> Option<Store> {
-        self.options.conversations.clone().or_else(Store::user)
+        self.options.places.conversations.clone().or_else(Store::user)
     }
 
     /// A conversation with the model: a new one, or the stored `resume` (shown again once the
     /// servers are connected). It replaces the one before, whose outputs are then ignored.
     pub(super) fn begin_conversation(&mut self, resume: Option<&str>) -> Result<(), String> {
-        let model = self.options.model.clone().ok_or("no model")?.0;
+        let model = self.options.conversation.model.clone().ok_or("no model")?.0;
         // Kept on disk (one file each, owner-only); a reopened one goes on in its file.
         let store = self.store();
         let (start, replay): (conversation::Start, _) = match (resume, &store) {

@@ -278,8 +278,8 @@ impl Controller {
                 let _ = results.send((view_id, outcome.map_err(|e| e.to_string())));
             });
         }
-        let html_file = self.options.html.clone();
-        let preview = self.options.preview;
+        let html_file = self.options.developer.html.clone();
+        let preview = self.options.developer.panel;
         let profile = self.options.profile.clone();
         let openai_shim = self.options.openai_shim && profile.as_ref().is_none_or(|p| p.openai_shim);
         let ui = self.ui.clone();
@@ -293,7 +293,7 @@ impl Controller {
                 asks: self.questions.asks(),
                 consent: self.options.consent,
                 opener: self.options.opener.clone(),
-                downloads: self.options.downloads.clone().unwrap_or_else(default_downloads),
+                downloads: self.options.places.downloads.clone().unwrap_or_else(default_downloads),
                 display_modes: self.display_modes(),
                 offers: self.options.profile.as_ref().map(|p| p.offers),
             }),

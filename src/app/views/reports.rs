@@ -35,7 +35,7 @@ impl Controller {
     }
 
     pub(in crate::app) fn on_view_event(&mut self, view: &str, event: ViewEvent) -> Option<i32> {
-        let exit_after = self.options.exit_after;
+        let exit_after = self.options.automation.exit_after;
         match event {
             ViewEvent::Initialized { protocol_version, app_info, app_capabilities } => {
                 tracing::info!(view, app = %app_info.name, version = %app_info.version, %protocol_version, "View initialized");
@@ -51,7 +51,7 @@ impl Controller {
                 self.test_view_initialized(view);
                 // An interaction session runs in the first View once it has its result, and the
                 // run ends with it.
-                if let Some(script) = &self.options.interaction {
+                if let Some(script) = &self.options.automation.interaction {
                     if self.views.get(view).is_some_and(|v| v.reached.result_delivered) {
                         self.interaction.start(script, view, &self.ui, &self.trace);
                     }
@@ -61,8 +61,8 @@ impl Controller {
                     return Some(0);
                 }
                 if exit_after.is_none() {
-                    if let Some(path) = self.options.screenshot.clone() {
-                        let (ui, settle) = (self.ui.clone(), self.options.settle);
+                    if let Some(path) = self.options.automation.screenshot.clone() {
+                        let (ui, settle) = (self.ui.clone(), self.options.automation.settle);
                         tokio::spawn(async move {
                             tokio::time::sleep(settle).await;
                             take_screenshot(&ui, path).await;
@@ -74,7 +74,7 @@ impl Controller {
                 if let Some(v) = self.views.get_mut(view) {
                     v.reached.result_delivered = true;
                 }
-                if let Some(script) = &self.options.interaction {
+                if let Some(script) = &self.options.automation.interaction {
                     if self.views.get(view).is_some_and(|v| v.reached.initialized) {
                         self.interaction.start(script, view, &self.ui, &self.trace);
                     }
