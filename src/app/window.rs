@@ -152,9 +152,21 @@ impl Ui {
 
     /// `view`'s line into its webview, for its session ([`crate::bridge::ViewConfig::post_sink`]):
     /// the session posts on it from its own task, and the controller does not relay.
-    pub(crate) fn line_to(&self, view: String) -> crate::bridge::PostSink {
-        let ui = self.clone();
-        Arc::new(move |msg| ui.post(view.clone(), msg))
+    pub(crate) fn line_to(&self, view: String) -> Arc<dyn crate::bridge::PostSink> {
+        Arc::new(ViewLine { ui: self.clone(), view })
+    }
+}
+
+/// One View's line into its webview: what its session posts goes to the window side as
+/// [`Ui::post`] does, without passing through the controller.
+struct ViewLine {
+    ui: Ui,
+    view: String,
+}
+
+impl crate::bridge::PostSink for ViewLine {
+    fn post(&self, msg: String) {
+        self.ui.post(self.view.clone(), msg);
     }
 }
 

@@ -42,7 +42,7 @@ pub struct ViewConfig {
     /// Where the messages for the View go, if not the output channel as [`ViewOutput::Post`](super::ViewOutput::Post):
     /// called on the session's task with the JSON text, so a host whose webview takes messages
     /// from any thread needs no task to relay them. `None`: the output channel.
-    pub post_sink: Option<PostSink>,
+    pub post_sink: Option<Arc<dyn PostSink>>,
     /// Where the host serves the View's document (a URL of the View's sandbox origin, with the
     /// View's CSP header): `sandbox-resource-ready` then names it (`src`) instead of carrying
     /// [`html`](Self::html), and the proxy loads its frame from it. `None`: the proxy writes
@@ -50,8 +50,20 @@ pub struct ViewConfig {
     pub document_url: Option<String>,
 }
 
-/// A thread-safe line into a View's frame (see [`ViewConfig::post_sink`]).
-pub type PostSink = Arc<dyn Fn(String) + Send + Sync>;
+/// A thread-safe line into a View's frame (see [`ViewConfig::post_sink`]): the session posts
+/// each message for its View on it, from the session's own task, in order.
+///
+/// Any `Fn(String) + Send + Sync` is one, so an embedder may pass a closure.
+pub trait PostSink: Send + Sync {
+    /// Hands `msg` (the JSON text of one message) to the View's frame.
+    fn post(&self, msg: String);
+}
+
+impl<F: Fn(String) + Send + Sync> PostSink for F {
+    fn post(&self, msg: String) {
+        self(msg)
+    }
+}
 
 impl std::fmt::Debug for ViewConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -178,7 +178,7 @@ impl ViewSession {
 
     fn send_text(&self, text: String) {
         match &self.config.post_sink {
-            Some(sink) => sink(text),
+            Some(sink) => sink.post(text),
             None => {
                 let _ = self.out.send((self.config.id.clone(), ViewOutput::Post(text)));
             }
