@@ -12,7 +12,7 @@ mod app_tools;
 mod commands;
 mod stored;
 use crate::conversation::trust::CallReason;
-use crate::conversation::{self, CallId, ConversationHandle, Input, Output, Question, ServerId, ToolOutcome};
+use crate::conversation::{CallId, ConversationHandle, Input, Output, Question, ServerId, ToolOutcome};
 pub(super) use app_tools::AppTools;
 
 /// The most partial inputs a View gets per second while the model writes (each re-renders it).
@@ -45,7 +45,7 @@ pub(super) struct Conversation {
     /// Every View opened for a model's call (never reopened before its call is made).
     model_views: HashSet<ViewId>,
     /// Where every conversation of this run sends its outputs (with its generation).
-    chat_out: Option<mpsc::UnboundedSender<(u64, conversation::Output)>>,
+    chat_out: Option<mpsc::UnboundedSender<(u64, crate::conversation::Output)>>,
     /// Each live View's own tools, offered to the model.
     app_tools: AppTools,
 }
@@ -62,7 +62,7 @@ impl Conversation {
     }
 
     /// Where every conversation of this run sends its outputs.
-    pub(super) fn set_outputs(&mut self, tx: mpsc::UnboundedSender<(u64, conversation::Output)>) {
+    pub(super) fn set_outputs(&mut self, tx: mpsc::UnboundedSender<(u64, crate::conversation::Output)>) {
         self.chat_out = Some(tx);
     }
 
@@ -139,7 +139,7 @@ impl Controller {
         self.options.conversation.model = Some(SharedModel(model.clone()));
         match self.conversation.chat.as_ref() {
             Some(chat) => {
-                chat.handle.send(Input::SwitchModel(conversation::SharedModel(model)));
+                chat.handle.send(Input::SwitchModel(crate::conversation::SharedModel(model)));
                 let ready = ShellCommand::ChatReady { model: described.clone() };
                 self.shell_page.keep(|c| !matches!(c, ShellCommand::ChatReady { .. }));
                 self.shell(ready.clone());
@@ -273,7 +273,7 @@ impl Controller {
         view: &str,
         app: String,
         text: Option<String>,
-    ) -> Option<conversation::AppContext> {
+    ) -> Option<crate::conversation::AppContext> {
         let server = self.views.get(view).map(|v| self.server_id(&v.server));
         self.conversation.chat.as_ref().and_then(|chat| chat.handle.set_context(view, &app, server, text))
     }
@@ -284,13 +284,13 @@ impl Controller {
     }
 
     /// Where the servers' approval modes are kept.
-    pub(super) fn approvals(&self) -> Option<conversation::trust::Approvals> {
-        self.options.places.approvals.clone().or_else(conversation::trust::Approvals::user)
+    pub(super) fn approvals(&self) -> Option<crate::conversation::trust::Approvals> {
+        self.options.places.approvals.clone().or_else(crate::conversation::trust::Approvals::user)
     }
 
     /// The person set a server's approval mode (the servers panel): kept across runs, and in
     /// force for the conversation's next call.
-    pub(super) fn set_approval(&mut self, server: &str, mode: conversation::Approval) {
+    pub(super) fn set_approval(&mut self, server: &str, mode: crate::conversation::Approval) {
         let Some(identity) = self.servers.identity(server) else { return };
         let label = self.label(server);
         tracing::info!(server, mode = mode.as_str(), "the person set the server's approval mode");
@@ -316,11 +316,11 @@ impl Controller {
         if let Some(events) = &self.options.conversation.events {
             let event = match &out {
                 Output::UserTurn { text, from_app } => {
-                    Some(conversation::Event::UserTurn { text: text.clone(), from_app: from_app.clone() })
+                    Some(crate::conversation::Event::UserTurn { text: text.clone(), from_app: from_app.clone() })
                 }
-                Output::Text(text) => Some(conversation::Event::Text(text.clone())),
+                Output::Text(text) => Some(crate::conversation::Event::Text(text.clone())),
                 Output::TurnEnded { text, error } => {
-                    Some(conversation::Event::TurnEnded { text: text.clone(), error: error.clone() })
+                    Some(crate::conversation::Event::TurnEnded { text: text.clone(), error: error.clone() })
                 }
                 _ => None,
             };
@@ -505,7 +505,7 @@ impl Controller {
         tokio::spawn(async move {
             let run = decided.await.unwrap_or(false);
             if let (true, Some(events)) = (run, &events) {
-                let _ = events.send(conversation::Event::ToolCall {
+                let _ = events.send(crate::conversation::Event::ToolCall {
                     server: entry.server.clone(),
                     tool: entry.name().to_owned(),
                     arguments: arguments.clone(),

@@ -19,7 +19,6 @@ use crate::bridge::{
     CallControl, Direction, HostPolicy, Trace, ViewConfig, ViewEvent, ViewHandle, ViewId, ViewOutput, ViewSession,
 };
 use crate::consent::{self, tool_label, LinkSubject};
-use crate::conversation;
 use crate::error::{Error, Result};
 use crate::protocol::styles::host_styles;
 use crate::protocol::{methods, ContainerDimensions, DisplayMode, HostContext, Theme};
@@ -36,7 +35,7 @@ use shell::{ShellCommand, ShellMessage};
 use supervisor::{Supervisor, Tick, ViewProcesses};
 use window::{FrameMount, FrameOp, HostInput, Ui, UserEvent, WebContentOp, WebContentSignal, WindowOp};
 
-mod chat;
+mod conversation;
 pub(crate) mod dialogs;
 mod display;
 mod ending;
@@ -156,7 +155,7 @@ enum Opening {
     /// A reload of an open View (preview): same tool, last input and result.
     Reload,
     /// The model is calling it (with this reserved id): the View opens before the call is
-    /// made, for the arguments the model is still writing (see `chat.rs`).
+    /// made, for the arguments the model is still writing (see `conversation.rs`).
     Model(ViewId),
     /// A sleeping View wakes (see `hibernation.rs`): last input and result, in its card.
     Wake,
@@ -187,8 +186,8 @@ pub(super) struct Controller {
     recovery: Recovery,
     /// The questions put to the person: consent dialogs, elicitations, the install dialog.
     questions: Questions,
-    /// The conversation with the model and the Views of its calls (see `chat.rs`).
-    conversation: chat::Conversation,
+    /// The conversation with the model and the Views of its calls (see `conversation.rs`).
+    conversation: conversation::Conversation,
     /// Preview's live reloads and its log's rate limit (see `preview.rs`).
     preview: preview::Preview,
     /// The servers as the window shows them: tried at start, the welcome, the editor's error.
@@ -264,7 +263,7 @@ impl Controller {
             views: Views::new(teardowns),
             recovery: Recovery::new(options_stop_after, recycle_tx, probation_tx),
             questions: Questions::new(asks),
-            conversation: chat::Conversation::default(),
+            conversation: conversation::Conversation::default(),
             preview: preview::Preview::new(started),
             server_list: servers::ServerList::default(),
             ending: Ending::new(finished_tx),

@@ -193,7 +193,7 @@ impl Controller {
                 // The server's own words about using it (what the model is told, as the model
                 // gets them: cut to the conversation's bound).
                 let instructions = self.servers.current(&info.name).and_then(|c| c.instructions()).map(|i| {
-                    let mut shown: String = i.chars().take(conversation::MAX_INSTRUCTIONS_BYTES).collect();
+                    let mut shown: String = i.chars().take(crate::conversation::MAX_INSTRUCTIONS_BYTES).collect();
                     if shown.len() < i.len() {
                         shown.push_str(" […]");
                     }
@@ -201,7 +201,7 @@ impl Controller {
                 });
                 // When the model's calls to it ask first (only with a conversation).
                 let approval = self.conversation.is_on().then(|| {
-                    let key = conversation::trust::Approvals::key(&info.identity);
+                    let key = crate::conversation::trust::Approvals::key(&info.identity);
                     remembered.get(&key).map(|r| r.mode).unwrap_or_default().as_str()
                 });
                 // What it calls itself goes beside its label, never instead (a server may not

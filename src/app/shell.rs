@@ -352,7 +352,7 @@ pub enum ShellMessage {
         server: String,
     },
     /// The person set when the model's calls to a server ask first (`always`, `changes`,
-    /// `never`: see `conversation::Approval`).
+    /// `never`: see `crate::conversation::Approval`).
     Approval {
         /// The server.
         server: String,

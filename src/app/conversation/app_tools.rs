@@ -1,7 +1,7 @@
 //! The Apps' own tools in the conversation: a View that says it has tools
 //! (`appCapabilities.tools`) has them read with `tools/list` once it is initialized and again
 //! on its `notifications/tools/list_changed`; the model is offered them while the View lives
-//! (`app_<view>__<tool>`, see `conversation::tools`) and its calls go to the View through the
+//! (`app_<view>__<tool>`, see `crate::conversation::tools`) and its calls go to the View through the
 //! bridge. A View that closes or sleeps takes its tools with it. Its tools are its server's:
 //! the conversation's trust rules apply to them as to the server's own.
 

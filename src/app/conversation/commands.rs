@@ -2,8 +2,8 @@
 //! offered as `/name` with their arguments; running one (`prompts/get`) makes a turn of its
 //! messages, labelled as that server's words (never as the person's). A server's resources can
 //! be attached to a prompt: each is read and goes with the prompt, named. Either way the
-//! server's text goes as JSON after the host's marker (`conversation::words`), and the
-//! conversation counts the server's data as in it (see `conversation::trust`).
+//! server's text goes as JSON after the host's marker (`crate::conversation::words`), and the
+//! conversation counts the server's data as in it (see `crate::conversation::trust`).
 
 use super::*;
 use crate::app::shell::Attachment;

@@ -16,14 +16,16 @@ impl Controller {
         let model = self.options.conversation.model.clone().ok_or("no model")?.0;
         // Kept on disk (one file each, owner-only); a reopened one goes on in its file.
         let store = self.store();
-        let (start, replay): (conversation::Start, _) = match (resume, &store) {
+        let (start, replay): (crate::conversation::Start, _) = match (resume, &store) {
             (Some(id), Some(store)) => {
                 let stored = store.load(id).map_err(|e| format!("cannot reopen the conversation {id}: {e}"))?;
-                (conversation::Start::reopened(&stored, store.append(id).ok()), Some(stored))
+                (crate::conversation::Start::reopened(&stored, store.append(id).ok()), Some(stored))
             }
             (Some(_), None) => return Err("cannot reopen a conversation: no data directory".into()),
-            (None, Some(store)) => (conversation::Start::new(Vec::new(), store.create(&model.describe()).ok()), None),
-            (None, None) => (conversation::Start::default(), None),
+            (None, Some(store)) => {
+                (crate::conversation::Start::new(Vec::new(), store.create(&model.describe()).ok()), None)
+            }
+            (None, None) => (crate::conversation::Start::default(), None),
         };
         let writer = &start.store;
         match &writer {
@@ -32,8 +34,8 @@ impl Controller {
         }
         let mut start = start;
         let registry = self.servers.clone();
-        start.instructions = Some(conversation::InstructionsSource(Arc::new(move || registry.instructions())));
-        let (handle, mut out) = conversation::start_with(model, self.conversation_tools(), start);
+        start.instructions = Some(crate::conversation::InstructionsSource(Arc::new(move || registry.instructions())));
+        let (handle, mut out) = crate::conversation::start_with(model, self.conversation_tools(), start);
         // The modes the person set for each server (kept across runs).
         if let Some(approvals) = self.approvals() {
             for server in self.servers.servers() {

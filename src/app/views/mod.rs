@@ -258,7 +258,7 @@ impl Controller {
             drop(session_rx);
         } else if model_call {
             // The model's call is made by the conversation once its arguments are complete (and
-            // allowed): it takes the session from here (see `chat.rs`, `model_call_started`).
+            // allowed): it takes the session from here (see `conversation.rs`, `model_call_started`).
             self.views.model_sessions.insert(view_id.clone(), session_rx);
         } else if cached.is_none() {
             // The tool call: its outcome goes to the View once the session exists. (A reload
