@@ -415,7 +415,7 @@ impl Controller {
         if let Some(v) = self.views.remove(view) {
             v.handle.frame_gone();
         }
-        self.registry.remove(view);
+        self.proxies.remove(view);
         // Its process stays even if it does not respond now: sleep is the host's own choice
         // and must not stop the server's other Views.
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Unmount { view: view.to_owned(), keep_process: true }));

@@ -30,7 +30,7 @@ use crate::server::requests::{ElicitAnswer, ElicitationKind, Root};
 use crate::server::ServerSpec;
 use crate::ui_resource::ui_resource_from_read;
 use dialogs::{content_text, open_url, Answer, Ask, Consent, DesktopPolicy, DesktopRequests};
-use proxies::{ProxyPolicy, ProxyRegistry};
+use proxies::{ProxyPages, ProxyPolicy};
 use shell::{ShellCommand, ShellMessage};
 use supervisor::{Supervisor, Tick, ViewProcesses};
 use window::{FrameMount, FrameOp, HostInput, Ui, UserEvent, WebContentOp, WebContentSignal, WindowOp};
@@ -172,7 +172,7 @@ struct StartupOpen {
 pub(super) struct Controller {
     options: RunOptions,
     ui: Ui,
-    registry: ProxyRegistry,
+    proxies: ProxyPages,
     theme: Theme,
     window: (f64, f64),
     started: Instant,
@@ -217,7 +217,7 @@ impl Controller {
     pub(super) fn new(
         options: RunOptions,
         ui: Ui,
-        registry: ProxyRegistry,
+        proxies: ProxyPages,
         system_theme: Theme,
         started: Instant,
     ) -> (Self, Receivers) {
@@ -253,7 +253,7 @@ impl Controller {
         let controller = Self {
             options,
             ui,
-            registry,
+            proxies,
             theme,
             window: (1200.0, 820.0),
             started,

@@ -177,7 +177,7 @@ impl Controller {
                     if let Some(task) = pending.task {
                         task.abort();
                     }
-                    self.registry.remove(&view);
+                    self.proxies.remove(&view);
                     tracing::info!(view = %view, "cancelled before its View was mounted");
                     self.unmount(&view);
                     if self.views.is_startup(&view) && self.options.automation.exit_after.is_some() {

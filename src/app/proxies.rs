@@ -20,13 +20,13 @@ pub struct ProxyPolicy {
 
 /// View id -> proxy policy, filled in before the shell mounts a View.
 #[derive(Debug, Clone, Default)]
-pub struct ProxyRegistry {
+pub struct ProxyPages {
     policies: Arc<RwLock<HashMap<String, ProxyPolicy>>>,
     /// View id -> the secret part of its document's URL and its HTML, until its frame loads it.
     documents: Arc<Mutex<HashMap<String, (String, String)>>>,
 }
 
-impl ProxyRegistry {
+impl ProxyPages {
     /// Registers the policy for a View.
     pub fn insert(&self, view: &str, policy: ProxyPolicy) {
         self.policies.write().unwrap_or_else(|e| e.into_inner()).insert(view.to_owned(), policy);

@@ -420,7 +420,7 @@ impl Controller {
             if self.fell_asleep(&id) {
                 continue;
             }
-            self.registry.remove(&id);
+            self.proxies.remove(&id);
             self.forget_context(&id);
             self.refuse_dialogs_of(&id);
             self.unmount(&id);
@@ -506,7 +506,7 @@ impl Controller {
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Clear));
         for (id, v) in open {
             v.handle.frame_gone();
-            self.registry.remove(&id);
+            self.proxies.remove(&id);
             self.forget_context(&id);
             let closing = !v.phase.is_live();
             // A View going to sleep comes back as its sleeper's card.

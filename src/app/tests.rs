@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::proxies::ProxyRegistry;
+use super::proxies::ProxyPages;
 use super::shell::{ShellCommand, ShellMessage};
 use super::window::{FrameOp, HostInput, Ui, UserEvent};
 use super::{Controller, ExitAfter, RunOptions};
@@ -35,7 +35,7 @@ struct Window {
     posts: Vec<(String, Value)>,
     exit: Option<i32>,
     /// What the window's scheme handler serves (each View's document).
-    registry: ProxyRegistry,
+    proxies: ProxyPages,
 }
 
 impl Window {
@@ -59,8 +59,8 @@ impl Window {
             at_once(&event, &line);
             tx.send(event).is_ok()
         });
-        let registry = ProxyRegistry::default();
-        let (app, receivers) = Controller::new(options, ui, registry.clone(), Theme::Light, Instant::now());
+        let proxies = ProxyPages::default();
+        let (app, receivers) = Controller::new(options, ui, proxies.clone(), Theme::Light, Instant::now());
         tokio::spawn(app.run(from_ui, receivers));
         let _ = input.send(HostInput::Shell(ShellMessage::Ready));
         // The shell's heartbeat, as the page sends it (without it the app judges the shell hung).
@@ -78,7 +78,7 @@ impl Window {
             prepared: Vec::new(),
             posts: Vec::new(),
             exit: None,
-            registry,
+            proxies,
         }
     }
 
@@ -174,7 +174,7 @@ async fn initialize(window: &mut Window, view: &ViewHandle) -> Value {
     let token = src.split_once(&format!("/view.html?view={id}&t=")).map(|(_, t)| t).unwrap_or_default();
     assert_eq!(token.len(), 32, "the View's document URL, with its token: {ready}");
     assert_eq!(ready["params"]["html"], "", "the HTML is not sent as well: {ready}");
-    let html = window.registry.take_document(&id, token).unwrap_or_default();
+    let html = window.proxies.take_document(&id, token).unwrap_or_default();
     assert!(html.contains('<'), "the View's HTML, served once: {html:?}");
     say(
         view,

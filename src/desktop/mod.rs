@@ -30,7 +30,7 @@ use tao::window::WindowBuilder;
 use tokio::sync::mpsc;
 use wry::WebViewBuilder;
 
-use crate::app::proxies::ProxyRegistry;
+use crate::app::proxies::ProxyPages;
 use crate::app::shell::ShellMessage;
 use crate::app::window::{HostInput, Ui, UserEvent, WindowOp};
 use crate::error::{Error, Result};
@@ -47,9 +47,9 @@ fn theme_of(theme: tao::window::Theme) -> crate::protocol::Theme {
 /// True for navigations the webview may perform: the shell, the proxy page of a mounted View (on
 /// its own origin) and the frames a proxy writes into. Everything else (a View trying to navigate
 /// anywhere, including other pages of its sandbox origin) is refused.
-fn navigation_allowed(url: &str, registry: &ProxyRegistry) -> bool {
+fn navigation_allowed(url: &str, proxies: &ProxyPages) -> bool {
     url.starts_with(&format!("{HOST_ORIGIN}/"))
-        || registry.is_proxy_url(url)
+        || proxies.is_proxy_url(url)
         || url == "about:blank"
         || url == "about:srcdoc"
 }
@@ -113,14 +113,14 @@ impl Running {
         let mut options = options;
         options.launch.embedded = embedded;
         let secret = IpcSecret::generate();
-        let registry = ProxyRegistry::default();
+        let proxies = ProxyPages::default();
         let (to_controller, from_ui) = mpsc::unbounded_channel::<HostInput>();
         let devtools = options.developer.panel;
         let (overlay, frames) = frames::FrameLayer::new(window_box(window)?, to_controller.clone(), devtools);
         // The controller starts first, so the servers start while WebKit does: what it asks of
         // the window waits in the event loop's queue until the loop runs.
         let ui = ui.with_post_line(frames::post_line(&frames));
-        let (controller, receivers) = crate::app::Controller::new(options, ui, registry.clone(), theme, started);
+        let (controller, receivers) = crate::app::Controller::new(options, ui, proxies.clone(), theme, started);
         runtime.spawn(controller.run(from_ui, receivers));
         let webview = {
             use wry::WebViewBuilderExtUnix;
@@ -128,7 +128,7 @@ impl Running {
             let builder = host_webview(
                 layer.context(),
                 &secret,
-                &registry,
+                &proxies,
                 to_controller.clone(),
                 std::rc::Rc::downgrade(&frames),
                 devtools,
@@ -385,20 +385,20 @@ fn open_inspector(_webview: &wry::WebView) {
 fn host_webview<'a>(
     context: &'a mut wry::WebContext,
     secret: &IpcSecret,
-    registry: &ProxyRegistry,
+    proxies: &ProxyPages,
     to_controller: mpsc::UnboundedSender<HostInput>,
     frames: std::rc::Weak<std::cell::RefCell<frames::FrameLayer>>,
     devtools: bool,
 ) -> WebViewBuilder<'a> {
     let ipc_secret = secret.clone();
-    let sandbox_registry = registry.clone();
-    let nav_registry = registry.clone();
+    let sandbox_proxies = proxies.clone();
+    let nav_proxies = proxies.clone();
     let builder = WebViewBuilder::new_with_web_context(context)
         .with_devtools(devtools)
         .with_initialization_script(secret.init_script())
         .with_custom_protocol(HOST_SCHEME.into(), move |_id, request| schemes::serve_host(&request))
         .with_asynchronous_custom_protocol(SANDBOX_SCHEME.into(), move |_id, request, responder| {
-            responder.respond(schemes::serve_sandbox(&request, &sandbox_registry));
+            responder.respond(schemes::serve_sandbox(&request, &sandbox_proxies));
         })
         .with_ipc_handler(move |request| {
             let body = request.body();
@@ -431,7 +431,7 @@ fn host_webview<'a>(
             }
         })
         .with_navigation_handler(move |url| {
-            let ok = navigation_allowed(&url, &nav_registry);
+            let ok = navigation_allowed(&url, &nav_proxies);
             if !ok {
                 tracing::warn!("blocked navigation to {url}");
             }
@@ -500,7 +500,7 @@ mod tests {
 
     #[test]
     fn navigation_is_limited_to_our_schemes() {
-        let reg = ProxyRegistry::default();
+        let reg = ProxyPages::default();
         reg.insert(
             "v1",
             crate::app::proxies::ProxyPolicy {

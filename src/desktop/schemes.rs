@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use wry::http::{header, Request, Response, StatusCode};
 
-use crate::app::proxies::ProxyRegistry;
+use crate::app::proxies::ProxyPages;
 
 const SHELL_HTML: &str = include_str!("../../assets/index.html");
 const SHELL_JS: &str = include_str!("../../assets/shell.js");
@@ -195,7 +195,7 @@ fn query<'a>(uri: &'a wry::http::Uri, key: &str) -> &'a str {
 ///   which the written document inherits;
 /// - `proxy.js`, and `openai-shim.js` (loaded by an OpenAI Apps SDK widget's document as a
 ///   same-origin script, so it runs under that View's CSP like the View's own scripts).
-pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Response<Body> {
+pub fn serve_sandbox(request: &Request<Vec<u8>>, proxies: &ProxyPages) -> Response<Body> {
     let uri = request.uri();
     let label = uri.host().unwrap_or_default();
     let html = "text/html; charset=utf-8";
@@ -208,7 +208,7 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
             let policy = shared_proxy_policy(&crate::sandbox::origin::sandbox_origin(label));
             response(StatusCode::OK, html, Cow::Borrowed(PROXY_HTML.as_bytes()), Some(&policy))
         }
-        "/proxy.html" => match registry.policy(query(uri, "view")) {
+        "/proxy.html" => match proxies.policy(query(uri, "view")) {
             // The label check keeps a View of one server from loading another server's proxy.
             Some(policy) if policy.label == label => response(
                 StatusCode::OK,
@@ -220,8 +220,8 @@ pub fn serve_sandbox(request: &Request<Vec<u8>>, registry: &ProxyRegistry) -> Re
         },
         "/view.html" => {
             let view = query(uri, "view");
-            match registry.policy(view) {
-                Some(policy) if policy.label == label => match registry.take_document(view, query(uri, "t")) {
+            match proxies.policy(view) {
+                Some(policy) if policy.label == label => match proxies.take_document(view, query(uri, "t")) {
                     Some(doc) => response(
                         StatusCode::OK,
                         html,
@@ -262,7 +262,7 @@ mod tests {
 
     #[test]
     fn proxy_is_served_with_its_views_csp_and_only_on_its_label() {
-        let reg = ProxyRegistry::default();
+        let reg = ProxyPages::default();
         reg.insert("v1", ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into(), clipboard_write: false });
         let ok = serve_sandbox(&get("mcp-sandbox://abc/proxy.html?view=v1"), &reg);
         assert_eq!(ok.status(), 200);
@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn a_shared_proxy_page_allows_only_its_views_documents() {
-        let reg = ProxyRegistry::default();
+        let reg = ProxyPages::default();
         let page = serve_sandbox(&get("mcp-sandbox://abc/proxy.html?frame=f1"), &reg);
         assert_eq!(page.status(), 200);
         let csp = page.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap().to_owned();
@@ -297,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_views_document_is_served_once_with_its_csp_on_its_label_only() {
-        let reg = ProxyRegistry::default();
+        let reg = ProxyPages::default();
         reg.insert("v1", ProxyPolicy { label: "abc".into(), csp: "default-src 'none'".into(), clipboard_write: false });
         let t = reg.put_document("v1", "<p>the view</p>".into());
         assert_eq!(serve_sandbox(&get(&format!("mcp-sandbox://other/view.html?view=v1&t={t}")), &reg).status(), 404);

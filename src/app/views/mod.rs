@@ -285,7 +285,7 @@ impl Controller {
         let ui = self.ui.clone();
 
         let servers = self.servers.clone();
-        let registry = self.registry.clone();
+        let proxies = self.proxies.clone();
         let host_context = self.host_context(DisplayMode::Inline);
         let policy: Arc<dyn HostPolicy> = match &self.options.policy {
             Some(custom) => custom.0.clone(),
@@ -359,7 +359,7 @@ impl Controller {
             tracing::info!(resource = %uri, "CSP: {}", csp.header);
             let label = sandbox_label(&servers.identity(&server).unwrap_or_default());
             let clipboard_write = resource.meta.permissions.as_ref().is_some_and(|p| p.clipboard_write.is_some());
-            registry.insert(&view_id, ProxyPolicy { label: label.clone(), csp: csp.header.clone(), clipboard_write });
+            proxies.insert(&view_id, ProxyPolicy { label: label.clone(), csp: csp.header.clone(), clipboard_write });
             if preview && html_file.is_none() {
                 // Hot reload on resources/updated needs the server to announce them.
                 if let Err(e) = conn.subscribe(&uri).await {
@@ -389,7 +389,7 @@ impl Controller {
             } else {
                 // The session needs the HTML only to trace it.
                 let traced = if trace.is_recording() { resource.html.clone() } else { String::new() };
-                let token = registry.put_document(&view_id, resource.html);
+                let token = proxies.put_document(&view_id, resource.html);
                 (traced, Some(document_url(&label, &view_id, &token)))
             };
             let mut config = ViewConfig::new(view_id.clone(), tool, html);
@@ -605,18 +605,14 @@ impl Controller {
         });
         self.hibernation.mounted(&id, Instant::now());
         let src = format!("{}/proxy.html?view={id}", sandbox_origin(&label));
-        let document = self.registry.document_token(&id).map(|token| document_url(&label, &id, &token));
+        let document = self.proxies.document_token(&id).map(|token| document_url(&label, &id, &token));
         let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Mount(FrameMount {
             view: id.clone(),
             label: label.clone(),
             src,
             document,
-            origins: self
-                .registry
-                .policy(&id)
-                .map(|p| crate::sandbox::csp::request_origins(&p.csp))
-                .unwrap_or_default(),
-            clipboard_write: self.registry.policy(&id).is_some_and(|p| p.clipboard_write),
+            origins: self.proxies.policy(&id).map(|p| crate::sandbox::csp::request_origins(&p.csp)).unwrap_or_default(),
+            clipboard_write: self.proxies.policy(&id).is_some_and(|p| p.clipboard_write),
             session: handle.clone(),
             height: first_height,
         })));
@@ -683,7 +679,7 @@ pub(super) fn result_for_person(result: &Value) -> (String, bool) {
 }
 
 /// Where a View's document is served: its own URL of its server's sandbox origin, with the
-/// token only the host knows (see `ProxyRegistry::put_document`).
+/// token only the host knows (see `ProxyPages::put_document`).
 fn document_url(label: &str, view: &str, token: &str) -> String {
     format!("{}/view.html?view={view}&t={token}", sandbox_origin(label))
 }

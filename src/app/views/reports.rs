@@ -143,7 +143,7 @@ impl Controller {
         if let Some(v) = self.views.get_mut(view) {
             if v.phase.is_open() {
                 v.phase = Phase::Gone;
-                self.registry.remove(view);
+                self.proxies.remove(view);
                 self.unmount(view);
             }
         }
