@@ -170,28 +170,28 @@ impl mcp_apps_host::server::auth::Authorizer for Abandoned {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sign_in_in_progress_can_be_cancelled_and_tried_again() {
     no_keyring();
-    use mcp_apps_host::server::registry::{Registry, ServerStatus};
+    use mcp_apps_host::server::set::{ServerSet, ServerStatus};
     let server = Server::fixture("oauth-server.mjs", &[]);
     let spec = ServerSpec::from_url(&server.url("/mcp"), &[]).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let options = ConnectOptions::default().token_dir(dir.path()).authorizer(Arc::new(Abandoned));
-    let registry = Registry::new(vec![spec], options);
-    registry.start().await;
-    let name = registry.names()[0].clone();
-    assert!(matches!(registry.status(&name), Some(ServerStatus::SignInRequired { .. })), "{:?}", registry.servers());
+    let set = ServerSet::new(vec![spec], options);
+    set.start().await;
+    let name = set.names()[0].clone();
+    assert!(matches!(set.status(&name), Some(ServerStatus::SignInRequired { .. })), "{:?}", set.servers());
     // Nobody finishes in the browser: the sign-in waits until it is cancelled.
     let waiting = {
-        let (registry, name) = (registry.clone(), name.clone());
-        tokio::spawn(async move { registry.sign_in(&name).await })
+        let (set, name) = (set.clone(), name.clone());
+        tokio::spawn(async move { set.sign_in(&name).await })
     };
     let started = std::time::Instant::now();
-    while registry.status(&name) != Some(ServerStatus::SigningIn) {
-        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", registry.servers());
+    while set.status(&name) != Some(ServerStatus::SigningIn) {
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", set.servers());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    registry.cancel_sign_in(&name);
+    set.cancel_sign_in(&name);
     let outcome = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("cancel ends the wait").unwrap();
     assert!(outcome.unwrap_err().to_string().contains("cancelled"));
-    assert!(matches!(registry.status(&name), Some(ServerStatus::SignInRequired { .. })), "the Sign in button is back");
-    registry.shutdown().await;
+    assert!(matches!(set.status(&name), Some(ServerStatus::SignInRequired { .. })), "the Sign in button is back");
+    set.shutdown().await;
 }

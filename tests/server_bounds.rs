@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use mcp_apps_host::bridge::{BoxFuture, CallControl};
 use mcp_apps_host::server::connection::{ConnectOptions, Connection, LIST_TIMEOUT};
-use mcp_apps_host::server::registry::{Registry, ServerStatus};
 use mcp_apps_host::server::requests::{ElicitAnswer, Elicitation, ServerRequests, MAX_PENDING_ELICITATIONS};
+use mcp_apps_host::server::set::{ServerSet, ServerStatus};
 use mcp_apps_host::server::ServerSpec;
 use mcp_apps_host::Error;
 use serde_json::Value;
@@ -241,38 +241,38 @@ async fn a_server_that_never_answers_tools_list_fails_within_the_list_deadline()
 async fn a_silent_server_does_not_hold_up_a_good_one_in_the_registry() {
     let limit = Duration::from_secs(5);
     let specs = vec![bounds("silent-tools-list"), node_stdio(BASIC, &["--stdio"])];
-    let registry = Registry::new(specs, ConnectOptions::default().list_timeout(limit));
-    let names = registry.names();
+    let set = ServerSet::new(specs, ConnectOptions::default().list_timeout(limit));
+    let names = set.names();
     let (silent, good) = (names[0].clone(), names[1].clone());
     let started = Instant::now();
     let starting = tokio::spawn({
-        let registry = registry.clone();
-        async move { registry.start().await }
+        let set = set.clone();
+        async move { set.start().await }
     });
     assert!(
-        wait_until(BOUND, || registry.status(&good) == Some(ServerStatus::Ready)).await,
+        wait_until(BOUND, || set.status(&good) == Some(ServerStatus::Ready)).await,
         "the good server is ready: {:?}",
-        registry.servers()
+        set.servers()
     );
     let ready = started.elapsed();
-    let result = registry.port(&good).call_tool("get-time".into(), None, CallControl::default()).await.unwrap();
+    let result = set.port(&good).call_tool("get-time".into(), None, CallControl::default()).await.unwrap();
     assert!(!first_text(&result).is_empty(), "{result}");
     let used = started.elapsed();
     if used < limit {
-        assert_eq!(registry.status(&silent), Some(ServerStatus::Starting), "still listing: {:?}", registry.servers());
+        assert_eq!(set.status(&silent), Some(ServerStatus::Starting), "still listing: {:?}", set.servers());
     }
     tokio::time::timeout(limit + BOUND, starting)
         .await
         .expect("start returns once the silent server's list deadline passed")
         .unwrap();
     let failed = started.elapsed();
-    let Some(ServerStatus::Failed { reason, .. }) = registry.status(&silent) else {
-        panic!("the silent server fails: {:?}", registry.servers())
+    let Some(ServerStatus::Failed { reason, .. }) = set.status(&silent) else {
+        panic!("the silent server fails: {:?}", set.servers())
     };
     assert!(reason.contains("tools/list") && reason.contains("within 5 s"), "{reason}");
-    assert_eq!(registry.status(&good), Some(ServerStatus::Ready));
-    eprintln!("registry: good server ready after {ready:?} and used after {used:?}; silent one failed after {failed:?}: {reason}");
-    registry.shutdown().await;
+    assert_eq!(set.status(&good), Some(ServerStatus::Ready));
+    eprintln!("server set: good server ready after {ready:?} and used after {used:?}; silent one failed after {failed:?}: {reason}");
+    set.shutdown().await;
 }
 
 /// Holds every elicitation until released, counting what reached it (what a person would see).

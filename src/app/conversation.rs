@@ -659,7 +659,7 @@ fn result_card(tool: &str, text: &str, error: bool) -> String {
 /// server's tool through its port (restart and sign-in on demand). Returns what the model gets,
 /// and the result (or why it failed) for the View.
 async fn call_for_model(
-    servers: &Arc<Registry>,
+    servers: &Arc<ServerSet>,
     trace: &Trace,
     view: Option<&str>,
     entry: &ToolEntry,

@@ -25,8 +25,8 @@ use crate::protocol::{methods, ContainerDimensions, DisplayMode, HostContext, Th
 use crate::sandbox::{build_csp, origin::sandbox_origin, sandbox_label};
 use crate::server::auth::SystemBrowser;
 use crate::server::connection::{ConnectOptions, RequestHandler, ServerChange};
-use crate::server::registry::{Registry, ServerEvent, ServerEventKind, ServerStatus, ToolEntry};
 use crate::server::requests::{ElicitAnswer, ElicitationKind, Root};
+use crate::server::set::{ServerEvent, ServerEventKind, ServerSet, ServerStatus, ToolEntry};
 use crate::server::ServerSpec;
 use crate::ui_resource::ui_resource_from_read;
 use dialogs::{content_text, open_url, Answer, Ask, Consent, DesktopPolicy, DesktopRequests};
@@ -177,7 +177,7 @@ pub(super) struct Controller {
     window: (f64, f64),
     started: Instant,
     trace: Trace,
-    servers: Arc<Registry>,
+    servers: Arc<ServerSet>,
     /// The shell's page: whether it is ready, what waits for it, what it is sent again.
     shell_page: ShellPage,
     /// The Views: open, being prepared, named at start (see `views/`).
@@ -249,7 +249,7 @@ impl Controller {
         let browser = SystemBrowser { opener: options.opener.clone() };
         let mut connect = ConnectOptions::default().roots(options.roots.clone()).authorizer(Arc::new(browser));
         connect.requests = requests;
-        let servers = Registry::new(options.servers.clone(), connect);
+        let servers = ServerSet::new(options.servers.clone(), connect);
         let controller = Self {
             options,
             ui,

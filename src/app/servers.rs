@@ -8,10 +8,10 @@ use crate::install::config_file::{self, ConfigEntry};
 use crate::install::Resolved;
 use crate::server::config::{load_config, LoadOptions};
 
-/// The lines of a server's log the person is shown (the registry keeps its stderr's tail).
+/// The lines of a server's log the person is shown (the server set keeps its stderr's tail).
 const LOG_LINES: usize = 40;
 
-/// The servers as the window shows them, beyond what the registry knows.
+/// The servers as the window shows them, beyond what the server set knows.
 #[derive(Default)]
 pub(super) struct ServerList {
     /// Set once every server was tried at start.
@@ -99,7 +99,7 @@ impl Controller {
         }
     }
 
-    /// A server's announcement reaches its own Views (the registry re-read its lists already).
+    /// A server's announcement reaches its own Views (the server set re-read its lists already).
     pub(super) fn on_server_change(&mut self, server: &str, change: ServerChange) {
         let Some(conn) = self.servers.current(server) else { return };
         let open = |v: &&ViewState| v.phase.is_open() && v.server == server;
@@ -429,7 +429,7 @@ impl Controller {
         self.show_servers();
     }
 
-    /// Brings the registry in line with the config file: new entries start, gone (or disabled)
+    /// Brings the server set in line with the config file: new entries start, gone (or disabled)
     /// ones stop, and a server restarts only when its own entry changed.
     pub(super) fn apply_config(&mut self, path: &std::path::Path) {
         let load = match load_config(path, &LoadOptions::new()) {
@@ -465,7 +465,7 @@ impl Controller {
         self.show_servers();
     }
 
-    /// What the person sees for `server`: its label (see [`Registry::label`]), never its key.
+    /// What the person sees for `server`: its label (see [`ServerSet::label`]), never its key.
     pub(super) fn label(&self, server: &str) -> String {
         self.servers.label(server).unwrap_or_else(|| server.to_owned())
     }

@@ -26,7 +26,7 @@ use super::window::{InputOp, UserEvent};
 use super::{Controller, Opening};
 use crate::bridge::ViewId;
 use crate::conversation::ToolOutcome;
-use crate::server::registry::ToolEntry;
+use crate::server::set::ToolEntry;
 
 /// The methods, as a runner names them.
 pub const METHODS: &[&str] = &[

@@ -10,9 +10,9 @@ use super::messages::Contexts;
 use super::turn::Conversation;
 use super::{bound_context, store, AppContext, Approval, Input, Names, Output, Owner, Question, ServerId, Trust};
 use crate::model::{ChatItem, Model};
-use crate::server::registry::{Registry, ServerInstructions, ToolEntry};
+use crate::server::set::{ServerInstructions, ServerSet, ToolEntry};
 
-/// Where the servers' `instructions` come from (the registry's, or an embedder's).
+/// Where the servers' `instructions` come from (the server set's, or an embedder's).
 #[derive(Clone)]
 pub struct InstructionsSource(pub Arc<dyn Fn() -> Vec<ServerInstructions> + Send + Sync>);
 
@@ -34,7 +34,7 @@ pub struct Start {
     pub names: Vec<(String, Owner)>,
     /// The servers whose data a reopened conversation holds, with their labels.
     pub seen: Vec<(ServerId, String)>,
-    /// The servers' `instructions` (see [`start`], which takes them from the registry).
+    /// The servers' `instructions` (see [`start`], which takes them from the server set).
     pub instructions: Option<InstructionsSource>,
 }
 
@@ -156,12 +156,12 @@ impl ConversationHandle {
 /// output receiver are dropped.
 pub fn start(
     model: Arc<dyn Model>,
-    servers: Arc<Registry>,
+    servers: Arc<ServerSet>,
     mut start: Start,
 ) -> (ConversationHandle, mpsc::UnboundedReceiver<Output>) {
     if start.instructions.is_none() {
-        let registry = servers.clone();
-        start.instructions = Some(InstructionsSource(Arc::new(move || registry.instructions())));
+        let set = servers.clone();
+        start.instructions = Some(InstructionsSource(Arc::new(move || set.instructions())));
     }
     start_with(model, Arc::new(move || servers.tools()), start)
 }

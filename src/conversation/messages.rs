@@ -8,7 +8,7 @@ use tokio::sync::oneshot;
 
 use super::{Question, ServerId};
 use crate::model::Model;
-use crate::server::registry::ToolEntry;
+use crate::server::set::ToolEntry;
 
 /// Our id for a tool call (unique in the conversation).
 pub type CallId = String;

@@ -12,7 +12,7 @@ use super::{
     SUBSET_TOOLS, SYSTEM_PROMPT,
 };
 use crate::model::ToolSpec;
-use crate::server::registry::ToolEntry;
+use crate::server::set::ToolEntry;
 
 /// One search finds at most this many tools.
 const FOUND_PER_SEARCH: usize = 20;

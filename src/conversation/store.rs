@@ -38,7 +38,7 @@ pub enum Record {
     Call {
         /// The model's id for the call.
         call_id: String,
-        /// The server (its name in the registry).
+        /// The server (its name in the server set).
         server: String,
         /// The tool.
         tool: String,

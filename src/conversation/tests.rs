@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 
 use super::*;
 use crate::model::{ChatItem, Model, ModelError, ModelEvent, ModelRequest};
-use crate::server::registry::{ServerInstructions, ToolEntry};
+use crate::server::set::{ServerInstructions, ToolEntry};
 
 /// A model that answers each request with the next of its scripted answers and keeps the
 /// requests it got.

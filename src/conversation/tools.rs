@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::model::ToolSpec;
-use crate::server::registry::ToolEntry;
+use crate::server::set::ToolEntry;
 
 /// A model's tool names: `^[a-zA-Z0-9_-]{1,64}$` in both APIs.
 const MAX_NAME: usize = 64;
@@ -27,11 +27,11 @@ pub(crate) fn is_reserved(name: &str) -> bool {
     name.get(..HOST_PREFIX.len()).is_some_and(|p| p.eq_ignore_ascii_case(HOST_PREFIX))
 }
 
-/// A server as a party to the conversation: its name in the registry and its stable identity
+/// A server as a party to the conversation: its name in the server set and its stable identity
 /// (its command line or URL). Another program under the same name is another server.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ServerId {
-    /// Its name in the registry.
+    /// Its name in the server set.
     pub server: String,
     /// Its identity (`ServerSpec::identity`).
     pub identity: String,
@@ -329,7 +329,7 @@ mod tests {
         let mut names = Names::default();
         let b_as_index = labelled("index", "index", "stdio:node b/index.mjs", json!({"name": "lookup"}));
         assert_eq!(offered(std::slice::from_ref(&b_as_index), &mut names), ["index__lookup"]);
-        // The registry of a later run calls another program `index`: another owner, another name.
+        // The server set of a later run calls another program `index`: another owner, another name.
         let a_as_index = labelled("index", "index", "stdio:node a/index.mjs", json!({"name": "lookup"}));
         assert_eq!(
             offered(&[a_as_index.clone(), b_as_index.clone()], &mut names),

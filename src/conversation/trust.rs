@@ -21,7 +21,7 @@ use serde_json::Value;
 use sha2::Digest;
 
 use super::tools::{Owner, ServerId};
-use crate::server::registry::ToolEntry;
+use crate::server::set::ToolEntry;
 
 /// When the person is asked before the model calls one of a server's tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -360,7 +360,7 @@ mod tests {
 
     /// `node notes.mjs` in two folders: two programs (the second's `notes.mjs` is another
     /// file, with a destructive tool). Each entry's tools carry its spec's identity, as the
-    /// registry gives them.
+    /// server set gives them.
     fn notes_in_two_folders() -> (tempfile::TempDir, ToolEntry, ToolEntry, [crate::server::ServerSpec; 2]) {
         let dir = tempfile::tempdir().unwrap();
         let spec = |folder: &str| {

@@ -16,7 +16,7 @@ use super::{
     ToolOutcome, Trust, FIND_TOOLS, MAX_CALLS_PER_ANSWER, MAX_STEPS, STOPPED,
 };
 use crate::model::{partial_json, ChatItem, Model, ModelEvent, ModelRequest, ToolCall};
-use crate::server::registry::ToolEntry;
+use crate::server::set::ToolEntry;
 
 /// At most one partial input per call this often (the View re-renders each one).
 const PARTIAL_EVERY: Duration = Duration::from_millis(50);

@@ -3,10 +3,10 @@
 pub mod auth;
 pub mod config;
 pub mod connection;
-pub mod registry;
 pub mod requests;
+pub mod set;
 pub mod sse;
 
 pub use config::ServerSpec;
 pub use connection::Connection;
-pub use registry::{Registry, ServerStatus};
+pub use set::{ServerSet, ServerStatus};

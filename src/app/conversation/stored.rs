@@ -33,8 +33,8 @@ impl Controller {
             None => tracing::warn!("conversation with {} (not saved: no data directory)", model.describe()),
         }
         let mut start = start;
-        let registry = self.servers.clone();
-        start.instructions = Some(crate::conversation::InstructionsSource(Arc::new(move || registry.instructions())));
+        let set = self.servers.clone();
+        start.instructions = Some(crate::conversation::InstructionsSource(Arc::new(move || set.instructions())));
         let (handle, mut out) = crate::conversation::start_with(model, self.conversation_tools(), start);
         // The modes the person set for each server (kept across runs).
         if let Some(approvals) = self.approvals() {

@@ -654,7 +654,7 @@ impl Controller {
 /// A tool call of the host's own (the person's, the model's, a View's first): through the
 /// server's port like a View's calls (restart and sign-in on demand), traced both ways.
 pub(super) async fn call_tool_traced(
-    servers: &Arc<Registry>,
+    servers: &Arc<ServerSet>,
     trace: &Trace,
     view: Option<&str>,
     server: &str,

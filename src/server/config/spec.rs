@@ -118,7 +118,7 @@ impl ServerSpec {
         }
     }
 
-    /// The same server under another name (a registry's unique name for it: what its
+    /// The same server under another name (a server set's unique name for it: what its
     /// requests to the host, sampling and elicitation, are known by). A built-in server keeps
     /// its name.
     pub fn named(&self, new: &str) -> Self {
@@ -138,7 +138,7 @@ impl ServerSpec {
     /// person gave (a config file's key, an embedder's name, a built-in server's). A key written
     /// the same as the made-up name says no more than the command line, so it counts as made up
     /// too. Either way the name stands as the server's label: a server may not rename itself
-    /// (see [`crate::server::registry::Registry::label`]).
+    /// (see [`crate::server::set::ServerSet::label`]).
     pub fn name_is_derived(&self) -> bool {
         match self {
             Self::Stdio { name, program, args, .. } => *name == display_name(program, args),
@@ -147,7 +147,7 @@ impl ServerSpec {
         }
     }
 
-    /// The server's identity: what approval modes are remembered by, what the registry and the
+    /// The server's identity: what approval modes are remembered by, what the server set and the
     /// servers panel tell servers apart by, and what its sandbox origin is derived from.
     ///
     /// A remote server is its URL (`http:URL`, `sse:URL`). Configured headers do not count:

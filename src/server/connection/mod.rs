@@ -98,7 +98,7 @@ impl Connection {
 
     /// Whether the connection still works: false once the transport closed (the process exited,
     /// the HTTP session or SSE stream could not be recovered, or [`Connection::shutdown`] ran).
-    /// A registry restarts a server whose connection is no longer alive.
+    /// A server set restarts a server whose connection is no longer alive.
     pub fn is_alive(&self) -> bool {
         !self.peer.is_transport_closed()
     }
@@ -136,7 +136,7 @@ impl Connection {
 
     /// The server's own name for itself, from its initialize result: `serverInfo.title` when it
     /// gives one, else `serverInfo.name` (`None` when both are blank). Untrusted text: make it
-    /// one line before showing it (the registry's labels do, see [`crate::server::registry::Registry::label`]).
+    /// one line before showing it (the server set's labels do, see [`crate::server::set::ServerSet::label`]).
     pub fn server_title(&self) -> Option<String> {
         let info = self.peer.peer_info()?;
         let own = info.server_info.as_ref()?;

@@ -85,7 +85,7 @@ pub struct ConnectOptions {
     pub authorizer: Option<SharedAuthorizer>,
     /// How the host registers with authorization servers (default: dynamic registration).
     pub client_registration: ClientRegistration,
-    /// The server spoke a 2025 revision the last time (set by the registry for a restart): its
+    /// The server spoke a 2025 revision the last time (set by the server set for a restart): its
     /// `initialize` is sent at once, without a `server/discover` probe that a server which drops
     /// unknown methods would make wait 10 s again.
     pub(crate) known_legacy: bool,

@@ -1,27 +1,27 @@
-//! A server as a View's bridge sees it: calls go through the registry, so a failed server is
+//! A server as a View's bridge sees it: calls go through the server set, so a failed server is
 //! restarted when a View needs it.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::Registry;
+use super::ServerSet;
 use crate::bridge::{BoxFuture, CallControl, ServerPort};
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc::code;
 use crate::protocol::RpcError;
 use crate::server::connection::auth_challenge_of;
 
-impl Registry {
+impl ServerSet {
     /// A [`ServerPort`] for a View of `name`: every call goes to the server's current connection,
     /// restarting it on demand, so a View outlives a crash of its server.
     pub fn port(self: &Arc<Self>, name: &str) -> Arc<dyn ServerPort> {
-        Arc::new(RegistryPort { registry: self.clone(), server: name.to_owned() })
+        Arc::new(ServerSetPort { set: self.clone(), server: name.to_owned() })
     }
 }
 
-struct RegistryPort {
-    registry: Arc<Registry>,
+struct ServerSetPort {
+    set: Arc<ServerSet>,
     server: String,
 }
 
@@ -29,16 +29,16 @@ fn unavailable(e: Error) -> RpcError {
     RpcError::new(code::UNAVAILABLE, e.to_string())
 }
 
-impl ServerPort for RegistryPort {
+impl ServerPort for ServerSetPort {
     fn call_tool(
         &self,
         name: String,
         arguments: Option<Map<String, Value>>,
         control: CallControl,
     ) -> BoxFuture<Result<Value, RpcError>> {
-        let (registry, server) = (self.registry.clone(), self.server.clone());
+        let (set, server) = (self.set.clone(), self.server.clone());
         Box::pin(async move {
-            let conn = registry.connection(&server).await.map_err(unavailable)?;
+            let conn = set.connection(&server).await.map_err(unavailable)?;
             let CallControl { progress, cancelled, meta } = control;
             let again = CallControl { progress: progress.clone(), cancelled: None, meta: meta.clone() };
             let first =
@@ -47,28 +47,28 @@ impl ServerPort for RegistryPort {
             let Some(challenge) = first.as_ref().err().and_then(auth_challenge_of).map(str::to_owned) else {
                 return first;
             };
-            registry.needs_sign_in(&server, &challenge).await;
-            let conn = registry.connection(&server).await.map_err(unavailable)?;
+            set.needs_sign_in(&server, &challenge).await;
+            let conn = set.connection(&server).await.map_err(unavailable)?;
             conn.call_tool(name, arguments, again).await
         })
     }
 
     fn request(&self, method: &str, params: Value) -> BoxFuture<Result<Value, RpcError>> {
-        let (registry, server, method) = (self.registry.clone(), self.server.clone(), method.to_owned());
+        let (set, server, method) = (self.set.clone(), self.server.clone(), method.to_owned());
         Box::pin(async move {
-            let conn = registry.connection(&server).await.map_err(unavailable)?;
+            let conn = set.connection(&server).await.map_err(unavailable)?;
             conn.request(&method, params).await
         })
     }
 
     fn tool(&self, name: &str) -> Option<Value> {
         // A failed server's last known tools: the call itself restarts it.
-        let known = self.registry.with_entry(&self.server, |e| e.connection.clone().or_else(|| e.last.clone()));
+        let known = self.set.with_entry(&self.server, |e| e.connection.clone().or_else(|| e.last.clone()));
         known.flatten().and_then(|c| c.tool(name))
     }
 
     fn listed_tool(&self, name: &str) -> Option<crate::ui_resource::ListedTool> {
-        let known = self.registry.with_entry(&self.server, |e| e.connection.clone().or_else(|| e.last.clone()));
+        let known = self.set.with_entry(&self.server, |e| e.connection.clone().or_else(|| e.last.clone()));
         known.flatten().and_then(|c| c.listed_tool(name))
     }
 }

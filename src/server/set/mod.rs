@@ -2,14 +2,14 @@
 //! a failure, and a tool index that keeps same-named tools of different servers apart.
 //!
 //! A failed server is not restarted in a loop: it is restarted *on demand* (a View calls one of
-//! its tools, a person opens one, or [`Registry::restart`] is called) once its backoff has passed.
+//! its tools, a person opens one, or [`ServerSet::restart`] is called) once its backoff has passed.
 //! Each failure doubles the backoff ([`BACKOFF_START`] up to [`BACKOFF_MAX`]); a connection that
 //! succeeds resets it. One server's failure never touches the others.
 //!
-//! **Names and labels.** Every server has a *name*, its key here: fixed when the registry is
+//! **Names and labels.** Every server has a *name*, its key here: fixed when the server set is
 //! made (the config key, or what [`ServerSpec::from_command_line`] / [`ServerSpec::from_url`]
 //! made up, made unique with ` (2)`, ` (3)`...), never changed. Everything that finds a server
-//! uses it: `--tool SERVER/TOOL`, [`Registry::find_tool`], [`Registry::port`], the shell's
+//! uses it: `--tool SERVER/TOOL`, [`ServerSet::find_tool`], [`ServerSet::port`], the shell's
 //! restart and sign-in buttons. A server's *label*, what a person sees (the picker, a View's
 //! card, dialogs, approval questions, log lines) and what the model's tool descriptions name it
 //! by, is that same name: a server may not rename itself. Its own `serverInfo.title` (else
@@ -21,7 +21,7 @@
 //! lookup made with the name the person typed, and the key would change under a running View.
 //!
 //! **Identity.** What tells programs apart (see [`ServerSpec::identity`]) is taken when the
-//! registry is made and again at each connection, from the program that connection started:
+//! set is made and again at each connection, from the program that connection started:
 //! trust kept for one program never passes to another started under the same entry.
 
 use std::sync::{Arc, Mutex};
@@ -46,21 +46,21 @@ pub use lifecycle::{backoff, BACKOFF_MAX, BACKOFF_START};
 pub use tools::{ServerInstructions, ToolEntry};
 
 /// The servers of one host.
-pub struct Registry {
+pub struct ServerSet {
     entries: Mutex<Vec<Entry>>,
     options: ConnectOptions,
     events: broadcast::Sender<ServerEvent>,
 }
 
-impl std::fmt::Debug for Registry {
+impl std::fmt::Debug for ServerSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<String> = self.lock().iter().map(|e| e.name.clone()).collect();
-        f.debug_struct("Registry").field("servers", &names).finish_non_exhaustive()
+        f.debug_struct("ServerSet").field("servers", &names).finish_non_exhaustive()
     }
 }
 
-impl Registry {
-    /// A registry of these servers (not yet connected: see [`Registry::start`]). Servers with the
+impl ServerSet {
+    /// A server set of these servers (not yet connected: see [`ServerSet::start`]). Servers with the
     /// same display name get ` (2)`, ` (3)`... appended so every name is unique.
     pub fn new(specs: Vec<ServerSpec>, options: ConnectOptions) -> Arc<Self> {
         let mut entries: Vec<Entry> = Vec::new();

@@ -1,10 +1,10 @@
-//! What a server is doing, and the events a registry sends when that changes.
+//! What a server is doing, and the events a server set sends when that changes.
 
 use std::time::Instant;
 
 use tokio::sync::broadcast;
 
-use super::Registry;
+use super::ServerSet;
 use crate::server::connection::ServerChange;
 
 /// Where a server is.
@@ -27,7 +27,7 @@ pub enum ServerStatus {
         /// Which restart this is (1 for the first).
         attempt: u32,
     },
-    /// A remote server that wants sign-in first: [`Registry::sign_in`] (or any call to one of
+    /// A remote server that wants sign-in first: [`ServerSet::sign_in`] (or any call to one of
     /// its tools) starts it.
     SignInRequired {
         /// The server's `WWW-Authenticate` challenge.
@@ -58,7 +58,7 @@ impl ServerStatus {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServerEvent {
-    /// The server's name in the registry.
+    /// The server's name in the server set.
     pub server: String,
     /// What happened.
     pub kind: ServerEventKind,
@@ -74,7 +74,7 @@ pub enum ServerEventKind {
     Change(ServerChange),
 }
 
-impl Registry {
+impl ServerSet {
     pub(super) fn set_status(&self, name: &str, status: ServerStatus) {
         if self.with_entry(name, |e| e.status = status.clone()).is_some() {
             let _ = self.events.send(ServerEvent { server: name.to_owned(), kind: ServerEventKind::Status(status) });

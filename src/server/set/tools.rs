@@ -2,15 +2,15 @@
 
 use serde_json::Value;
 
-use super::{Registry, ServerStatus};
+use super::{ServerSet, ServerStatus};
 use crate::error::{Error, Result};
 use crate::ui_resource::{ToolUi, UiLinkError};
 
-/// A server's `instructions`, as the registry has them.
+/// A server's `instructions`, as the server set has them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServerInstructions {
-    /// The server's name in the registry.
+    /// The server's name in the server set.
     pub server: String,
     /// Its identity.
     pub identity: String,
@@ -24,9 +24,9 @@ pub struct ServerInstructions {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ToolEntry {
-    /// The server's name in the registry.
+    /// The server's name in the server set.
     pub server: String,
-    /// The server as a person sees it named (see [`Registry::label`]).
+    /// The server as a person sees it named (see [`ServerSet::label`]).
     pub label: String,
     /// The server's stable identity (its command line or URL: see `ServerSpec::identity`).
     pub identity: String,
@@ -53,7 +53,7 @@ impl ToolEntry {
     }
 }
 
-impl Registry {
+impl ServerSet {
     /// The tool index: every tool of every server, in server order. A failed server keeps its
     /// last known tools: calling one restarts it on demand.
     pub fn tools(&self) -> Vec<ToolEntry> {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::{Registry, ServerStatus};
+use super::{ServerSet, ServerStatus};
 use crate::server::config::ServerSpec;
 use crate::server::connection::Connection;
 
@@ -10,9 +10,9 @@ use crate::server::connection::Connection;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServerInfo {
-    /// The name in the registry (unique, stable: what lookups take).
+    /// The name in the server set (unique, stable: what lookups take).
     pub name: String,
-    /// What a person sees (unique too): see [`Registry::label`].
+    /// What a person sees (unique too): see [`ServerSet::label`].
     pub label: String,
     /// What the server calls itself (its `serverInfo` title or name, one line), when that is
     /// not its label: shown beside the label, never instead of it.
@@ -77,7 +77,7 @@ impl Entry {
     }
 }
 
-impl Registry {
+impl ServerSet {
     /// The servers' names, in configuration order.
     pub fn names(&self) -> Vec<String> {
         self.lock().iter().map(|e| e.name.clone()).collect()
@@ -120,7 +120,7 @@ impl Registry {
         self.with_entry(name, |e| e.identity.clone())
     }
 
-    /// One server's spec, as the registry runs it.
+    /// One server's spec, as the server set runs it.
     pub fn spec(&self, name: &str) -> Option<ServerSpec> {
         self.with_entry(name, |e| e.spec.clone())
     }

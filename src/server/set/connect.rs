@@ -4,18 +4,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::entries::{calls_itself, Entry};
-use super::{Registry, ServerStatus};
+use super::{ServerSet, ServerStatus};
 use crate::error::{Error, Result};
 use crate::server::connection::{Connection, Negotiation};
 
-impl Registry {
+impl ServerSet {
     /// Connects every server, all at once; returns when each is ready, failed, or waits for
-    /// sign-in (which is not started: see [`Registry::start_signing_in`]).
+    /// sign-in (which is not started: see [`ServerSet::start_signing_in`]).
     pub async fn start(self: &Arc<Self>) {
         self.start_with(false).await;
     }
 
-    /// [`Registry::start`], and servers that want sign-in get it right away (the person asked
+    /// [`ServerSet::start`], and servers that want sign-in get it right away (the person asked
     /// for something on them, such as a tool named on the command line).
     pub async fn start_signing_in(self: &Arc<Self>) {
         self.start_with(true).await;
@@ -67,7 +67,7 @@ impl Registry {
             })
             .ok_or_else(|| self.unknown(name))?;
         // The connection (and every request it brings to the host: sampling, elicitation) goes
-        // by this registry's unique name: two servers a config calls `index` must not share
+        // by this server set's unique name: two servers a config calls `index` must not share
         // one name in a dialog or one sampling budget.
         let spec = spec.named(name);
         match status {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 use super::entries::{unique, Entry};
-use super::{Registry, ServerEvent, ServerEventKind, ServerStatus};
+use super::{ServerEvent, ServerEventKind, ServerSet, ServerStatus};
 use crate::error::Result;
 use crate::server::config::ServerSpec;
 use crate::server::connection::{Connection, ServerChange};
@@ -20,7 +20,7 @@ pub const BACKOFF_MAX: Duration = Duration::from_secs(60);
 /// How often a ready connection is checked for a closed transport (a crashed process).
 const LIVENESS_POLL: Duration = Duration::from_millis(250);
 
-impl Registry {
+impl ServerSet {
     /// Marks a server failed and schedules its earliest restart.
     pub(super) fn failed(&self, name: &str, reason: &str) {
         let failures = self
@@ -113,7 +113,7 @@ impl Registry {
         self.connection(name).await
     }
 
-    /// Adds a server to a running registry (the person added it in the app) and starts
+    /// Adds a server to a running server set (the person added it in the app) and starts
     /// connecting it: its status goes out as for the servers of the start, `starting` first.
     /// Returns its name (the spec's, made unique).
     pub fn add(self: &Arc<Self>, spec: ServerSpec) -> String {

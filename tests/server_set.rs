@@ -1,4 +1,4 @@
-//! Many servers in one registry, and the requests servers send to the host, against real
+//! Many servers in one set, and the requests servers send to the host, against real
 //! servers: `@modelcontextprotocol/server-everything` (elicitation, sampling, roots),
 //! `server-basic-vanillajs`, and the fault fixture for crashes.
 
@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use mcp_apps_host::bridge::{BoxFuture, CallControl};
 use mcp_apps_host::protocol::RpcError;
 use mcp_apps_host::server::connection::{ConnectOptions, Connection};
-use mcp_apps_host::server::registry::{Registry, ServerEventKind, ServerStatus};
 use mcp_apps_host::server::requests::{ElicitAnswer, Elicitation, ElicitationKind, Root, ServerRequests};
+use mcp_apps_host::server::set::{ServerEventKind, ServerSet, ServerStatus};
 use mcp_apps_host::server::ServerSpec;
 use serde_json::{json, Value};
 use server_support::{first_text, node_stdio, Server};
@@ -49,61 +49,61 @@ async fn two_real_servers_in_one_registry_keep_a_same_named_tool_apart() {
     let http = Server::npm(BASIC, &[]);
     let stdio = node_stdio(BASIC, &["--stdio"]);
     let remote = ServerSpec::from_url(&http.url("/mcp"), &[]).unwrap();
-    let registry = Registry::new(vec![stdio, remote], ConnectOptions::default());
-    let names = registry.names();
+    let set = ServerSet::new(vec![stdio, remote], ConnectOptions::default());
+    let names = set.names();
     let started = Instant::now();
-    registry.start().await;
+    set.start().await;
     eprintln!("two servers ready in {:?}", started.elapsed());
-    assert!(registry.servers().iter().all(|s| s.status == ServerStatus::Ready), "{:?}", registry.servers());
+    assert!(set.servers().iter().all(|s| s.status == ServerStatus::Ready), "{:?}", set.servers());
     // The index has `get-time` twice, once per server; the bare name is ambiguous.
-    let index = registry.tools();
+    let index = set.tools();
     let owners: Vec<&str> = index.iter().filter(|t| t.name() == "get-time").map(|t| t.server.as_str()).collect();
     assert_eq!(owners, [names[0].as_str(), names[1].as_str()], "{index:?}");
-    let err = registry.find_tool(None, "get-time").unwrap_err().to_string();
+    let err = set.find_tool(None, "get-time").unwrap_err().to_string();
     assert!(err.contains("several servers"), "{err}");
     // Each server's port reaches that server: the stdio one is a process, the remote one is not.
     for name in &names {
-        let entry = registry.find_tool(Some(name), "get-time").unwrap();
+        let entry = set.find_tool(Some(name), "get-time").unwrap();
         assert_eq!(&entry.server, name);
-        let result = registry.port(name).call_tool("get-time".into(), None, CallControl::default()).await.unwrap();
+        let result = set.port(name).call_tool("get-time".into(), None, CallControl::default()).await.unwrap();
         assert!(!first_text(&result).is_empty(), "{result}");
     }
-    assert!(registry.current(&names[0]).unwrap().process_id().is_some());
-    assert!(registry.current(&names[1]).unwrap().process_id().is_none());
-    let pid = registry.current(&names[0]).unwrap().process_id().unwrap();
-    registry.shutdown().await;
+    assert!(set.current(&names[0]).unwrap().process_id().is_some());
+    assert!(set.current(&names[1]).unwrap().process_id().is_none());
+    let pid = set.current(&names[0]).unwrap().process_id().unwrap();
+    set.shutdown().await;
     assert!(!server_support::process_exists(pid), "shutdown stops the stdio server");
-    assert!(registry.servers().iter().all(|s| s.status == ServerStatus::Stopped));
+    assert!(set.servers().iter().all(|s| s.status == ServerStatus::Stopped));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_crashed_server_fails_alone_and_is_restarted_on_demand_after_its_backoff() {
     let crashing = node_stdio("fault-server-stdio.mjs", &["crash-mid-call"]);
-    let registry = Registry::new(vec![crashing, ServerSpec::builtin("demo")], ConnectOptions::default());
-    let mut events = registry.events();
-    registry.start().await;
-    let name = registry.names()[0].clone();
-    assert_eq!(registry.status(&name), Some(ServerStatus::Ready));
-    let port = registry.port(&name);
+    let set = ServerSet::new(vec![crashing, ServerSpec::builtin("demo")], ConnectOptions::default());
+    let mut events = set.events();
+    set.start().await;
+    let name = set.names()[0].clone();
+    assert_eq!(set.status(&name), Some(ServerStatus::Ready));
+    let port = set.port(&name);
 
     // The crash: the pending call gets an error with the server's last words, at once.
     let started = Instant::now();
     let err = port.call_tool("work".into(), None, CallControl::default()).await.unwrap_err();
     assert!(err.message.contains("crashing mid-call"), "{}", err.message);
-    // The registry notices and marks it failed, with a reason; the other server is untouched.
-    while !matches!(registry.status(&name), Some(ServerStatus::Failed { .. })) {
-        assert!(started.elapsed() < BOUND, "never marked failed: {:?}", registry.servers());
+    // The server set notices and marks it failed, with a reason; the other server is untouched.
+    while !matches!(set.status(&name), Some(ServerStatus::Failed { .. })) {
+        assert!(started.elapsed() < BOUND, "never marked failed: {:?}", set.servers());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let detected = started.elapsed();
-    let Some(ServerStatus::Failed { reason, retry_at }) = registry.status(&name) else { unreachable!() };
+    let Some(ServerStatus::Failed { reason, retry_at }) = set.status(&name) else { unreachable!() };
     assert!(reason.contains("process ended"), "{reason}");
     // Its tools stay known while it is down: calling one is what restarts it.
-    assert!(registry.find_tool(Some(&name), "echo").is_ok(), "{:?}", registry.tools());
+    assert!(set.find_tool(Some(&name), "echo").is_ok(), "{:?}", set.tools());
     assert!(port.tool("echo").is_some());
-    assert_eq!(registry.status("demo"), Some(ServerStatus::Ready));
+    assert_eq!(set.status("demo"), Some(ServerStatus::Ready));
     let greet = json!({"name": "Ada"}).as_object().cloned();
-    let demo = registry.port("demo").call_tool("greet".into(), greet, CallControl::default()).await;
+    let demo = set.port("demo").call_tool("greet".into(), greet, CallControl::default()).await;
     assert!(demo.is_ok(), "the other server keeps working: {demo:?}");
 
     // Needed again within the backoff: a clear error, no new process.
@@ -114,7 +114,7 @@ async fn a_crashed_server_fails_alone_and_is_restarted_on_demand_after_its_backo
     let args = json!({"text": "back"}).as_object().cloned();
     let restarted = port.call_tool("echo".into(), args, CallControl::default()).await.unwrap();
     assert!(first_text(&restarted).contains("back"), "{restarted}");
-    assert_eq!(registry.status(&name), Some(ServerStatus::Ready));
+    assert_eq!(set.status(&name), Some(ServerStatus::Ready));
 
     let mut statuses = Vec::new();
     while let Ok(e) = events.try_recv() {
@@ -124,7 +124,7 @@ async fn a_crashed_server_fails_alone_and_is_restarted_on_demand_after_its_backo
     }
     assert_eq!(statuses, ["ready", "failed", "reconnecting", "ready"], "the server's story");
     eprintln!("crash detected after {detected:?}; restarted on demand after the backoff");
-    registry.shutdown().await;
+    set.shutdown().await;
 }
 
 /// Answers elicitations with fixed values (or never, or declines) and samples with a canned reply.
@@ -242,34 +242,34 @@ async fn sampling_is_offered_only_with_a_sampler_and_roots_are_what_was_configur
 async fn a_server_that_spoke_2025_is_restarted_without_the_discover_probe() {
     // It drops `server/discover` unanswered: its first start waits out rmcp's 10 s probe.
     let silent = node_stdio("fault-server-stdio.mjs", &["discover-silent"]);
-    let registry = Registry::new(vec![silent], ConnectOptions::default());
-    let name = registry.names()[0].clone();
+    let set = ServerSet::new(vec![silent], ConnectOptions::default());
+    let name = set.names()[0].clone();
     let started = Instant::now();
-    let first = registry.connection(&name).await.unwrap();
+    let first = set.connection(&name).await.unwrap();
     assert!(started.elapsed() >= Duration::from_secs(9), "the probe was waited out: {:?}", started.elapsed());
     assert_eq!(first.negotiation(), Some(mcp_apps_host::server::connection::Negotiation::Initialize));
     // Its restart remembers the revision: `initialize` at once.
     let started = Instant::now();
-    let again = registry.restart(&name).await.unwrap();
+    let again = set.restart(&name).await.unwrap();
     let took = started.elapsed();
     assert!(took < Duration::from_secs(5), "no second probe: {took:?}");
     assert!(!again.stderr_tail().iter().any(|l| l.starts_with("DISCOVER")), "{:?}", again.stderr_tail());
-    registry.shutdown().await;
+    set.shutdown().await;
 }
 
 /// A server may not rename itself (SECURITY.md, "A server's identity"): one that calls itself
 /// `host`, one that calls itself `notes` (the config's name of another server) and the config's
 /// `notes` (which calls itself `Vault`) are labelled by the names the host and the config gave
-/// them, in the registry's snapshot and in every tool entry (the model's descriptions and the
+/// them, in the server set's snapshot and in every tool entry (the model's descriptions and the
 /// approval questions take the label); what each calls itself stands beside.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_calling_itself_host_or_another_servers_name_keeps_the_name_it_was_given() {
     let server = |name: &str| node_stdio("trust-server.mjs", &["--name", name, "--role", "lookup"]);
     let specs = vec![server("host"), server("notes"), server("Vault").named("notes")];
-    let registry = Registry::new(specs, ConnectOptions::default());
-    registry.start().await;
+    let set = ServerSet::new(specs, ConnectOptions::default());
+    set.start().await;
     let shown: Vec<(String, String, Option<String>)> =
-        registry.servers().into_iter().map(|s| (s.name, s.label, s.calls_itself)).collect();
+        set.servers().into_iter().map(|s| (s.name, s.label, s.calls_itself)).collect();
     let own = |n: &str| Some(n.to_owned());
     assert_eq!(
         shown,
@@ -279,7 +279,7 @@ async fn a_server_calling_itself_host_or_another_servers_name_keeps_the_name_it_
             ("notes".into(), "notes".into(), own("Vault")),
         ]
     );
-    let labels: Vec<(String, String)> = registry.tools().into_iter().map(|t| (t.server, t.label)).collect();
+    let labels: Vec<(String, String)> = set.tools().into_iter().map(|t| (t.server, t.label)).collect();
     assert!(!labels.is_empty() && labels.iter().all(|(server, label)| server == label), "{labels:?}");
-    registry.shutdown().await;
+    set.shutdown().await;
 }
