@@ -1,4 +1,6 @@
-//! The desktop app's [`HostPolicy`]: people decide, in in-app dialogs.
+//! The app's [`HostPolicy`] and [`ServerRequests`]: the person decides, in the app's dialogs
+//! (each question an [`Ask`] that whatever window the app has shows). Display-free: the names
+//! say where the decision is made, not which window shows it.
 
 use std::path::PathBuf;
 
@@ -95,9 +97,9 @@ pub(crate) struct Prompt {
     pub accept: &'static str,
 }
 
-/// The desktop app's answers to servers' requests: elicitation in an in-app form; sampling on
+/// The app's answers to servers' requests: elicitation in an in-app form; sampling on
 /// the conversation's model once the person said yes (offered only with a model).
-pub(crate) struct DesktopRequests {
+pub(crate) struct DialogRequests {
     pub asks: mpsc::UnboundedSender<Ask>,
     pub consent: Consent,
     pub model: Option<std::sync::Arc<dyn crate::model::Model>>,
@@ -105,7 +107,7 @@ pub(crate) struct DesktopRequests {
     pub sampling: crate::model::sampling::Load,
 }
 
-impl ServerRequests for DesktopRequests {
+impl ServerRequests for DialogRequests {
     fn can_sample(&self) -> bool {
         self.model.is_some()
     }
@@ -191,7 +193,8 @@ impl ServerRequests for DesktopRequests {
     }
 }
 
-pub(crate) struct DesktopPolicy {
+/// The app's decisions for Views: what needs the person is asked in a dialog.
+pub(crate) struct DialogPolicy {
     pub asks: mpsc::UnboundedSender<Ask>,
     pub consent: Consent,
     /// A command that opens links instead of the system browser (tests, kiosks).
@@ -215,7 +218,7 @@ pub(crate) fn content_text(content: &[Value]) -> String {
         .join("\n")
 }
 
-impl DesktopPolicy {
+impl DialogPolicy {
     fn confirm(&self, view: &ViewInfo, prompt: Prompt) -> BoxFuture<Answer> {
         match self.consent {
             Consent::Allow => return Box::pin(async { Answer::Yes }),
@@ -280,7 +283,7 @@ fn unique_path(dir: &std::path::Path, name: &str) -> PathBuf {
     (2..).map(|n| dir.join(format!("{stem} ({n}){ext}"))).find(|p| !p.exists()).expect("an unused name exists")
 }
 
-impl HostPolicy for DesktopPolicy {
+impl HostPolicy for DialogPolicy {
     fn capabilities(&self) -> PolicyCapabilities {
         let offers = self.offers.unwrap_or(crate::profile::Offers {
             open_links: true,

@@ -29,7 +29,7 @@ use crate::server::requests::{ElicitAnswer, ElicitationKind, Root};
 use crate::server::set::{ServerEvent, ServerEventKind, ServerSet, ServerStatus, ToolEntry};
 use crate::server::ServerSpec;
 use crate::ui_resource::ui_resource_from_read;
-use dialogs::{content_text, open_url, Answer, Ask, Consent, DesktopPolicy, DesktopRequests};
+use dialogs::{content_text, open_url, Answer, Ask, Consent, DialogPolicy, DialogRequests};
 use proxies::{ProxyPages, ProxyPolicy};
 use shell::{ShellCommand, ShellMessage};
 use supervisor::{Supervisor, Tick, ViewProcesses};
@@ -238,7 +238,7 @@ impl Controller {
         }
         let (interaction, interaction_end) = interaction::Slot::new(options.automation.interaction.as_ref());
         let requests = options.requests.clone().unwrap_or_else(|| {
-            RequestHandler(Arc::new(DesktopRequests {
+            RequestHandler(Arc::new(DialogRequests {
                 asks: asks.clone(),
                 consent: options.consent,
                 model: options.conversation.model.clone().map(|m| m.0),

@@ -289,7 +289,7 @@ impl Controller {
         let host_context = self.host_context(DisplayMode::Inline);
         let policy: Arc<dyn HostPolicy> = match &self.options.policy {
             Some(custom) => custom.0.clone(),
-            None => Arc::new(DesktopPolicy {
+            None => Arc::new(DialogPolicy {
                 asks: self.questions.asks(),
                 consent: self.options.consent,
                 opener: self.options.opener.clone(),
