@@ -81,7 +81,7 @@ const FRONT_OF_SCOPE: &str = "libflite_cmu_time_awb.so";
 
 static BUS_STAND_IN: AtomicBool = AtomicBool::new(false);
 static GL_OFF: AtomicBool = AtomicBool::new(false);
-/// [`NO_EGL_VENDORS`] is set, until the desktop made its web context (`give_egl_back`).
+/// [`NO_EGL_VENDORS`] is set, until the window runtime made its web context (`give_egl_back`).
 static EGL_OFF: AtomicBool = AtomicBool::new(false);
 /// [`PRELOAD`] names [`FRONT_OF_SCOPE`] for WebKit's processes.
 static PRELOAD_SET: AtomicBool = AtomicBool::new(false);

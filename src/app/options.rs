@@ -31,7 +31,7 @@ pub struct RunOptions {
     pub roots: Vec<Root>,
     /// Answers servers' elicitation and sampling instead of the in-app form.
     pub requests: Option<RequestHandler>,
-    /// Decides for the Views instead of the desktop's consent dialogs.
+    /// Decides for the Views instead of the app's consent dialogs.
     pub policy: Option<SharedPolicy>,
     /// How consent prompts are answered.
     pub consent: Consent,
