@@ -315,3 +315,67 @@ fn entries_that_share_a_command_line_say_what_tells_them_apart() {
     let b = format!("in {}, env: MARK (other values)", there.display());
     assert_eq!(said, json!({"a": a, "b": b, "c": null, "panelB": b}));
 }
+
+/// The editor finds Claude Desktop's and VS Code's files where those apps keep them and offers
+/// each with what it would bring; a server the person has already (the same command line and
+/// environment) is not imported again, and once imported, the file offers nothing new.
+#[test]
+fn the_editor_offers_other_apps_files_and_imports_a_server_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("starts.log");
+    let config = dir.path().join("mcp.json");
+    std::fs::write(&config, json!({"mcpServers": {"demo": demo("mine", "", &log)}}).to_string()).unwrap();
+    let apps = dir.path().join("config-home");
+    let claude = apps.join("Claude/claude_desktop_config.json");
+    std::fs::create_dir_all(claude.parent().unwrap()).unwrap();
+    let claude_servers = json!({"mcpServers": {"claude": demo("cl", "", &log), "same": demo("mine", "", &log)}});
+    std::fs::write(&claude, claude_servers.to_string()).unwrap();
+    let vscode = apps.join("Code/User/mcp.json");
+    std::fs::create_dir_all(vscode.parent().unwrap()).unwrap();
+    let mut from_vscode = demo("vs", "", &log);
+    from_vscode["type"] = json!("stdio");
+    std::fs::write(&vscode, json!({"servers": {"vs": from_vscode}}).to_string()).unwrap();
+    let script = automation(
+        &dir,
+        &format!(
+            r##"{EDITOR}
+        const offers = () => Array.from(document.querySelectorAll("#import-found li")).map((li) =>
+            li.dataset.client + " = " + li.querySelector(".found-count").textContent + " = " + li.querySelector("button").textContent + (li.querySelector("button").disabled ? " (off)" : ""));
+        const said = [];
+        await until(() => state("demo") === "ready" && offers().length === 2);
+        said.push(offers().join(" ; "));
+        document.querySelector('#import-found li[data-client="Claude Desktop"] button').click();
+        await until(() => state("claude") === "ready");
+        said.push(document.getElementById("status").textContent);
+        await until(() => offers().some((o) => o.startsWith("Claude Desktop") && o.endsWith("(off)")));
+        said.push(offers().join(" ; "));
+        await call("greet", {{ name: said.join(" | ") }}, "claude");
+        "##
+        ),
+    );
+    let apps_dir = apps.to_string_lossy().into_owned();
+    let run = run_host_until_env(
+        &["run", "--config", config.to_str().unwrap(), "--automation", &script],
+        &[("XDG_CONFIG_HOME", &apps_dir)],
+        |t| reported(t).is_some(),
+        LIMIT,
+    );
+    let said = reported(&run.trace).unwrap_or_else(|| panic!("the script did not finish; stderr:\n{}", run.stderr));
+    let parts: Vec<&str> = said.split(" | ").collect();
+    assert_eq!(
+        parts[0],
+        "Claude Desktop = 2 servers, 1 already yours = Import 1 server ; VS Code = 1 server = Import 1 server",
+        "{said}"
+    );
+    assert!(parts[1].starts_with("Imported 1 server from") && parts[1].contains(": claude"), "{said}");
+    assert!(parts[1].contains(r#"skipped same (the same server is in your servers as "demo")"#), "{said}");
+    assert!(parts[2].starts_with("Claude Desktop = 2 servers, all already yours = Nothing new (off)"), "{said}");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let mut names: Vec<&String> = written["mcpServers"].as_object().unwrap().keys().collect();
+    names.sort();
+    assert_eq!(names, ["claude", "demo"], "{written}");
+    let mut marks: Vec<String> = starts(&log).into_iter().map(|(m, _)| m).collect();
+    marks.sort();
+    assert_eq!(marks, ["cl", "mine"], "the person's server started once, the imported one once");
+    assert_eq!(std::fs::read_to_string(&claude).unwrap(), claude_servers.to_string(), "only read");
+}

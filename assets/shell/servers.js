@@ -295,7 +295,33 @@ export function editor(cmd) {
   importIt.id = "import-submit";
   var choose = button("Import…", "Import a config file: choose it", function () { send({ kind: "choose-import" }); });
   choose.id = "import-choose";
-  imports.append(el("h3", "", "Import servers"), path, importIt, choose);
+  imports.append(el("h3", "", "Import servers"));
+  // The other clients' files found on this machine, each offered with what it would bring.
+  var found = cmd.editor.found || [];
+  if (found.length) {
+    var list = el("ul", "import-found");
+    list.id = "import-found";
+    list.setAttribute("aria-label", "Config files of other apps on this computer");
+    found.forEach(function (f) {
+      var li = el("li");
+      li.dataset.client = f.client;
+      var what = el("span", "found-what");
+      what.append(el("strong", "", f.client), el("span", "found-path", f.path));
+      var count = f.servers === 1 ? "1 server" : f.servers + " servers";
+      var already = f.servers - f.new;
+      var note = already === 0 ? count : count + ", " + (already === f.servers ? "all" : already) + " already yours";
+      what.append(el("span", "found-count", note));
+      var take = el("button", "", f.new === 0 ? "Nothing new" : f.new === 1 ? "Import 1 server" : "Import " + f.new + " servers");
+      take.type = "button";
+      take.disabled = f.new === 0;
+      take.setAttribute("aria-label", f.new === 0 ? "Nothing new to import from " + f.client : take.textContent + " from " + f.client);
+      take.addEventListener("click", function () { send({ kind: "import-config", path: f.key }); });
+      li.append(what, take);
+      list.append(li);
+    });
+    imports.append(list);
+  }
+  imports.append(path, importIt, choose);
   imports.addEventListener("submit", function (ev) {
     ev.preventDefault();
     if (!path.value.trim()) return;

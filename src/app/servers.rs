@@ -265,8 +265,9 @@ impl Controller {
                     "what": consent::one_line_max(&what, 300), "differs": told_apart.get(&name), "error": problem})
             })
             .collect();
+        let found = if broken { Vec::new() } else { found_elsewhere(path) };
         Some(json!({"config": consent::one_line(&path.display().to_string()), "entries": entries,
-            "error": error.map(|e| consent::one_line_max(&e, 1000)), "broken": broken}))
+            "error": error.map(|e| consent::one_line_max(&e, 1000)), "broken": broken, "found": found}))
     }
 
     /// "Add the demo server": the embedded demo server's entry goes into the config file (as
@@ -499,4 +500,32 @@ fn entry_of_line(line: &str) -> Result<(Resolved, String), String> {
         _ => return Err("give a command line or a URL".into()),
     };
     Ok((entry, name))
+}
+
+/// Other clients' config files on this machine (see [`crate::install::other_clients`]) that the
+/// editor offers to import into `config`: each with how many servers it has and how many of them
+/// the person does not have yet.
+fn found_elsewhere(config: &std::path::Path) -> Vec<Value> {
+    let yours: Vec<String> = load_config(config, &LoadOptions::new())
+        .map(|l| l.servers.iter().map(ServerSpec::identity).collect())
+        .unwrap_or_default();
+    crate::install::other_clients::found()
+        .into_iter()
+        .filter(|f| !crate::install::other_clients::same_file(&f.path, config))
+        .filter_map(|f| {
+            let load = load_config(&f.path, &LoadOptions::new()).ok()?;
+            let new = load.servers.iter().filter(|s| !yours.contains(&s.identity())).count();
+            Some(json!({"client": f.client, "path": consent::one_line(&home_relative(&f.path)),
+                "key": f.path.to_string_lossy(), "servers": load.servers.len(), "new": new}))
+        })
+        .collect()
+}
+
+/// `path` as a person reads it: under their home folder as `~/…`.
+fn home_relative(path: &std::path::Path) -> String {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from).filter(|h| h.is_absolute());
+    match home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
 }

@@ -10,6 +10,7 @@ pub(crate) mod config_file;
 pub(crate) mod doc;
 pub(crate) mod link;
 pub(crate) mod mcpb;
+pub(crate) mod other_clients;
 pub(crate) mod registry;
 pub(crate) mod server_json;
 pub(crate) mod signature;

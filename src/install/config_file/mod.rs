@@ -182,13 +182,13 @@ pub(crate) struct Imported {
 /// desktop-format file when missing), each under its own name or, when that is taken, `NAME-2`,
 /// `NAME-3`... An entry is copied as written (its env, headers, args and the client's own keys),
 /// except that an Agent Plugin's, whose placeholders only its plugin resolves, is written as it
-/// resolved. Entries the loader refuses, and disabled ones, are left out and said in
-/// [`Imported::skipped`]. `source` is only read.
+/// resolved. Entries the loader refuses, disabled ones, and a server the person has already
+/// (the same [`ServerSpec::identity`]: command line, folder, environment and program, or URL) are
+/// left out and said in [`Imported::skipped`]. `source` is only read.
 pub(crate) fn import(path: &Path, source: &Path) -> Result<Imported, String> {
     let load =
         load_config(source, &LoadOptions::new()).map_err(|e| format!("cannot import it: {e}; nothing was changed"))?;
-    let same = |a: &Path, b: &Path| a.canonicalize().ok().is_some_and(|a| b.canonicalize().ok() == Some(a));
-    if same(path, source) {
+    if super::other_clients::same_file(path, source) {
         return Err(format!("{} is the config file this app uses already; nothing was changed", source.display()));
     }
     let text = std::fs::read_to_string(source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
@@ -201,10 +201,22 @@ pub(crate) fn import(path: &Path, source: &Path) -> Result<Imported, String> {
     } else {
         (Doc::Object(vec![("mcpServers".to_owned(), Doc::Object(Vec::new()))]), ConfigFormat::DesktopClient)
     };
+    // The servers the person has already, by identity: one of them is not imported again.
+    let mut yours: Vec<(String, String)> = match path.exists() {
+        true => load_config(path, &LoadOptions::new())
+            .map(|l| l.servers.iter().map(|s| (s.identity(), s.name().to_owned())).collect())
+            .unwrap_or_default(),
+        false => Vec::new(),
+    };
     let servers = servers_of(&mut doc, format, path)?;
     let mut imported = Imported::default();
     for spec in &load.servers {
         let from = spec.name();
+        let identity = spec.identity();
+        if let Some((_, name)) = yours.iter().find(|(known, _)| *known == identity) {
+            imported.skipped.push((from.to_owned(), format!("the same server is in your servers as {name:?}")));
+            continue;
+        }
         let entry = match (load.format, theirs.get(from)) {
             (ConfigFormat::AgentPlugin, _) | (_, None) => spec_doc(spec, format),
             (_, Some(written)) => Some(retyped(written.clone(), spec, format)),
@@ -218,6 +230,7 @@ pub(crate) fn import(path: &Path, source: &Path) -> Result<Imported, String> {
             .find(|n| !servers.has(n))
             .unwrap_or_default();
         servers.set(&name, entry);
+        yours.push((identity, name.clone()));
         imported.added.push((from.to_owned(), name));
     }
     imported.skipped.extend(load.errors.iter().map(|e| (e.entry.clone(), e.rule.clone())));

@@ -97,8 +97,19 @@ fn an_import_renames_a_clash_keeps_env_and_says_what_it_left_out() {
     let load = load_config(&mine, &LoadOptions::new()).unwrap();
     assert_eq!(load.servers.len(), 3, "{:?}", load.errors);
     assert!(std::fs::read_to_string(&mine).unwrap().contains("autoApprove"));
+    // Again: nothing, since each server is the person's already (the same command line, folder
+    // and environment, or URL), and the file is not rewritten.
+    let written = std::fs::read_to_string(&mine).unwrap();
     let again = import(&mine, &desktop).unwrap();
-    assert_eq!(again.added, [pair("demo", "demo-3"), pair("r", "r-2")]);
+    assert!(again.added.is_empty(), "{again:?}");
+    assert_eq!(
+        again.skipped,
+        [
+            pair("demo", "the same server is in your servers as \"demo-2\""),
+            pair("r", "the same server is in your servers as \"r\"")
+        ]
+    );
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), written);
 
     // A file the loader cannot read is not imported, and the person's file is untouched.
     let before = std::fs::read_to_string(&path).unwrap();
@@ -114,6 +125,32 @@ fn an_import_renames_a_clash_keeps_env_and_says_what_it_left_out() {
     std::fs::write(&unreadable, "{\"mcpServers\": {},}").unwrap();
     let err = import(&unreadable, &vscode).unwrap_err();
     assert!(err.contains("fix the file first"), "{err}");
+}
+
+/// One server twice in the imported file, or a server the person has under another name, comes
+/// in once; what differs in folder or environment is another server and comes in.
+#[test]
+fn an_import_brings_each_server_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    std::fs::write(&path, r#"{"mcpServers": {"notes": {"command": "node", "args": ["n.mjs"]}}}"#).unwrap();
+    let theirs = dir.path().join("claude_desktop_config.json");
+    std::fs::write(
+        &theirs,
+        r#"{"mcpServers": {"my-notes": {"command": "node", "args": ["n.mjs"]}, "other-dir": {"command": "node", "args": ["n.mjs"], "cwd": "/srv"}, "keyed": {"command": "node", "args": ["n.mjs"], "env": {"K": "1"}}, "web": {"url": "https://example.com/mcp"}, "web-again": {"url": "https://example.com/mcp"}}}"#,
+    )
+    .unwrap();
+    let imported = import(&path, &theirs).unwrap();
+    let names: Vec<&str> = imported.added.iter().map(|(_, to)| to.as_str()).collect();
+    assert_eq!(names, ["other-dir", "keyed", "web"]);
+    let skipped: Vec<(&str, &str)> = imported.skipped.iter().map(|(n, why)| (n.as_str(), why.as_str())).collect();
+    assert_eq!(
+        skipped,
+        [
+            ("my-notes", "the same server is in your servers as \"notes\""),
+            ("web-again", "the same server is in your servers as \"web\"")
+        ]
+    );
 }
 
 #[test]
