@@ -190,3 +190,118 @@ fn the_settings_page_chooses_the_model_and_keeps_its_key_apart() {
     assert!(refused.stderr.contains("The key was not sent"), "{}", refused.stderr);
     assert!(elsewhere.requests().is_empty(), "the other origin got nothing");
 }
+
+/// The settings page asks the endpoint for its models, which tests the address and the key, in
+/// each provider's wire format (OpenAI's and Anthropic's `GET /v1/models`, Ollama's
+/// `GET /api/tags`): a refused key is said in words, a listed model fills the name field, and a
+/// key from the environment does not go to an address only typed on the page.
+#[test]
+fn the_settings_page_lists_the_endpoints_models_and_tests_the_connection() {
+    use keyring_support::NO_BUS;
+    const TYPED: &str = "sk-typed-for-the-list-7311";
+    const ENV_KEY: &str = "sk-from-the-environment-9042";
+    let model = ModelServer::start();
+    let data_home = model.data_home();
+    let dir = tempfile::tempdir().unwrap();
+    let config_home = dir.path().join("config");
+    let config = dir.path().join("mcp.json");
+    let server = fixtures().join("chat-app-server.mjs");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"shop": {"command": "node", "args": [server]}}}).to_string(),
+    )
+    .unwrap();
+    let config_arg = config.to_string_lossy().into_owned();
+    let script = automation(
+        &dir,
+        &format!(
+            r##"
+        const $ = (id) => document.getElementById(id);
+        const said = [];
+        const set = (id, value, event) => {{ $(id).value = value; $(id).dispatchEvent(new Event(event)); }};
+        const list = async () => {{
+            $("settings-list").click();
+            await until(() => !$("settings-list").disabled);
+            const names = $("settings-models").hidden ? "" : Array.from($("settings-models").options).slice(1).map((o) => o.value).join(",");
+            said.push($("settings-list-note").textContent + " [" + names + "]");
+        }};
+        await until(() => document.querySelector('#tools button[data-tool]'));
+        $("settings-open").click();
+        await until(() => !$("settings").hidden);
+        set("settings-provider", "openai", "change");
+        set("settings-url", "http://127.0.0.1:{port}/v1", "input");
+        await list();
+        $("settings-key").value = "wrong-key";
+        await list();
+        $("settings-key").value = "{TYPED}";
+        await list();
+        set("settings-models", "fixture-model", "change");
+        said.push("name=" + $("settings-name").value);
+        set("settings-provider", "anthropic", "change");
+        said.push("cleared=" + $("settings-models").hidden);
+        set("settings-url", "http://127.0.0.1:{port}", "input");
+        $("settings-key").value = "sk-ant-typed";
+        await list();
+        set("settings-provider", "ollama", "change");
+        set("settings-url", "http://127.0.0.1:{port}/v1", "input");
+        await list();
+        set("settings-provider", "openai", "change");
+        set("settings-url", "http://127.0.0.1:{port}/v1", "input");
+        $("settings-name").value = "fixture-model";
+        $("settings-key").value = "{TYPED}";
+        $("settings-save").click();
+        await until(() => $("settings").hidden && !$("prompt").hidden);
+        $("prompt-text").value = said.join(" | ");
+        $("prompt-send").click();
+        "##,
+            port = model.port
+        ),
+    );
+    let envs = [
+        ("XDG_DATA_HOME", data_home.as_str()),
+        ("XDG_CONFIG_HOME", &*config_home.to_string_lossy()),
+        ("DBUS_SESSION_BUS_ADDRESS", NO_BUS),
+        ("OPENAI_API_KEY", ENV_KEY),
+    ];
+    let run = run_host_until_env(
+        &["run", "--config", &config_arg, "--automation", &script],
+        &envs,
+        |t| t.iter().any(|r| r["dir"] == "model->host"),
+        LIMIT,
+    );
+    let requests = model.requests();
+    let chat = requests
+        .iter()
+        .find(|r| r["path"] == "/v1/chat/completions")
+        .unwrap_or_else(|| panic!("the script did not reach its prompt: {requests:#?}\n{}", run.stderr));
+    let messages = chat["body"]["messages"].as_array().unwrap();
+    let prompt = messages.last().unwrap()["content"].as_str().unwrap().to_owned();
+    let steps: Vec<&str> = prompt.split(" | ").collect();
+    let origin = format!("http://127.0.0.1:{}", model.port);
+    let address = format!("{origin}/v1/models");
+    assert_eq!(steps[0], format!("{address} refused the key (HTTP 401): check it. []"), "{prompt}");
+    assert_eq!(steps[1], format!("{address} refused the key (HTTP 401): check it. []"), "{prompt}");
+    assert_eq!(
+        steps[2],
+        format!("Connected to {origin}: 3 models offered. [fixture-model,gpt-4.1,gpt-4.1-mini]"),
+        "{prompt}"
+    );
+    assert_eq!(steps[3], "name=fixture-model", "{prompt}");
+    assert_eq!(steps[4], "cleared=true", "another provider's list is not kept: {prompt}");
+    assert_eq!(
+        steps[5],
+        format!("Connected to {origin}: 2 models offered. [claude-sonnet-4-5,claude-haiku-4-5]"),
+        "{prompt}"
+    );
+    assert_eq!(steps[6], format!("Connected to {origin}: 2 models offered. [qwen3:8b,llama3.2:3b]"), "{prompt}");
+    let listings: Vec<&Value> = requests.iter().filter(|r| r["path"] != "/v1/chat/completions").collect();
+    let paths: Vec<&str> = listings.iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["/v1/models", "/v1/models", "/v1/models", "/v1/models", "/api/tags"], "{listings:#?}");
+    assert!(listings[0]["headers"].get("authorization").is_none(), "the environment's key stayed home: {listings:#?}");
+    assert_eq!(listings[1]["headers"]["authorization"], "Bearer wrong-key");
+    assert_eq!(listings[2]["headers"]["authorization"], format!("Bearer {TYPED}"));
+    assert_eq!(listings[3]["headers"]["x-api-key"], "sk-ant-typed");
+    assert!(listings[3]["headers"].get("anthropic-version").is_some());
+    assert!(listings[4]["headers"].as_object().unwrap().is_empty(), "Ollama takes no key: {listings:#?}");
+    assert!(!run.stderr.contains(ENV_KEY) && !run.stderr.contains(TYPED), "no key in the log");
+}

@@ -17,6 +17,9 @@ var urlField = document.getElementById("settings-url");
 var keyField = document.getElementById("settings-key");
 var saveButton = document.getElementById("settings-save");
 var forgetButton = document.getElementById("settings-forget");
+var listButton = document.getElementById("settings-list");
+var modelList = document.getElementById("settings-models");
+var modelListLabel = document.getElementById("settings-models-label");
 var shown = null; // the settings Rust sent last
 var lastFocus = null;
 
@@ -67,8 +70,54 @@ function describeKey() {
   dest.classList.toggle("warning", d.other);
 }
 
-provider.addEventListener("change", describeKey);
-urlField.addEventListener("input", describeKey);
+// A model list belongs to the address and provider it came from: another one clears it.
+function clearModels() {
+  modelList.replaceChildren();
+  modelList.hidden = true;
+  modelListLabel.hidden = true;
+  text("settings-list-note", "");
+}
+
+// Rust's answer to "list its models": the names at that origin (the connection works), or why
+// not, in words.
+function showModels(s) {
+  listButton.disabled = false;
+  if (s.list_error) {
+    clearModels();
+    text("settings-list-note", s.list_error);
+    document.getElementById("settings-list-note").classList.add("warning");
+    return;
+  }
+  document.getElementById("settings-list-note").classList.remove("warning");
+  var names = s.models || [];
+  modelList.replaceChildren();
+  var pick = document.createElement("option");
+  pick.value = "";
+  pick.textContent = names.length ? "Choose a model…" : "(no model listed)";
+  modelList.append(pick);
+  names.forEach(function (n) {
+    var o = document.createElement("option");
+    o.value = n;
+    o.textContent = n;
+    modelList.append(o);
+  });
+  if (names.indexOf(nameField.value.trim()) >= 0) modelList.value = nameField.value.trim();
+  modelList.hidden = false;
+  modelListLabel.hidden = false;
+  text("settings-list-note", "Connected to " + s.origin + ": " + (names.length === 1 ? "1 model" : names.length + " models") + " offered.");
+}
+
+provider.addEventListener("change", function () { clearModels(); describeKey(); });
+urlField.addEventListener("input", function () { clearModels(); describeKey(); });
+modelList.addEventListener("change", function () {
+  if (modelList.value) nameField.value = modelList.value;
+});
+listButton.addEventListener("click", function () {
+  listButton.disabled = true;
+  text("settings-list-note", "Asking " + (destination().origin || "the address") + "…");
+  document.getElementById("settings-list-note").classList.remove("warning");
+  send({ kind: "list-models", provider: provider.value, url: urlField.value, key: keyField.disabled ? "" : keyField.value });
+});
 
 function open() {
   if (!box.hidden) return;
@@ -93,6 +142,7 @@ function close() {
 export function modelSettings(cmd) {
   var s = cmd.settings || {};
   if (s.closed) { close(); return; }
+  if (s.models || s.list_error) { showModels(s); return; }
   saveButton.disabled = false;
   if (s.error && !s.endpoints) { text("settings-error", s.error); return; }
   if (s.note) { text("settings-error", ""); text("settings-key-note", s.note); return; }
@@ -106,6 +156,8 @@ export function modelSettings(cmd) {
   text("settings-where", s.config ? "Saved in " + s.config + " (the key is not: it is kept apart)." :
     "The servers came from the command line: the choice holds for this run.");
   text("settings-error", s.error || "");
+  clearModels();
+  listButton.disabled = false;
   describeKey();
   open();
 }

@@ -52,6 +52,9 @@ pub(crate) enum Ask {
     Commands(super::shell::ShellCommand),
     /// The model settings page's contents, read off the loop (the keyring): show them.
     ModelSettings(Value),
+    /// The endpoint's models, listed off the loop for the settings page (its origin and the
+    /// names), or why not.
+    ModelsListed(Result<(String, Vec<String>), String>),
     /// A model the settings page saved, made ready off the loop (its key kept or read): the
     /// conversation goes on with it, or why not.
     ModelSaved(Result<super::model_settings::Saved, String>),

@@ -183,6 +183,66 @@ impl Controller {
         }
     }
 
+    /// The person asks which models the endpoint offers (which tests the address and the key):
+    /// the key typed, else the kept or environment's one, but that only to the provider's own
+    /// address or one the person chose before; a key is never sent to an address only typed
+    /// here unless typed with it. The answer, or why there is none, goes to the page.
+    pub(super) fn list_models(&mut self, provider: &str, url: &str, typed: &str) {
+        let Some(provider) =
+            [Provider::OpenAi, Provider::Anthropic, Provider::Ollama].into_iter().find(|p| p.as_str() == provider)
+        else {
+            return self.models_listed(Err("Choose OpenAI, Anthropic or Ollama.".into()));
+        };
+        let url = Some(url.trim()).filter(|u| !u.is_empty());
+        let mut spec = match ModelSpec::parse(&format!("{}:list", provider.as_str()), url) {
+            Ok(spec) => spec,
+            Err(e) => return self.models_listed(Err(e.to_string())),
+        };
+        let typed = typed.trim().to_owned();
+        if !typed.is_empty() && !key_shaped(&typed) {
+            return self.models_listed(Err(
+                "That is not a key: one line of letters, digits and . _ ~ + / = - (at most 4,096).".into(),
+            ));
+        }
+        let origin = origin_of(&spec.base_url);
+        let own = ModelSpec::parse(&format!("{}:list", provider.as_str()), None).ok().map(|s| origin_of(&s.base_url));
+        let kept_may_go = spec.key_variable().is_some_and(|variable| {
+            own.as_deref() == Some(origin.as_str())
+                || EndpointApprovals::user().is_some_and(|a| a.allows(variable, &origin))
+        });
+        if !kept_may_go {
+            spec.api_key = None;
+        }
+        let keyed = spec.key_variable().is_some();
+        let asks = self.questions.asks();
+        tokio::spawn(async move {
+            if !typed.is_empty() && keyed {
+                spec.api_key = Some(ApiKey::new(typed));
+            } else if spec.api_key.is_none() && kept_may_go {
+                if let Ok(Some(key)) = secrets::lookup(&Secret::model_key(spec.provider.as_str())).await {
+                    spec.api_key = Some(ApiKey::new(key));
+                }
+            }
+            let listed = crate::model::listing::list_models(&spec).await.map(|names| (origin, names));
+            let _ = asks.send(Ask::ModelsListed(listed));
+        });
+    }
+
+    /// The endpoint's models reached the page, or why not.
+    pub(super) fn models_listed(&mut self, listed: Result<(String, Vec<String>), String>) {
+        let settings = match listed {
+            Ok((origin, names)) => {
+                let names: Vec<String> = names.iter().map(|n| consent::one_line_max(n, 200)).collect();
+                json!({"models": names, "origin": consent::one_line_max(&origin, 300)})
+            }
+            Err(why) => {
+                tracing::info!("the model list was not read: {}", say(&why));
+                json!({"list_error": consent::one_line_max(&why, 600)})
+            }
+        };
+        self.shell(ShellCommand::ModelSettings { settings });
+    }
+
     /// The person forgets the kept key of `provider` (the page shows what is kept again).
     pub(super) fn forget_model_key(&mut self, provider: &str) {
         let Some(provider) = KEYED.into_iter().find(|p| p.as_str() == provider) else { return };

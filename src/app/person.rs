@@ -133,6 +133,7 @@ impl Controller {
             ShellMessage::PathChosen { field, path } => self.path_chosen(field, path),
             ShellMessage::ModelSettings => self.open_model_settings(),
             ShellMessage::SaveModel { provider, name, url, key } => self.save_model(&provider, &name, &url, &key.0),
+            ShellMessage::ListModels { provider, url, key } => self.list_models(&provider, &url, &key.0),
             ShellMessage::ForgetModelKey { provider } => self.forget_model_key(&provider),
             ShellMessage::EditServer { server, name, line } => self.edit_server(&server, &name, &line),
             ShellMessage::ImportConfig { path } => self.import_config(&path),

@@ -189,6 +189,7 @@ impl Controller {
             Ask::Turn(input) => self.chat_input(input),
             Ask::Commands(cmd) => self.keep_commands(cmd),
             Ask::ModelSettings(settings) => self.show_model_settings(settings),
+            Ask::ModelsListed(listed) => self.models_listed(listed),
             Ask::ModelSaved(outcome) => self.model_saved(outcome),
             Ask::Sample { server, text, reply } => {
                 let dialog = self.questions.next_id();

@@ -320,6 +320,18 @@ pub enum ShellMessage {
         #[serde(default)]
         key: TypedKey,
     },
+    /// The person asks which models the endpoint offers, which tests the connection too (the
+    /// fields as in [`ShellMessage::SaveModel`], nothing saved).
+    ListModels {
+        /// `openai`, `anthropic` or `ollama`.
+        provider: String,
+        /// The API's base URL (empty: the provider's own).
+        #[serde(default)]
+        url: String,
+        /// The key the person typed.
+        #[serde(default)]
+        key: TypedKey,
+    },
     /// The person forgets the stored key of `provider`.
     ForgetModelKey {
         /// `openai` or `anthropic`.

@@ -14,6 +14,7 @@
 mod anthropic;
 mod api;
 pub mod key_policy;
+pub mod listing;
 mod openai;
 pub mod partial_json;
 pub mod sampling;

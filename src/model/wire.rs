@@ -125,7 +125,7 @@ pub(super) enum Step {
 }
 
 /// A reqwest error without the URL it carries (the URL is named once, by the caller).
-fn without_url(e: &reqwest::Error) -> String {
+pub(super) fn without_url(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
     if let Some(url) = e.url() {
         text = text.replace(url.as_str(), "");
