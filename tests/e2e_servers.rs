@@ -353,3 +353,66 @@ fn a_view_opened_again_starts_from_the_kept_ui_resource_and_it_is_read_again() {
     assert_eq!(html("v1"), html("v2"));
     assert!(html("v2").as_str().is_some_and(|h| h.contains("fault View")));
 }
+
+/// A server that takes long to start says so in the window, with how long it has been starting
+/// (counted on each second), and the person can stop the wait: its process ends, the server is
+/// failed in words with Retry, and Retry starts it again. The other server works throughout.
+#[test]
+fn a_slow_server_shows_how_long_it_has_been_starting_and_can_be_cancelled_and_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids.log");
+    let config = dir.path().join("mcp.json");
+    let never = format!("echo $$ >> {}; exec sleep 600", shell_words::quote(&pids.to_string_lossy()));
+    let servers = serde_json::json!({"mcpServers": {
+        "slow": {"command": "sh", "args": ["-c", never]},
+        "demo": {"command": env!("CARGO_BIN_EXE_mcp-apps-host"), "args": ["__demo-server"]},
+    }});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        const head = () => document.querySelector('#tools li.server[data-server="slow"]');
+        const waiting = () => { const p = head() && head().querySelector(".server-starting"); return p && p.textContent; };
+        const said = [];
+        await until(() => /^Starting for [1-9] s\./.test(waiting() || ""));
+        said.push(waiting());
+        const first = waiting();
+        await until(() => waiting() && waiting() !== first);
+        said.push(waiting());
+        head().querySelector("button[data-cancel-start]").click();
+        await until(() => head() && head().querySelector(".state").textContent === "failed");
+        said.push(head().querySelector(".server-reason").textContent);
+        const retry = head().querySelector("button[data-restart]");
+        said.push(retry.textContent);
+        retry.click();
+        await until(() => waiting());
+        said.push(waiting());
+        await call("greet", { name: said.join(" | ") }, "demo");
+        "##,
+    );
+    let run = run_host_until(
+        &["run", "--config", config.to_str().unwrap(), "--automation", &script],
+        |t| t.iter().any(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "greet"),
+        LIMIT,
+    );
+    let said = run
+        .trace
+        .iter()
+        .find(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "greet")
+        .and_then(|r| r["msg"]["params"]["arguments"]["name"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("the script did not finish; stderr:\n{}", run.stderr));
+    let steps: Vec<&str> = said.split(" | ").collect();
+    assert!(steps[0].starts_with("Starting for ") && steps[1].starts_with("Starting for "), "{said}");
+    assert_ne!(steps[0], steps[1], "the time counts on: {said}");
+    assert_eq!(steps[2], "You stopped its start.", "{said}");
+    assert_eq!(steps[3], "Retry", "{said}");
+    assert!(steps[4].starts_with("Starting for 0 s") || steps[4].starts_with("Starting for 1 s"), "{said}");
+    // The cancelled start's process ended with the cancel; the retry started another.
+    let started: Vec<String> = std::fs::read_to_string(&pids).unwrap().lines().map(str::to_owned).collect();
+    assert_eq!(started.len(), 2, "one process per start: {started:?}");
+    let alive = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+    };
+    assert!(!alive(&started[0]), "the cancelled start's process {} is gone", started[0]);
+}

@@ -10,6 +10,19 @@ var selected = null;
 
 // The approval modes (conversation::Approval), in the order the person reads them.
 var APPROVALS = [["changes", "Ask before changes"], ["always", "Ask before every call"], ["never", "Never ask for its own data"]];
+// "Starting for 12 s": each starting server's line, counted on every second.
+function howLong(secs) {
+  return secs < 60 ? secs + " s" : Math.floor(secs / 60) + " min " + (secs % 60) + " s";
+}
+function tickStarting() {
+  document.querySelectorAll(".server-starting[data-since]").forEach(function (p) {
+    var secs = Math.max(0, Math.floor((Date.now() - Number(p.dataset.since)) / 1000));
+    p.textContent = "Starting for " + howLong(secs) + "." +
+      (secs >= 10 ? " A first start may download the server's package, which can take a few minutes." : "");
+  });
+}
+setInterval(tickStarting, 1000);
+
 export function servers(cmd) {
   document.getElementById("picker").hidden = false;
   var several = cmd.servers.length > 1;
@@ -39,6 +52,18 @@ export function servers(cmd) {
         var why = el("p", "server-reason", s.reason);
         if (typeof s.retryIn === "number" && s.retryIn > 0) why.textContent += " (restarts when needed, after " + s.retryIn + " s)";
         head.append(why);
+      }
+      if (typeof s.startedAgo === "number") {
+        // Starting: for how long (counted on here, every second), and a way out of the wait.
+        var wait = el("p", "server-starting");
+        wait.dataset.since = String(Date.now() - s.startedAgo * 1000);
+        head.append(wait);
+        var stop = el("button", "restart", "Cancel");
+        stop.type = "button";
+        stop.dataset.cancelStart = s.name;
+        stop.setAttribute("aria-label", "Stop starting " + labelOf(s));
+        stop.addEventListener("click", function () { send({ kind: "cancel-start", server: s.name }); });
+        head.append(stop);
       }
       if (s.status === "sign-in required") {
         var signIn = el("button", "restart primary", "Sign in");
@@ -75,13 +100,15 @@ export function servers(cmd) {
         head.append(approval);
       }
       if (s.status === "failed") {
-        var restart = el("button", "restart", "Restart now");
+        var restart = el("button", "restart", "Retry");
+        restart.setAttribute("aria-label", "Start " + labelOf(s) + " again");
         restart.type = "button";
         restart.dataset.restart = s.name;
         restart.addEventListener("click", function () { send({ kind: "restart", server: s.name }); });
         head.append(restart);
       }
       list.append(head);
+      tickStarting();
     }
     s.tools.forEach(function (t) {
       var key = s.name + "\u0000" + t.name;

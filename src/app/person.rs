@@ -117,6 +117,7 @@ impl Controller {
                 });
             }
             ShellMessage::CancelSignIn { server } => self.servers.cancel_sign_in(&server),
+            ShellMessage::CancelStart { server } => self.servers.cancel_start(&server),
             ShellMessage::Approval { server, mode } => match crate::conversation::Approval::parse(&mode) {
                 Some(mode) => {
                     self.set_approval(&server, mode);

@@ -187,6 +187,9 @@ impl Controller {
                     ServerStatus::SigningIn => (Some("Finish signing in in your browser.".to_owned()), None),
                     _ => (None, None),
                 };
+                // How long it has been starting (the window counts on from there).
+                let started_ago = matches!(info.status, ServerStatus::Starting | ServerStatus::Reconnecting { .. })
+                    .then(|| info.since.elapsed().as_secs_f64());
                 // `name` is the key the shell sends back; `label` is what it shows.
                 // The revision negotiated with it, for the person (and bug reports).
                 let protocol = self.servers.current(&info.name).and_then(|c| c.revision_label());
@@ -208,7 +211,7 @@ impl Controller {
                 // rename itself); what tells it from an entry with its command line, too.
                 json!({"name": info.name, "label": info.label, "callsItself": info.calls_itself,
                     "differs": told_apart.get(&info.name), "status": info.status.label(), "reason": reason,
-                    "retryIn": retry_in, "tools": tools, "protocol": protocol, "approval": approval,
+                    "retryIn": retry_in, "startedAgo": started_ago, "tools": tools, "protocol": protocol, "approval": approval,
                     "instructions": instructions})
             })
             .collect();

@@ -260,6 +260,11 @@ pub enum ShellMessage {
         /// The server.
         server: String,
     },
+    /// The person gave up waiting for a server to start.
+    CancelStart {
+        /// The server.
+        server: String,
+    },
     /// The person asked for the demo server from the welcome: written into the config file,
     /// then started.
     AddDemo,

@@ -8,6 +8,8 @@ use super::{ServerSet, ServerStatus};
 use crate::error::{Error, Result};
 use crate::server::connection::{Connection, Negotiation};
 
+/// Why a server whose start the person cancelled is not running.
+pub const START_CANCELLED: &str = "You stopped its start.";
 impl ServerSet {
     /// Connects every server, all at once; returns when each is ready, failed, or waits for
     /// sign-in (which is not started: see [`ServerSet::start_signing_in`]).
@@ -117,8 +119,32 @@ impl ServerSet {
         // A server that spoke a 2025 revision before is not probed again: see `known_legacy`.
         let mut options = self.options.clone();
         options.known_legacy = known_legacy;
-        let connected = Connection::connect_with(&spec, options).await;
+        let cancel = self.with_entry(name, |e| e.cancel_start.clone()).ok_or_else(|| self.unknown(name))?;
+        let cancelled = cancel.notified();
+        tokio::pin!(cancelled);
+        cancelled.as_mut().enable();
+        let connected = tokio::select! {
+            connected = Connection::connect_with(&spec, options) => connected,
+            // Dropping the attempt ends its process (children are killed on drop).
+            () = &mut cancelled => {
+                tracing::info!(server = %name, "start cancelled");
+                self.with_entry(name, |e| e.retire());
+                self.set_status(name, ServerStatus::Failed { reason: START_CANCELLED.to_owned(), retry_at: Instant::now() });
+                return Err(Error::Request { server: name.to_owned(), method: "connect".into(), reason: START_CANCELLED.into() });
+            }
+        };
         self.connected(name, connected)
+    }
+
+    /// Gives up a start in progress (a first `npx` download the person will not wait for): the
+    /// server's process ends, and it is failed with [`START_CANCELLED`], ready to retry at once.
+    pub fn cancel_start(&self, name: &str) {
+        let starting = self.with_entry(name, |e| {
+            (matches!(e.status, ServerStatus::Starting | ServerStatus::Reconnecting { .. }), e.cancel_start.clone())
+        });
+        if let Some((true, cancel)) = starting {
+            cancel.notify_waiters();
+        }
     }
 
     /// Records the outcome of connecting `name`.

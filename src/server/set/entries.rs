@@ -21,6 +21,8 @@ pub struct ServerInfo {
     pub identity: String,
     /// Where it is.
     pub status: ServerStatus,
+    /// Since when it is there (a display says how long a server has been starting).
+    pub since: std::time::Instant,
     /// How many tools it has (0 unless ready).
     pub tools: usize,
 }
@@ -35,6 +37,8 @@ pub(super) struct Entry {
     /// The program's identity: at first as the spec says now, then the last connection's.
     pub(super) identity: String,
     pub(super) status: ServerStatus,
+    /// When `status` was last set.
+    pub(super) since: std::time::Instant,
     pub(super) connection: Option<Arc<Connection>>,
     /// The last connection that worked, kept after a failure for its tool list: a failed
     /// server's tools stay known (and callable, which restarts it).
@@ -46,6 +50,8 @@ pub(super) struct Entry {
     pub(super) generation: u64,
     /// Wakes a sign-in in progress to give it up (the person cancelled).
     pub(super) cancel_sign_in: Arc<tokio::sync::Notify>,
+    /// Wakes a start in progress to give it up (the person cancelled).
+    pub(super) cancel_start: Arc<tokio::sync::Notify>,
 }
 
 impl Entry {
@@ -58,12 +64,14 @@ impl Entry {
             identity: spec.identity(),
             spec,
             status: ServerStatus::Starting,
+            since: std::time::Instant::now(),
             connection: None,
             last: None,
             failures: 0,
             connecting: Arc::default(),
             generation: 0,
             cancel_sign_in: Arc::default(),
+            cancel_start: Arc::default(),
         }
     }
 
@@ -93,6 +101,7 @@ impl ServerSet {
                 calls_itself: e.calls_itself.clone(),
                 identity: e.identity.clone(),
                 status: e.status.clone(),
+                since: e.since,
                 tools: e.connection.as_ref().or(e.last.as_ref()).map_or(0, |c| c.tools().len()),
             })
             .collect()

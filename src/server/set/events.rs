@@ -76,7 +76,11 @@ pub enum ServerEventKind {
 
 impl ServerSet {
     pub(super) fn set_status(&self, name: &str, status: ServerStatus) {
-        if self.with_entry(name, |e| e.status = status.clone()).is_some() {
+        let set = |e: &mut super::entries::Entry| {
+            e.status = status.clone();
+            e.since = std::time::Instant::now();
+        };
+        if self.with_entry(name, set).is_some() {
             let _ = self.events.send(ServerEvent { server: name.to_owned(), kind: ServerEventKind::Status(status) });
         }
     }

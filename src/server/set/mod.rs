@@ -40,6 +40,7 @@ mod lifecycle;
 mod port;
 mod tools;
 
+pub use connect::START_CANCELLED;
 pub use entries::ServerInfo;
 pub use events::{ServerEvent, ServerEventKind, ServerStatus};
 pub use lifecycle::{backoff, BACKOFF_MAX, BACKOFF_START};
