@@ -181,7 +181,7 @@ fn every_control_of_the_shell_has_a_name_a_screen_reader_reads() {
     let preview = ["preview", "--builtin", "demo", "--tool", "weather", "--model", "scripted"];
     let controls = shell_controls(&preview, home.path(), REVEAL);
     let said = names(&controls);
-    for want in ["Switch theme", "Message the model", "Send", "Close weather", "Reload", "Filter by method", "Log"] {
+    for want in ["Switch theme", "Message the model", "Send", "Close Weather", "Reload", "Filter by method", "Log"] {
         assert!(said.contains(&want), "{want:?} is on the bus: {said:?}");
     }
     assert!(controls.len() > 30, "the whole shell was read: {controls:#?}");

@@ -472,7 +472,7 @@ impl Controller {
         if how != Opening::Wake {
             let label = tool_label(entry.name());
             self.status(&format!("Calling {label} on {}…", self.label(&entry.server)), false);
-            self.shell(ShellCommand::Pending { view: id.clone(), title: label });
+            self.shell(ShellCommand::Pending { view: id.clone(), title: card_title(&entry) });
         }
         let setup = self.views.channels.clone().expect("running").setup;
         let tool = entry.name().to_owned();
@@ -564,7 +564,7 @@ impl Controller {
     /// A tool without a UI: its result is shown as text.
     pub(super) fn call_plain(&mut self, entry: &ToolEntry, id: &str, arguments: Map<String, Value>) {
         let tool = entry.name().to_owned();
-        self.shell(ShellCommand::Pending { view: id.to_owned(), title: tool_label(&tool) });
+        self.shell(ShellCommand::Pending { view: id.to_owned(), title: card_title(entry) });
         let (servers, server, ui, trace, id) =
             (self.servers.clone(), entry.server.clone(), self.ui.clone(), self.trace.clone(), id.to_owned());
         tokio::spawn(async move {
@@ -598,7 +598,7 @@ impl Controller {
         self.shell(ShellCommand::Mount {
             view: id.clone(),
             origin: sandbox_origin(&label),
-            title: tool_label(tool),
+            title: self.servers.find_tool(Some(&server), tool).map_or_else(|_| tool_label(tool), |e| card_title(&e)),
             server: self.label_and_own_name(&server),
             height: first_height,
             replaces: woken.map(|(old, _)| old),
@@ -682,4 +682,19 @@ pub(super) fn result_for_person(result: &Value) -> (String, bool) {
 /// token only the host knows (see `ProxyPages::put_document`).
 fn document_url(label: &str, view: &str, token: &str) -> String {
     format!("{}/view.html?view={view}&t={token}", sandbox_origin(label))
+}
+
+/// What a tool's card is headed with: the tool's `title` (or its annotations' title), as a
+/// person reads it, else its name. The server's words, so shown as one line of text only; what
+/// a person decides on (consent) names the tool by its name.
+pub(super) fn card_title(entry: &ToolEntry) -> String {
+    let tool = &entry.tool;
+    let title = tool
+        .get("title")
+        .and_then(Value::as_str)
+        .or_else(|| tool.pointer("/annotations/title").and_then(Value::as_str));
+    match title.map(str::trim).filter(|t| !t.is_empty()) {
+        Some(title) => consent::one_line_max(title, 80),
+        None => tool_label(entry.name()),
+    }
 }
