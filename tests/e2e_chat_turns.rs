@@ -340,3 +340,68 @@ fn the_person_retries_edits_renames_and_deletes() {
     cli(&["conversations", "delete", &id]);
     assert!(!cli(&["conversations"]).contains(&id));
 }
+
+/// On the next start the last conversation is offered in the empty window and reopens with one
+/// click; the list finds a conversation by a word of its title.
+#[test]
+fn the_last_conversation_is_offered_at_start_and_the_list_finds_by_title() {
+    let model = ModelServer::start();
+    let data_home = model.data_home();
+    let env = [("XDG_DATA_HOME", data_home.as_str())];
+    let headless = |prompt: &str| {
+        let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server()];
+        args.extend(model.model_args("openai"));
+        args.extend(["--prompt".into(), prompt.into(), "--exit-after".into(), "answer".into()]);
+        let run = run_host_env(&args.iter().map(String::as_str).collect::<Vec<_>>(), &env, LIMIT);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+    };
+    headless("budget for the trip");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    headless("recipe with lentils");
+    let dir = tempfile::tempdir().unwrap();
+    let script = automation(
+        &dir,
+        r##"
+        const said = [];
+        const offer = await until(() => document.querySelector("#stream .resume-offer"));
+        said.push(offer.textContent);
+        const find = document.getElementById("conversation-find");
+        const shown = () => Array.from(document.querySelectorAll("#conversation-list li.conversation")).filter((li) => !li.hidden).map((li) => li.dataset.title).join(",");
+        find.value = "TRIP";
+        find.dispatchEvent(new Event("input"));
+        said.push(shown());
+        find.value = "nothing like it";
+        find.dispatchEvent(new Event("input"));
+        said.push(shown() + "/" + !document.getElementById("conversation-none").hidden);
+        offer.querySelector("button[data-reopen]").click();
+        await until(() => Array.from(document.querySelectorAll(".card.turn.user")).some((c) => c.textContent.includes("recipe with lentils")));
+        said.push("offer gone=" + !document.querySelector("#stream .resume-offer"));
+        document.getElementById("prompt-text").value = said.join(" | ");
+        document.getElementById("prompt-send").click();
+        "##,
+    );
+    let mut args = vec!["run".to_owned(), "--stdio".into(), chat_server()];
+    args.extend(model.model_args("openai"));
+    args.extend(["--automation".into(), script]);
+    let run = run_host_until_env(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &env,
+        |_| model.requests().len() >= 3,
+        LIMIT,
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "{}", run.stderr);
+    let texts: Vec<String> =
+        requests[2]["body"]["messages"].as_array().unwrap()[1..].iter().map(message_text).collect();
+    assert_eq!(
+        texts.first().map(String::as_str),
+        Some("recipe with lentils"),
+        "the reopened conversation goes on: {texts:?}"
+    );
+    let said = texts.last().unwrap();
+    let steps: Vec<&str> = said.split(" | ").collect();
+    assert_eq!(steps[0], "Pick up where you left off: recipe with lentilsReopen", "{said}");
+    assert_eq!(steps[1], "budget for the trip", "{said}");
+    assert_eq!(steps[2], "/true", "{said}");
+    assert_eq!(steps[3], "offer gone=true", "{said}");
+}

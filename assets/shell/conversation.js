@@ -66,10 +66,66 @@ export function chatEnd(cmd) {
   }
   answerCard = null;
 }
+// What the person types to find a conversation, kept while the list is drawn again.
+var finding = "";
+var findField = null;
+function filterConversations() {
+  var needle = finding.trim().toLowerCase();
+  var shown = 0;
+  document.querySelectorAll("#conversation-list li.conversation").forEach(function (li) {
+    var match = !needle || (li.dataset.title || "").toLowerCase().indexOf(needle) >= 0;
+    li.hidden = !match;
+    if (match) shown++;
+  });
+  var none = document.getElementById("conversation-none");
+  if (none) none.hidden = shown > 0 || !needle;
+}
+
+// At start, before anything is in the stream: the last conversation, offered to pick up. It
+// leaves as soon as anything else comes into the stream.
+var offer = null;
+function offerLast(list) {
+  var busy = Array.prototype.some.call(stream.children, function (c) { return c !== offer; });
+  var last = list.find(function (c) { return !c.open && c.said; });
+  if (offer && (busy || !last)) { offer.remove(); offer = null; }
+  if (busy || !last || offer === false) return;
+  if (offer) offer.remove();
+  offer = el("section", "card resume-offer");
+  offer.setAttribute("aria-label", "Pick up your last conversation");
+  var text = el("p", "");
+  text.append("Pick up where you left off: ", el("strong", "", last.title));
+  var reopen = el("button", "primary", "Reopen");
+  reopen.type = "button";
+  reopen.dataset.reopen = last.id;
+  reopen.addEventListener("click", function () { send({ kind: "reopen", id: last.id }); });
+  offer.append(text, reopen);
+  stream.append(offer);
+}
+new MutationObserver(function () {
+  if (offer && Array.prototype.some.call(stream.children, function (c) { return c !== offer; })) {
+    offer.remove();
+    offer = false; // once the person has started, it is not offered again in this window
+  }
+}).observe(stream, { childList: true });
+
 export function conversations(cmd) {
   var section = document.getElementById("conversations");
   var list = document.getElementById("conversation-list");
   list.textContent = "";
+  if (!findField) {
+    findField = el("input", "conversation-find");
+    findField.type = "search";
+    findField.id = "conversation-find";
+    findField.placeholder = "Find a conversation";
+    findField.setAttribute("aria-label", "Find a conversation by its title");
+    findField.addEventListener("input", function () { finding = findField.value; filterConversations(); });
+    list.before(findField);
+    var none = el("p", "muted", "No conversation has that in its title.");
+    none.id = "conversation-none";
+    none.hidden = true;
+    list.after(none);
+  }
+  findField.hidden = (cmd.list || []).length < 2;
   (cmd.list || []).forEach(function (c) {
     var b = el("button", "tool", c.title);
     b.type = "button";
@@ -85,6 +141,7 @@ export function conversations(cmd) {
     remove.dataset.delete = c.id;
     remove.setAttribute("aria-label", "Delete " + c.title);
     var li = el("li", "conversation");
+    li.dataset.title = c.title;
     rename.addEventListener("click", function () {
       var input = el("input");
       input.value = c.title;
@@ -108,6 +165,8 @@ export function conversations(cmd) {
     list.append(li);
   });
   section.hidden = !list.children.length;
+  filterConversations();
+  offerLast(cmd.list || []);
 }
 // Another conversation is reopened: this one's cards go (the Views close on their own).
 export function chatClear() {

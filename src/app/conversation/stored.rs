@@ -73,13 +73,16 @@ impl Controller {
     pub(super) fn show_conversations(&mut self) {
         let Some(store) = self.store() else { return };
         let list = store.list().unwrap_or_default();
+        let open = self.conversation.chat.as_ref().and_then(|c| c.handle.id());
         let items = list
             .iter()
             .take(MAX_LISTED)
             .map(|c| {
                 let title =
                     if c.title.is_empty() { "(no prompt)".to_owned() } else { consent::one_line_max(&c.title, 60) };
-                json!({"id": c.id, "title": title})
+                // `open`: the one in the window; `said`: it holds a prompt, so it can be offered
+                // to pick up at start.
+                json!({"id": c.id, "title": title, "open": open.as_deref() == Some(c.id.as_str()), "said": !c.title.is_empty()})
             })
             .collect();
         self.shell_page.keep(|c| !matches!(c, ShellCommand::Conversations { .. }));
