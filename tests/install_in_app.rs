@@ -432,3 +432,27 @@ fn a_bundle_changed_on_disk_before_the_yes_installs_the_bytes_that_were_shown() 
         assert!(written.contains("--shown") && !written.contains("--swapped"), "{written}");
     }
 }
+
+/// An install link whose name a server in the config file has already: the app's dialog says so
+/// before the yes (the install would be refused after it), and the person's file is untouched.
+#[test]
+fn the_install_dialog_says_before_the_yes_that_the_name_is_taken() {
+    let bin = common::fixtures().join("node_modules/.bin/mcp-server-basic-vanillajs");
+    let link = link_of(&json!({"name": "clock", "command": bin.to_str().unwrap(), "args": ["--stdio"]}));
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config/mcp-apps-host/mcp.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let mine =
+        json!({"mcpServers": {"clock": {"command": env!("CARGO_BIN_EXE_mcp-apps-host"), "args": ["__demo-server"]}}})
+            .to_string();
+    std::fs::write(&config, &mine).unwrap();
+    let check = r#"const ACTION = "cancel";
+      const dialog = document.getElementById("elicit");
+      await until(() => !dialog.hidden, 30000);
+      const said = document.getElementById("elicit-message").textContent;
+      if (!said.includes('A server named "clock" is in your config file already')) throw new Error("not said: " + said);"#;
+    let (child, _dir) = open_outside_a_terminal_with(home.path(), &link, check);
+    let log = log_until(child, "was not installed (you said no)");
+    assert!(log.contains("was not installed (you said no)"), "the dialog did not say the name is taken:\n{log}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), mine);
+}

@@ -150,6 +150,16 @@ impl Controller {
         if !request.agreement.warnings.is_empty() {
             message.push_str(" Read the warnings: parts of what it runs can run other code.");
         }
+        // Said before the yes: the install would be refused after it.
+        let taken = crate::install::config_file::entries(&request.config)
+            .is_ok_and(|entries| entries.iter().any(|e| e.name == request.name));
+        if taken {
+            message.push_str(&format!(
+                " A server named \"{}\" is in your config file already, so this one cannot be installed under that \
+                 name: remove or rename that one in the servers editor first.",
+                consent::one_line_max(&request.name, 80)
+            ));
+        }
         self.shell(ShellCommand::Elicit {
             dialog,
             server: "mcp-apps-host".into(),
