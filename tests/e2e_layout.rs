@@ -15,7 +15,8 @@ const LIMIT: Duration = Duration::from_secs(60);
 
 /// Resizes the app's window once its process (found by the unique `marker` in its command
 /// line) shows one, as a window manager does when the person resizes it.
-fn resize_when_shown(marker: String, width: u32, height: u32) -> std::thread::JoinHandle<()> {
+/// Its thread answers the window's title, as the window manager shows it.
+fn resize_when_shown(marker: String, width: u32, height: u32) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
         let started = Instant::now();
         while started.elapsed() < LIMIT {
@@ -30,11 +31,13 @@ fn resize_when_shown(marker: String, width: u32, height: u32) -> std::thread::Jo
                     let _ = Command::new("xdotool")
                         .args(["windowsize", window, &width.to_string(), &height.to_string()])
                         .status();
-                    return;
+                    let name = Command::new("xdotool").args(["getwindowname", window]).output().map(|o| o.stdout);
+                    return String::from_utf8_lossy(&name.unwrap_or_default()).trim().to_owned();
                 }
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+        String::new()
     })
 }
 
@@ -80,7 +83,8 @@ fn layout_at(width: u32, height: u32) -> Value {
         |t| t.iter().any(|r| r["dir"] == "host->server" && r["msg"]["params"]["name"] == "greet"),
         LIMIT,
     );
-    let _ = resizing.join();
+    let title = resizing.join().unwrap_or_default();
+    assert_eq!(title, "MCP Apps Host", "the window calls the app by its name");
     let said = run
         .trace
         .iter()

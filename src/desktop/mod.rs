@@ -469,7 +469,7 @@ pub fn run(options: RunOptions) -> Result<i32> {
     open_display()?;
     let mut event_loop = EventLoopBuilder::<UserEvent>::with_user_event().build();
     let window = WindowBuilder::new()
-        .with_title("mcp-apps-host")
+        .with_title("MCP Apps Host")
         .with_inner_size(tao::dpi::LogicalSize::new(1200.0, 820.0))
         .build(&event_loop)
         .map_err(|e| Error::Desktop(format!("cannot open a window: {e}")))?;
