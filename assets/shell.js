@@ -29,7 +29,7 @@ var handlers = {
   dev: dev.showDev, log: dev.log, csp: dev.csp, "view-tools": dev.viewTools, diagnostic: dev.diagnostic,
   message: side.message, context: side.context, theme: status.setTheme,
   chat: conversation.chat, "chat-text": conversation.chatText, "chat-end": conversation.chatEnd,
-  "chat-ready": composer.chatReady, conversations: conversation.conversations,
+  "chat-ready": composer.chatReady, "no-model": composer.noModel, conversations: conversation.conversations,
   "chat-clear": conversation.chatClear, commands: composer.setCommands, "model-settings": settings.modelSettings,
   confirm: dialogs.ask, elicit: dialogs.ask, dismiss: dialogs.dismiss, "path-chosen": dialogs.pathChosen,
   status: function (cmd) { status.setStatus(cmd.text, cmd.error); }

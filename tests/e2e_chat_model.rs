@@ -120,10 +120,16 @@ fn the_settings_page_chooses_the_model_and_keeps_its_key_apart() {
         &format!(
             r##"
         await until(() => document.querySelector('#tools button[data-tool]'));
-        if (!document.getElementById("prompt").hidden) throw new Error("a composer before any model");
-        document.getElementById("settings-open").click();
+        // The composer is there before any model: what is sent comes back, and Model settings
+        // opens to choose one.
+        const composer = document.getElementById("prompt-text");
+        if (document.getElementById("prompt").hidden) throw new Error("no composer before a model");
+        composer.value = "my first question";
+        document.getElementById("prompt-send").click();
         const page = document.getElementById("settings");
         await until(() => !page.hidden);
+        if (composer.value !== "my first question") throw new Error("the prompt was lost: " + composer.value);
+        if (!/Choose a model to send your message/.test(document.getElementById("status").textContent)) throw new Error("not said");
         if (!/No OpenAI key is kept/.test(document.getElementById("settings-key-note").textContent)) throw new Error("kept?");
         document.getElementById("settings-provider").value = "openai";
         document.getElementById("settings-name").value = "fixture-model";
@@ -134,7 +140,7 @@ fn the_settings_page_chooses_the_model_and_keeps_its_key_apart() {
         if (!said.includes("http://127.0.0.1:{port} only") || !said.includes("not OpenAI's own")) throw new Error(said);
         document.getElementById("settings-key").value = "{TYPED}";
         document.getElementById("settings-save").click();
-        await until(() => page.hidden && !document.getElementById("prompt").hidden);
+        await until(() => page.hidden && document.getElementById("prompt").dataset.model);
         document.getElementById("prompt-text").value = "hello";
         document.getElementById("prompt-send").click();
         "##,

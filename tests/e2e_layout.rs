@@ -52,7 +52,7 @@ fn layout_at(width: u32, height: u32) -> Value {
         &dir,
         &format!(
             r##"
-        await until(() => window.innerWidth === {width} && !document.getElementById("prompt").hidden);
+        await until(() => window.innerWidth === {width} && document.getElementById("prompt").dataset.model);
         // After a turn, when the composer has the most in it (Edit last, Retry, Model).
         document.getElementById("prompt-text").value = "hello";
         document.getElementById("prompt-send").click();

@@ -16,11 +16,25 @@ export function editPrompt(text) {
   promptText.placeholder = "Your last prompt, edited: Send replaces it";
   promptText.focus();
 }
+// The composer is there from the start, as in any chat app; until a model is chosen, what is
+// sent comes back (Rust's no-model) and Model settings opens.
+var WHAT_IT_DOES = "or type / for a server's prompts";
+promptForm.hidden = false;
+promptText.placeholder = "Ask anything, " + WHAT_IT_DOES;
 export function chatReady(cmd) {
   promptForm.hidden = false;
-  promptText.placeholder = "Message " + cmd.model;
+  promptForm.dataset.model = cmd.model;
+  // The model's name, not the address it is at (that is in Model settings).
+  var name = String(cmd.model).split(" at ")[0];
+  promptText.placeholder = "Message " + name + ", " + WHAT_IT_DOES;
   modelButton.hidden = false;
   modelButton.title = "Go on with another model of the same endpoint (now " + cmd.model + ")";
+}
+// A prompt sent with no model chosen: it comes back into the box (unless the person already
+// typed something else there), and Rust opens Model settings.
+export function noModel(cmd) {
+  if (!promptText.value.trim()) promptText.value = cmd.text;
+  setStatus("Choose a model to send your message: it is kept in the box until then.", false);
 }
 modelButton.addEventListener("click", function () {
   modelName.hidden = !modelName.hidden;

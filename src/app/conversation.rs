@@ -175,7 +175,11 @@ impl Controller {
     /// The person's prompt.
     pub(super) fn prompt(&mut self, text: String) {
         let Some(chat) = self.conversation.chat.as_mut() else {
-            tracing::warn!("a prompt, but no model is configured");
+            // Nothing the person typed is lost: it goes back into the composer, and the place
+            // to choose a model opens.
+            tracing::info!("a prompt with no model chosen: back in the composer, Model settings open");
+            self.shell(ShellCommand::NoModel { text });
+            self.open_model_settings();
             return;
         };
         if chat.handle.send(Input::Prompt(text)) {

@@ -114,6 +114,9 @@ pub(crate) enum ShellCommand {
     Context { view: String, from: String, text: Option<String> },
     /// A model is configured: the prompt box is shown.
     ChatReady { model: String },
+    /// The person sent `text` with no model chosen: it goes back into the composer (Model
+    /// settings opens beside it).
+    NoModel { text: String },
     /// A turn of the person's (or an App's: `from`), or the model's turn starting.
     Chat {
         role: String,
@@ -573,6 +576,7 @@ mod tests {
             ShellCommand::Dismiss { dialog: 2 },
             ShellCommand::PathChosen { field: s(), path: s() },
             ShellCommand::ChatReady { model: s() },
+            ShellCommand::NoModel { text: s() },
             ShellCommand::Chat { role: "user".into(), from: Some(s()), text: s() },
             ShellCommand::ChatText { text: s() },
             ShellCommand::Conversations { list: vec![json!({"id": "1-abc", "title": "t"})] },

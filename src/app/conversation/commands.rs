@@ -98,7 +98,8 @@ impl Controller {
 
     /// The person's prompt, with the resources they attached read and sent with it.
     pub(in crate::app) fn prompt_with(&mut self, text: String, attach: Vec<Attachment>) {
-        if attach.is_empty() {
+        // With no model, the prompt goes back to the person (see `prompt`), attachments unread.
+        if attach.is_empty() || !self.conversation.is_on() {
             self.prompt(text);
             return;
         }
