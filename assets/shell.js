@@ -15,6 +15,7 @@ import * as conversation from "./shell/conversation.js";
 import * as dev from "./shell/dev.js";
 import * as dialogs from "./shell/dialogs.js";
 import * as layout from "./shell/layout.js";
+import "./shell/modal.js";
 import { send, stream } from "./shell/page.js";
 import * as servers from "./shell/servers.js";
 import * as settings from "./shell/settings.js";

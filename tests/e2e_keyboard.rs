@@ -201,3 +201,63 @@ fn tab_and_shift_tab_move_into_a_view_and_back_out() {
     assert_eq!(seen[2]["active"], "k2", "Shift+Tab came back into the View at its last field: {seen:#?}");
     eprintln!("{} key presses", presses.get());
 }
+
+/// A modal dialog keeps the keyboard: with Model settings open over the page (and a View), real
+/// Tab presses go round the dialog's own controls, and Shift+Tab back, never behind its overlay.
+#[test]
+fn tab_stays_inside_an_open_dialog() {
+    let _display = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_automation(
+        &dir,
+        r##"
+        await until(() => document.querySelector(".slot"), 30000);
+        document.getElementById("settings-open").click();
+        const page = document.getElementById("settings");
+        await until(() => !page.hidden);
+        await wait(800);
+        const seen = [];
+        document.addEventListener("keyup", (e) => {
+            if (e.key !== "Tab") return;
+            const a = document.activeElement;
+            seen.push((page.contains(a) ? "" : "OUTSIDE ") + ((a && a.id) || (a && a.tagName) || "none"));
+        }, true);
+        await call("person-report", { data: JSON.stringify({ stage: "open" }) });
+        await until(() => seen.length >= 40, 60000);
+        await call("person-report", { data: JSON.stringify({ stage: "tabs", seen }) });
+        "##,
+    );
+    let args = views(
+        &hostile(None),
+        &[("attack-keyboard", json!({"pull": false, "ask": false, "fields": 3}))],
+        &["--automation", &script],
+    );
+    let pressed = Cell::new(false);
+    let run = run_host_watch(
+        &args,
+        &[],
+        |pid, trace| {
+            if stage(trace, "tabs").is_some() {
+                return true;
+            }
+            if !pressed.get() && stage(trace, "open").is_some() {
+                pressed.set(true);
+                focus_window(pid);
+                xdotool(&["key", "--delay", "80", "--repeat", "30", "Tab"]);
+                xdotool(&["key", "--delay", "80", "--repeat", "10", "shift+Tab"]);
+            }
+            false
+        },
+        LIMIT,
+    );
+    let tabs = stage(&run.trace, "tabs").unwrap_or_else(|| panic!("the Tab presses were not seen\n{}", run.dump()));
+    let seen: Vec<&str> = tabs["seen"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(seen.iter().all(|s| !s.starts_with("OUTSIDE")), "Tab left the dialog: {seen:?}");
+    let first = seen.iter().position(|s| *s == "settings-save").expect("Tab reached Save");
+    assert!(seen[first + 1..30].contains(&"settings-save"), "Tab went round the dialog and came back: {seen:?}");
+    let back = &seen[30..];
+    assert!(
+        back.windows(2).any(|w| w == ["settings-provider", "settings-save"]),
+        "Shift+Tab goes round backwards: {seen:?}"
+    );
+}

@@ -21,6 +21,7 @@ const SHELL_MODULES: &[(&str, &str)] = &[
     ("/shell/forms.js", include_str!("../../assets/shell/forms.js")),
     ("/shell/layout.js", include_str!("../../assets/shell/layout.js")),
     ("/shell/markdown.js", include_str!("../../assets/shell/markdown.js")),
+    ("/shell/modal.js", include_str!("../../assets/shell/modal.js")),
     ("/shell/page.js", include_str!("../../assets/shell/page.js")),
     ("/shell/servers.js", include_str!("../../assets/shell/servers.js")),
     ("/shell/settings.js", include_str!("../../assets/shell/settings.js")),
