@@ -223,26 +223,61 @@
     burstBytes += text.length;
   }
 
-  // The View's localStorage, kept by the host across runs (src/sandbox/storage.rs): WebKitGTK
-  // keeps a third-party frame's storage in memory only, and a View is one under the host's top
-  // document. This page shares the View's origin and so its storage area: it hears the View's
-  // changes (a `storage` event reaches every other document of the area) and sends them to the
-  // host, and it puts back the host's items before the first View of an empty area loads. The
-  // View can script this page and send anything here: the host keeps it for this server's
-  // origin only, which the View can write anyway.
+  // The View's localStorage and IndexedDB, kept by the host across runs (src/sandbox/storage.rs):
+  // WebKitGTK keeps a third-party frame's storage in memory only, and a View is one under the
+  // host's top document. This page shares the View's origin and so its storage: it hears the
+  // View's localStorage changes (a `storage` event reaches every other document of the area)
+  // and sends them to the host, dumps the origin's databases once the View's writes complete
+  // (IndexedDB has no change events), and puts back what the host kept before the first View
+  // of an empty origin loads. The View can script this page and send anything here: the host
+  // keeps it for this server's origin only, which the View can write anyway.
   var STORAGE_SEED = "mcp-apps-host/storage";
   var storageArea = null;
   try { storageArea = window.localStorage; } catch (e) { /* storage refused: nothing kept */ }
   var storageChange = null;
+  // The host's messages that came while the kept databases were being put back: the View's
+  // document loads once they are.
+  var held = null;
+  var HOLD_AT_MOST_MS = 10000;
   function seedStorage(params) {
-    var items = params && params.items;
+    if (!params || typeof params !== "object") return;
+    // The server was removed and added again in this run: WebKit still holds what its old
+    // Views stored, which is no longer the server's.
+    var forget = Array.isArray(params.forget) ? params.forget : null;
+    if (forget && storageArea) {
+      try { storageArea.clear(); } catch (e) { /* nothing to clear */ }
+    }
+    var items = params.items;
     // An area that holds anything is this run's already (another View of the server wrote it).
-    if (!storageArea || !items || typeof items !== "object" || storageArea.length !== 0) return;
-    Object.keys(items).forEach(function (key) {
-      if (typeof items[key] === "string") {
-        try { storageArea.setItem(key, items[key]); } catch (e) { /* over the quota: the rest is lost */ }
-      }
-    });
+    if (storageArea && items && typeof items === "object" && storageArea.length === 0) {
+      Object.keys(items).forEach(function (key) {
+        if (typeof items[key] === "string") {
+          try { storageArea.setItem(key, items[key]); } catch (e) { /* over the quota: the rest is lost */ }
+        }
+      });
+    }
+    if (!idb) return;
+    held = [];
+    var release = function () {
+      if (held === null) return;
+      var list = held;
+      held = null;
+      list.forEach(fromHost);
+    };
+    var late = setTimeout(function () {
+      // Never put back (a database the View's old page holds open blocks it): keep nothing of
+      // this run rather than a part.
+      idbKeep = false;
+      warn("the View's kept databases could not be restored in time: nothing of them is kept from this run");
+      release();
+    }, HOLD_AT_MOST_MS);
+    (forget ? deleteDatabases(forget) : Promise.resolve())
+      .then(function () { return restoreDatabases(params.databases); })
+      .catch(function (e) {
+        idbKeep = false;
+        warn("the View's kept databases could not be restored (" + e + "): nothing of them is kept from this run");
+      })
+      .then(function () { clearTimeout(late); release(); });
   }
   function sendStorageChange() {
     var change = storageChange;
@@ -264,7 +299,281 @@
     }
   });
 
+  function warn(message) {
+    report("console", { level: "warn", message: "mcp-apps-host: " + message });
+  }
+
+  // IndexedDB. A dump is the databases this page knows of (names, versions, stores with their
+  // key paths, key generators and indexes, and every record as [key, value]) in JSON, values in
+  // the tagged encoding below, and the names of those that are gone. WebKitGTK 2.50 lists no
+  // database of a third-party origin in indexedDB.databases() (measured: [] beside an open
+  // database), so the names are those the host kept and those the View opened or deleted. It is
+  // taken in one read-only transaction per database, after the View's read-write transactions
+  // complete (DUMP_AFTER_MS after the last), every DUMP_EVERY_MS while a View is live, and when
+  // the host tears the View down; the host merges it into what it keeps, by database. It is
+  // sent only when it changed.
+  var DUMP_AFTER_MS = 100;
+  var DUMP_EVERY_MS = 30000;
+  var idb = null;
+  try { idb = window.indexedDB || null; } catch (e) { /* refused */ }
+  var knownNames = Object.create(null);
+  // Off once putting databases back failed: a dump then would replace the host's copy with a part.
+  var idbKeep = idb !== null;
+  var dumpTimer = null;
+  var dumping = false;
+  var dumpAgain = false;
+  var lastDump = null;
+  var skippedSaid = {};
+
+  // Structured-clone values as JSON: a string, boolean, finite number or null is itself; every
+  // other value is an object with one tag (so a View's own objects never read as tags). What
+  // IndexedDB keeps but JSON cannot hold faithfully (a Blob, a File, an ImageData, a value that
+  // contains itself) throws: its record is skipped and said, never kept altered.
+  var VIEWS = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array",
+    "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array", "DataView"];
+  function toBase64(bytes) {
+    var text = "";
+    for (var i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+    return btoa(text);
+  }
+  function fromBase64(text) {
+    var raw = atob(text);
+    var bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+    return bytes;
+  }
+  function encode(v, within) {
+    if (v === null || typeof v === "string" || typeof v === "boolean") return v;
+    if (typeof v === "number") return isFinite(v) && !Object.is(v, -0) ? v : { n: Object.is(v, -0) ? "-0" : String(v) };
+    if (v === undefined) return { u: 1 };
+    if (typeof v === "bigint") return { bi: String(v) };
+    if (typeof v !== "object") throw new Error("a " + typeof v + " cannot be kept");
+    if (within.indexOf(v) >= 0) throw new Error("a value that contains itself cannot be kept");
+    var tag = Object.prototype.toString.call(v).slice(8, -1);
+    within.push(v);
+    try {
+      if (Array.isArray(v)) {
+        var list = [];
+        for (var i = 0; i < v.length; i++) list.push(encode(v[i], within));
+        return { a: list };
+      }
+      if (tag === "Date") return { d: encode(v.getTime(), within) };
+      if (tag === "ArrayBuffer") return { ab: toBase64(new Uint8Array(v)) };
+      if (ArrayBuffer.isView(v) && VIEWS.indexOf(tag) >= 0) {
+        return { view: tag, b64: toBase64(new Uint8Array(v.buffer, v.byteOffset, v.byteLength)) };
+      }
+      if (tag === "Map") {
+        var pairs = [];
+        v.forEach(function (value, key) { pairs.push([encode(key, within), encode(value, within)]); });
+        return { map: pairs };
+      }
+      if (tag === "Set") {
+        var members = [];
+        v.forEach(function (value) { members.push(encode(value, within)); });
+        return { set: members };
+      }
+      if (tag === "RegExp") return { re: v.source, flags: v.flags };
+      if (tag === "Boolean" || tag === "Number" || tag === "String") return { boxed: encode(v.valueOf(), within) };
+      // Fields as [name, value] pairs: their order stays (and JSON objects may be reordered).
+      if (tag === "Object") return { o: Object.keys(v).map(function (k) { return [k, encode(v[k], within)]; }) };
+      throw new Error("a " + tag + " cannot be kept");
+    } finally {
+      within.pop();
+    }
+  }
+  function has(x, key) { return Object.prototype.hasOwnProperty.call(x, key); }
+  function decode(x) {
+    if (x === null || typeof x !== "object") return x;
+    if (has(x, "o")) {
+      var out = {};
+      x.o.forEach(function (field) {
+        // defineProperty: an own "__proto__" field stays a field.
+        Object.defineProperty(out, field[0], { value: decode(field[1]), writable: true, enumerable: true, configurable: true });
+      });
+      return out;
+    }
+    if (has(x, "a")) return x.a.map(decode);
+    if (has(x, "n")) return Number(x.n);
+    if (has(x, "u")) return undefined;
+    if (has(x, "bi")) return BigInt(x.bi);
+    if (has(x, "d")) return new Date(decode(x.d));
+    if (has(x, "ab")) return fromBase64(x.ab).buffer;
+    if (has(x, "view") && VIEWS.indexOf(x.view) >= 0) return new window[x.view](fromBase64(x.b64).buffer);
+    if (has(x, "map")) return new Map(x.map.map(function (p) { return [decode(p[0]), decode(p[1])]; }));
+    if (has(x, "set")) return new Set(x.set.map(decode));
+    if (has(x, "re")) return new RegExp(x.re, x.flags);
+    if (has(x, "boxed")) return Object(decode(x.boxed));
+    throw new Error("a kept value of no known kind");
+  }
+
+  function dumpDatabase(info) {
+    return new Promise(function (resolve, reject) {
+      var gone = false;
+      var req = idb.open(info.name);
+      // Only an existing database is read: one deleted meanwhile is not made again.
+      req.onupgradeneeded = function () { gone = true; req.transaction.abort(); };
+      req.onerror = function () { if (gone) resolve({ gone: info.name }); else reject(req.error); };
+      req.onsuccess = function () {
+        var db = req.result;
+        // The View's own upgrade or deletion goes first; this dump fails, the next one is taken.
+        db.onversionchange = function () { db.close(); };
+        var out = { name: db.name, version: db.version, stores: [] };
+        var names = Array.prototype.slice.call(db.objectStoreNames);
+        if (names.length === 0) { db.close(); resolve(out); return; }
+        var tx;
+        try {
+          tx = db.transaction(names, "readonly");
+        } catch (e) {
+          db.close();
+          reject(e);
+          return;
+        }
+        names.forEach(function (name) {
+          var store = tx.objectStore(name);
+          var kept = { name: name, keyPath: store.keyPath, autoIncrement: store.autoIncrement, indexes: [], records: [] };
+          Array.prototype.forEach.call(store.indexNames, function (n) {
+            var index = store.index(n);
+            kept.indexes.push({ name: n, keyPath: index.keyPath, unique: index.unique, multiEntry: index.multiEntry });
+          });
+          out.stores.push(kept);
+          // Keys and values of one transaction, both in key order.
+          var keys = store.getAllKeys();
+          store.getAll().onsuccess = function (e) {
+            var values = e.target.result;
+            for (var i = 0; i < values.length; i++) {
+              try {
+                kept.records.push([encode(keys.result[i], []), encode(values[i], [])]);
+              } catch (err) {
+                var where = db.name + "/" + name;
+                if (!skippedSaid[where]) {
+                  skippedSaid[where] = true;
+                  warn("records of the View's database " + where + " are not kept across runs: " + err.message);
+                }
+              }
+            }
+          };
+        });
+        tx.oncomplete = function () { db.close(); resolve(out); };
+        tx.onabort = function () { db.close(); reject(tx.error || new Error("the dump was interrupted")); };
+      };
+    });
+  }
+
+  function dumpDatabases() {
+    if (!idbKeep || held !== null) return;
+    if (dumping) { dumpAgain = true; return; }
+    dumping = true;
+    Promise.all(Object.keys(knownNames).map(function (name) { return dumpDatabase({ name: name }); }))
+      .then(function (dbs) {
+        var there = dbs.filter(function (d) { return !d.gone; });
+        var gone = dbs.filter(function (d) { return d.gone; }).map(function (d) { return d.gone; });
+        var text = JSON.stringify({ databases: there, gone: gone });
+        if (idbKeep && text !== lastDump) {
+          hostSend("i", text);
+          lastDump = text;
+        }
+      }, function () { /* a View's upgrade came first: the next dump is taken below */ dumpAgain = true; })
+      .then(function () {
+        dumping = false;
+        if (dumpAgain) { dumpAgain = false; dumpSoon(); }
+      });
+  }
+  function dumpSoon() {
+    if (!idb) return;
+    if (dumpTimer !== null) clearTimeout(dumpTimer);
+    dumpTimer = setTimeout(function () { dumpTimer = null; dumpDatabases(); }, DUMP_AFTER_MS);
+  }
+  if (idb) {
+    setInterval(function () { if (inner) dumpDatabases(); }, DUMP_EVERY_MS);
+    window.addEventListener("pagehide", dumpDatabases);
+  }
+
+  // The View's writes: each of its read-write transactions, and each open or deletion of a
+  // database, is followed by a dump once it is over (hooked in the View's realm, like its
+  // console, before its scripts run).
+  function watchDatabases(win) {
+    try {
+      var proto = win.IDBDatabase.prototype;
+      var transaction = proto.transaction;
+      proto.transaction = function () {
+        var tx = transaction.apply(this, arguments);
+        if (tx.mode !== "readonly") tx.addEventListener("complete", dumpSoon);
+        return tx;
+      };
+      var factory = win.IDBFactory.prototype;
+      ["open", "deleteDatabase"].forEach(function (name) {
+        var original = factory[name];
+        factory[name] = function (db) {
+          var req = original.apply(this, arguments);
+          knownNames[String(db)] = true;
+          req.addEventListener("success", dumpSoon);
+          return req;
+        };
+      });
+    } catch (e) { /* no IndexedDB in the View: the periodic dump finds nothing */ }
+  }
+
+  // Deletes the databases `names` (a deletion another page blocks finishes when that page lets
+  // go; what comes after it waits for it).
+  function deleteDatabases(names) {
+    return Promise.all(names.map(function (name) {
+      return new Promise(function (resolve) {
+        var req = idb.deleteDatabase(String(name));
+        req.onsuccess = req.onerror = req.onblocked = function () { resolve(); };
+      });
+    }));
+  }
+
+  // Puts back the kept databases the origin does not have (one it has is this run's already:
+  // another View of the server is using it). Each database is made, with its stores, indexes
+  // and records, in its own upgrade transaction; if one fails, those made go again, so the
+  // origin has all of the dump that it lacked, or none of it.
+  function restoreDatabases(databases) {
+    if (!Array.isArray(databases)) return Promise.resolve();
+    databases.forEach(function (d) { knownNames[d.name] = true; });
+    var made = [];
+    return Promise.all(databases.map(function (d) { return restoreDatabase(d, made); })).catch(function (e) {
+      return deleteDatabases(made).then(function () { throw e; });
+    });
+  }
+  function restoreDatabase(kept, made) {
+    return new Promise(function (resolve, reject) {
+      var req = idb.open(kept.name, kept.version);
+      req.onupgradeneeded = function (e) {
+        var db = req.result;
+        // There already, at an older version: the View's own, left as it is.
+        if (e.oldVersion !== 0) {
+          req.transaction.abort();
+          return;
+        }
+        made.push(kept.name);
+        kept.stores.forEach(function (s) {
+          var store = db.createObjectStore(s.name, { keyPath: s.keyPath, autoIncrement: s.autoIncrement === true });
+          (s.indexes || []).forEach(function (i) {
+            store.createIndex(i.name, i.keyPath, { unique: i.unique === true, multiEntry: i.multiEntry === true });
+          });
+          s.records.forEach(function (r) {
+            if (store.keyPath === null) store.put(decode(r[1]), decode(r[0]));
+            else store.put(decode(r[1]));
+          });
+        });
+      };
+      req.onsuccess = function () { req.result.close(); resolve(); };
+      // Aborted above, or there at a newer version: not ours to put back.
+      req.onerror = function () {
+        var why = req.error && req.error.name;
+        if (made.indexOf(kept.name) < 0 && (why === "AbortError" || why === "VersionError")) resolve();
+        else reject(req.error);
+      };
+    });
+  }
+
   function fromHost(data) {
+    if (held !== null) {
+      held.push(data);
+      return;
+    }
+    if (data && data.method === "ui/resource-teardown") dumpDatabases();
     if (data && data.method === STORAGE_SEED) {
       seedStorage(data.params);
       return;
@@ -319,6 +628,7 @@
 
   function watch(win) {
     if (!win) return;
+    watchDatabases(win);
     win.addEventListener("securitypolicyviolation", function (e) {
       report("csp", locate({ directive: e.effectiveDirective || e.violatedDirective, blockedURI: e.blockedURI },
         e.sourceFile, e.lineNumber, e.columnNumber, win));

@@ -19,7 +19,7 @@ use std::path::Path;
 use common::chat::*;
 use common::*;
 use model_server::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// A prompt -> the model streams a call to a UI tool -> the View opens at once and gets
 /// `tool-input-partial` before `tool-input` -> it renders the result -> its `ui/message` is a
@@ -190,8 +190,8 @@ fn a_destructive_tool_asks_first_and_a_refusal_reaches_the_model_as_an_error() {
     assert_eq!(result["content"], "order 7 cancelled");
 }
 
-/// An App's `localStorage` is kept per sandbox origin across runs of the host, and another
-/// server's View reads nothing of it.
+/// An App's `localStorage` and IndexedDB are kept per sandbox origin across runs of the host,
+/// and another server's View reads nothing of them.
 ///
 /// Under the spec's frame tree a View is a third-party frame under the host's top page, and
 /// WebKitGTK 2.50 keeps a third-party frame's storage in memory only (docs/notes/third-party-storage.md):
@@ -210,13 +210,23 @@ fn an_apps_local_storage_survives_a_restart() {
     let second = run_once(&chat_server());
     let second = view_report(&second.trace, "shown").unwrap_or_else(|| panic!("{}", second.stderr));
     assert_eq!((first["visitsBefore"].as_i64(), first["visitsAfter"].as_i64()), (Some(0), Some(1)), "{first}");
+    assert_eq!(first["idb"], json!({"exists": false, "before": null}), "{first}");
     assert_eq!(second["visitsBefore"].as_i64(), Some(1), "{second}");
+    // The database as the first run left it: version, key path, index, and each record's Date
+    // and bytes as what they were.
+    let order = |id: u8, customer: &str| json!({"fields": "id,customer,at,bytes", "id": id, "customer": customer, "at": format!("2026-12-{id:02}T09:30:00.000Z"), "bytes": [id, 0, 255]});
+    let kept = json!({
+        "version": 2, "keyPath": "id", "indexes": ["by-customer"], "byAnn": [1, 3],
+        "records": [order(1, "ann"), order(2, "bob"), order(3, "ann")],
+    });
+    assert_eq!(second["idb"], json!({"exists": true, "before": kept}), "{second}");
     // The same App as another server (another identity, so another origin): none of it.
     let other = run_once(&node_server("chat-app-server.mjs", "--as-another-server"));
     let other = view_report(&other.trace, "shown").unwrap_or_else(|| panic!("{}", other.stderr));
     assert_eq!(other["visitsBefore"].as_i64(), Some(0), "{other}");
+    assert_eq!(other["idb"], json!({"exists": false, "before": null}), "{other}");
     let kept: Vec<_> = std::fs::read_dir(data.path().join("mcp-apps-host/view-storage")).unwrap().flatten().collect();
-    assert_eq!(kept.len(), 2, "one file per server: {kept:?}");
+    assert_eq!(kept.len(), 4, "two files per server (items, databases): {kept:?}");
 }
 
 /// A conversation is kept on disk; reopened, it shows its View again from the stored input and

@@ -379,3 +379,80 @@ fn the_editor_offers_other_apps_files_and_imports_a_server_once() {
     assert_eq!(marks, ["cl", "mine"], "the person's server started once, the imported one once");
     assert_eq!(std::fs::read_to_string(&claude).unwrap(), claude_servers.to_string(), "only read");
 }
+
+/// A server removed in the editor and added again in the same run starts with empty storage:
+/// its first View's `localStorage` and IndexedDB (kept on disk, and held in WebKit's memory for
+/// the run) are gone with the removal, and nothing of them is written back.
+#[test]
+fn a_server_removed_and_added_again_starts_with_empty_storage() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let data_home = data.path().to_string_lossy().into_owned();
+    let config = dir.path().join("mcp.json");
+    let fixture = fixtures().join("chat-app-server.mjs");
+    let entry = json!({"command": "node", "args": [fixture]});
+    std::fs::write(&config, json!({"mcpServers": {"orders": entry}}).to_string()).unwrap();
+    let line = shell_words::join(["node", fixture.to_str().unwrap()]);
+    let script = automation(
+        &dir,
+        &format!(
+            r##"{EDITOR}
+        await until(() => state("orders") === "ready");
+        await call("show-order", {{ order: "42" }}, "orders");
+        // The View stores, reports and messages (the test reads its reports in the trace).
+        await wait(5000);
+        const remove = document.querySelector('button[data-remove="orders"]');
+        remove.click();
+        remove.click();
+        await until(() => !state("orders"));
+        type("add-server-name", "orders");
+        type("add-server-line", {line});
+        document.querySelector("#add-server button[type=submit]").click();
+        await until(() => state("orders") === "ready");
+        await call("show-order", {{ order: "42" }}, "orders");
+        "##,
+            line = serde_json::to_string(&line).unwrap()
+        ),
+    );
+    let shown = |t: &[Value]| -> Vec<Value> {
+        t.iter()
+            .filter(|r| r["dir"] == "view->host" && r["msg"]["params"]["name"] == "report")
+            .map(|r| r["msg"]["params"]["arguments"]["results"].clone())
+            .filter(|r| r["phase"] == "shown")
+            .collect()
+    };
+    let kept_dir = data.path().join("mcp-apps-host/view-storage");
+    let files = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&kept_dir)
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    // The first View's files, read while the host runs (before the removal).
+    let first_files = std::cell::RefCell::new(None::<Vec<String>>);
+    let run = run_host_until_env(
+        &["run", "--config", config.to_str().unwrap(), "--automation", &script],
+        &[("XDG_DATA_HOME", &data_home)],
+        |t| {
+            let reports = shown(t);
+            if reports.len() == 1 && first_files.borrow().is_none() {
+                *first_files.borrow_mut() = Some(files());
+            }
+            reports.len() >= 2
+        },
+        LIMIT,
+    );
+    let reports = shown(&run.trace);
+    assert_eq!(reports.len(), 2, "both Views reported; stderr:\n{}", run.stderr);
+    assert_eq!((reports[0]["visitsBefore"].as_i64(), reports[0]["idb"]["exists"].as_bool()), (Some(0), Some(false)));
+    let first_files = first_files.borrow().clone().unwrap();
+    assert_eq!(first_files.len(), 2, "the first View's items and databases were kept: {first_files:?}");
+    // The same server again (the same identity, so the same origin and files): nothing of the
+    // first View's.
+    let again = &reports[1];
+    assert_eq!(again["visitsBefore"].as_i64(), Some(0), "{again}");
+    assert_eq!(again["idb"], json!({"exists": false, "before": null}), "{again}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(files(), first_files, "the same origin's files, now the new View's");
+}

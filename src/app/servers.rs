@@ -386,10 +386,14 @@ impl Controller {
         if let Some(identity) = identity
             .filter(|i| removed && !self.servers.names().iter().any(|n| self.servers.identity(n).as_ref() == Some(i)))
         {
+            let label = crate::sandbox::sandbox_label(&identity);
             let kept = self.options.places.view_storage.clone().or_else(crate::sandbox::storage::KeptStorage::user);
-            if let Err(e) = kept.map_or(Ok(()), |k| k.remove(&crate::sandbox::sandbox_label(&identity))) {
+            if let Err(e) = kept.map_or(Ok(()), |k| k.remove(&label)) {
                 tracing::warn!(server, "cannot remove the storage kept for the server's Views: {e}");
             }
+            // And what this run holds of it (WebKit's memory, the Views still open): a server
+            // added again starts empty.
+            let _ = self.ui.send_event(UserEvent::Frame(FrameOp::Forget { label }));
         }
     }
 

@@ -662,6 +662,14 @@ async fn a_removed_servers_kept_view_storage_goes_with_it() {
         dir.path().join("view-storage").join(format!("{label}.json"))
     };
     let (a, c) = (file("a"), file("c"));
+    let label_of =
+        |name: &str| crate::sandbox::sandbox_label(&load.iter().find(|s| s.name() == name).unwrap().identity());
+    let c_label = label_of("c");
+    let mut databases = crate::sandbox::storage::Databases::new();
+    crate::sandbox::storage::merge_databases(&mut databases, r#"{"databases":[{"name":"d","version":1,"stores":[]}]}"#)
+        .unwrap();
+    kept.save_databases(&c_label, &databases).unwrap();
+    let c_databases = kept.databases_path(&c_label).unwrap();
     let mut options = RunOptions::app_with(load.clone());
     options.launch.config = Some(path.clone());
     options.timeout = LIMIT;
@@ -669,7 +677,18 @@ async fn a_removed_servers_kept_view_storage_goes_with_it() {
     let mut window = Window::open(options);
     window.servers_are(&[("a", "ready"), ("c", "ready")]).await;
     window.person(ShellMessage::RemoveServer { server: "c".into() });
-    window.servers_are(&[("a", "ready")]).await;
-    assert!(!c.exists(), "the removed server's storage is gone");
+    // What the run holds of it goes too (WebKit keeps a View's storage in memory for the run).
+    let mut forgotten = None;
+    let want = vec![("a".to_owned(), "ready".to_owned())];
+    window
+        .until("the removed server's storage forgotten, and the server gone", |w, e| {
+            if let UserEvent::Frame(FrameOp::Forget { label }) = e {
+                forgotten = Some(label.clone());
+            }
+            (forgotten.is_some() && statuses(w) == want).then_some(())
+        })
+        .await;
+    assert_eq!(forgotten, Some(c_label));
+    assert!(!c.exists() && !c_databases.exists(), "the removed server's storage is gone");
     assert!(a.exists(), "the other server's storage stays");
 }

@@ -225,6 +225,9 @@ pub(crate) enum FrameOp {
     Unmount { view: String, keep_process: bool },
     /// End the web process of the Views with this sandbox label (WebKit then reports them gone).
     Stop { label: String },
+    /// The server of this sandbox label was removed: its Views' kept storage goes, from disk and
+    /// from this run's memory, and its next View starts empty.
+    Forget { label: String },
     /// A View with this sandbox label will open soon: start its web process and a proxy page.
     Prepare { label: String },
     /// A View initialized: its load and its handshake are over, so its server's next proxy page

@@ -81,9 +81,11 @@ struct Bound {
     budget: RefCell<DiagnosticBudget>,
     /// Where its document is served, for a View whose frame loads it.
     document: Option<String>,
-    /// Its server's sandbox label, and the storage kept for it.
+    /// Its server's sandbox label, the storage kept for it, and how often that was forgotten
+    /// when this binding was made (`ViewStorage::generation`).
     label: String,
     storage: Rc<storage::ViewStorage>,
+    generation: u64,
 }
 
 /// Set when the webview is created for a View, or when a [`Spare`] is taken.
@@ -272,6 +274,7 @@ impl FrameLayer {
             FrameOp::Unmount { view, keep_process } => self.unmount(&view, keep_process),
             FrameOp::Stop { label } => self.stop(&label),
             FrameOp::Prepare { label } => self.prepare(&label),
+            FrameOp::Forget { label } => self.storage.forget(&label),
             FrameOp::Initialized { view } => self.initialized(&view),
             FrameOp::Theme(theme) => self.set_theme(theme),
             FrameOp::Clear => {
@@ -306,6 +309,7 @@ impl FrameLayer {
             budget: RefCell::new(DiagnosticBudget::new(Instant::now())),
             document: mount.document.clone(),
             label: mount.label.clone(),
+            generation: storage.generation(&mount.label),
             storage,
         };
         // A View whose frame loads its document takes the proxy page made in advance, if

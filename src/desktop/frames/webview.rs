@@ -53,10 +53,14 @@ impl FrameLayer {
             .with_initialization_script_for_main_only(secret.proxy_init_script(src, on_top), false)
             .with_initialization_script_for_main_only(crate::desktop::ipc::FRAME_HOOK_SCRIPT, false)
             .with_ipc_handler(move |request| match &*ipc_binding.borrow() {
-                // `s`: the View's storage changed (its proxy hears it): kept for the server's
-                // origin the binding names, whatever the line says.
+                // `s`: the View's localStorage changed (its proxy hears it); `i`: its proxy's dump
+                // of the origin's IndexedDB. Kept for the server's origin the binding names,
+                // whatever the line says.
                 Some(b) if let Some(line) = ipc_secret.open(request.body()).and_then(|r| r.strip_prefix('s')) => {
-                    b.storage.changed(&b.label, &b.view, line)
+                    b.storage.changed(&b.label, b.generation, &b.view, line)
+                }
+                Some(b) if let Some(line) = ipc_secret.open(request.body()).and_then(|r| r.strip_prefix('i')) => {
+                    b.storage.dumped(&b.label, b.generation, &b.view, line)
                 }
                 Some(b) => proxy_message(
                     &b.view,
