@@ -9,12 +9,14 @@
 //
 // This module is the entry: the host's commands, each to the panel that draws it. Each panel is
 // a module of its own under shell/, served by the host scheme as it is (no bundler).
+import * as about from "./shell/about.js";
 import * as cards from "./shell/cards.js";
 import * as composer from "./shell/composer.js";
 import * as conversation from "./shell/conversation.js";
 import * as dev from "./shell/dev.js";
 import * as dialogs from "./shell/dialogs.js";
 import * as layout from "./shell/layout.js";
+import * as read from "./shell/read.js";
 import "./shell/modal.js";
 import { send, stream } from "./shell/page.js";
 import * as servers from "./shell/servers.js";
@@ -32,6 +34,7 @@ var handlers = {
   chat: conversation.chat, "chat-text": conversation.chatText, "chat-end": conversation.chatEnd,
   "chat-ready": composer.chatReady, "no-model": composer.noModel, conversations: conversation.conversations,
   "chat-clear": conversation.chatClear, commands: composer.setCommands, "model-settings": settings.modelSettings,
+  shortcuts: about.shortcuts, about: about.about, "read-window": read.readWindow,
   confirm: dialogs.ask, elicit: dialogs.ask, dismiss: dialogs.dismiss, "path-chosen": dialogs.pathChosen,
   status: function (cmd) { status.setStatus(cmd.text, cmd.error); }
 };

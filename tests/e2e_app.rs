@@ -103,8 +103,8 @@ fn the_form_validates_before_calling_and_plain_results_are_text() {
         .and_then(|m| m["params"]["arguments"]["greeting"].as_str())
         .map(|g| serde_json::from_str::<Value>(g).unwrap())
         .unwrap_or_else(|| panic!("no report; stderr:\n{}", run.stderr));
-    assert_eq!(seen["missing"], "b is required");
-    assert_eq!(seen["fractional"], "b must be a whole number");
+    assert_eq!(seen["missing"], "B is required", "the field is named in words (a key without a title is capitalised)");
+    assert_eq!(seen["fractional"], "B must be a whole number");
     assert!(seen["text"].as_str().unwrap().contains("2 + 40 = 42"), "{seen}");
     // The picker offers what a person may call: UI tool first, model-visible plain tools; never
     // app-only tools.

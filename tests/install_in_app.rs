@@ -80,7 +80,7 @@ fn a_folder_setting_is_chosen_in_the_native_file_chooser() {
       const dialog = document.getElementById("elicit");
       await until(() => !dialog.hidden, 30000);
       const choose = await until(() => document.querySelector('[data-choose-for="elicit-root"]'));
-      if (choose.getAttribute("aria-label") !== "Choose a folder for root") throw new Error("unnamed");
+      if (choose.getAttribute("aria-label") !== "Choose a folder for Root") throw new Error("unnamed");
       choose.click();
       await until(() => document.getElementById("elicit-root").value, 30000);"#;
     let (child, _dir) = open_outside_a_terminal_with(home.path(), &url, constants);

@@ -23,9 +23,17 @@ function choicesOf(schema) {
 
 var inputTypes = { email: "email", uri: "url", date: "date", "date-time": "datetime-local", password: "password" };
 
+// A property's key as words, for a schema without a title: `notes_dir` reads "Notes dir",
+// `apiKey` "Api key" (a person reads a label, not a key).
+export function wordsOf(name) {
+  var words = String(name).replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/[_\-.]+/g, " ").trim().toLowerCase();
+  return words ? words.charAt(0).toUpperCase() + words.slice(1) : String(name);
+}
+
 function fieldFor(prefix, name, schema, required, options) {
   var wrap = el("div", "field");
-  var label = el("label", "", (schema.title || name) + (required ? " *" : ""));
+  var label = el("label", "", schema.title || wordsOf(name));
+  if (required) label.append(el("span", "required", " (required)"));
   var id = prefix + name;
   label.htmlFor = id;
   if (schema.description) label.append(el("span", "hint", " " + schema.description));
@@ -97,7 +105,7 @@ function fieldFor(prefix, name, schema, required, options) {
     // The host's own form: a native chooser for a folder or a file (the path may be typed too).
     var choose = el("button", "choose", kind === "directory" ? "Choose a folder…" : "Choose a file…");
     choose.type = "button";
-    choose.setAttribute("aria-label", (kind === "directory" ? "Choose a folder for " : "Choose a file for ") + (schema.title || name));
+    choose.setAttribute("aria-label", (kind === "directory" ? "Choose a folder for " : "Choose a file for ") + (schema.title || wordsOf(name)));
     choose.dataset.chooseFor = id;
     choose.addEventListener("click", function () { send({ kind: "choose-path", field: id, directory: kind === "directory" }); });
     wrap.append(choose);
@@ -128,7 +136,7 @@ export function readFields(container) {
   container.querySelectorAll(":scope > .field > [name]").forEach(function (input) {
     var name = input.name, kind = input.dataset.kind, required = input.dataset.required === "1";
     var schema = JSON.parse(input.dataset.schema || "{}");
-    var label = schema.title || name;
+    var label = schema.title || wordsOf(name);
     if (kind === "boolean") { args[name] = input.checked; return; }
     if (kind === "multi") {
       var values = JSON.parse(input.dataset.values);

@@ -34,7 +34,8 @@ function reportLayout() {
     var s = stream.getBoundingClientRect();
     clip = { x: s.left + stream.clientLeft, y: s.top + stream.clientTop, w: stream.clientWidth, h: stream.clientHeight };
   }
-  var modal = document.querySelector(".dialog:not([hidden])") !== null;
+  // The header's menu is above the stream too: the Views step aside while it is open.
+  var modal = document.querySelector(".dialog:not([hidden]), .menu:not([hidden])") !== null;
   var slots = [];
   if (!modal) {
     views.forEach(function (v, id) {

@@ -52,6 +52,13 @@ export function servers(cmd) {
         var why = el("p", "server-reason", s.reason);
         if (typeof s.retryIn === "number" && s.retryIn > 0) why.textContent += " (restarts when needed, after " + s.retryIn + " s)";
         head.append(why);
+        // The reason as the log has it (a program's stack, JSON-RPC detail): there to read or
+        // copy into a bug report, not the message.
+        if (s.details) {
+          var more = el("details", "server-details");
+          more.append(el("summary", "", "Details"), el("pre", "mono", s.details));
+          head.append(more);
+        }
       }
       if (typeof s.startedAgo === "number") {
         // Starting: for how long (counted on here, every second), and a way out of the wait.

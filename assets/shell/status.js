@@ -7,6 +7,8 @@ var theme = "light";
 
 export function setStatus(text, isError) {
   statusLine.textContent = text;
+  // What does not fit in its two lines is in its tooltip: the line is read whole.
+  statusLine.title = text;
   statusLine.classList.toggle("error", !!isError);
 }
 

@@ -16,7 +16,7 @@ export function welcome(cmd) {
   var box = el("section", "card welcome");
   box.id = "welcome";
   box.setAttribute("aria-labelledby", "welcome-title");
-  var title = el("h2", "", "Welcome to mcp-apps-host");
+  var title = el("h2", "", "Welcome to MCP Apps Host");
   title.id = "welcome-title";
   box.append(
     title,
@@ -48,4 +48,7 @@ export function welcome(cmd) {
   box.append(el("p", "muted", "Servers are kept in " + cmd.config + "."));
   stream.prepend(box);
   shown = box;
+  // The first run starts here: the keyboard is on its first step (unless the person is
+  // somewhere already).
+  if (document.activeElement === document.body || !document.activeElement) add.focus();
 }

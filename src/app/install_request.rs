@@ -58,19 +58,52 @@ impl InstallSlot {
     }
 }
 
+/// A setting's key as words for its label: `notes_dir` and `NOTES_DIR` read "Notes dir",
+/// `apiKey` "Api key" (the shell's forms do the same for a schema without titles).
+fn words_of(key: &str) -> String {
+    let mut words = String::new();
+    let mut last: Option<char> = None;
+    for c in key.chars() {
+        match c {
+            '_' | '-' | '.' | ' ' => {
+                if !words.ends_with(' ') && !words.is_empty() {
+                    words.push(' ');
+                }
+            }
+            c if c.is_uppercase() && last.is_some_and(|l| l.is_lowercase() || l.is_ascii_digit()) => {
+                words.push(' ');
+                words.extend(c.to_lowercase());
+            }
+            c => words.extend(c.to_lowercase()),
+        }
+        last = Some(c);
+    }
+    let words = words.trim();
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => key.to_owned(),
+    }
+}
+
 /// The settings as the form dialog's schema (secrets in a field that hides what is typed).
 fn schema(settings: &[Setting]) -> Value {
     let mut properties = Map::new();
     let mut required = Vec::new();
     for s in settings {
         let kind = if s.number.is_some() { "number" } else { "string" };
-        let mut field = json!({ "type": kind, "title": s.key });
+        // Labelled by its title, else by its key in words (`notes_dir` reads "Notes dir").
+        let title = if s.title.is_empty() { words_of(&s.key) } else { s.title.clone() };
+        let mut field = json!({ "type": kind, "title": title });
         if s.multiple {
             // Several values: one a line in the form, each its own answer.
-            field = json!({ "type": "array", "items": { "type": kind }, "title": s.key });
+            field = json!({ "type": "array", "items": { "type": kind }, "title": title });
         }
-        if !s.description.is_empty() {
-            field["description"] = json!(consent::one_line_max(&s.description, 300));
+        // A bundle's description leads with its title, which is the label already.
+        let description = s.description.strip_prefix(s.title.as_str()).filter(|_| !s.title.is_empty());
+        let description = description.map_or(s.description.as_str(), |d| d.trim_start_matches(':').trim_start());
+        if !description.is_empty() {
+            field["description"] = json!(consent::one_line_max(description, 300));
         }
         if let Some(d) = s.default.as_ref().filter(|_| !s.secret) {
             let value = |d: &str| match (s.number.is_some(), d.parse::<f64>()) {
@@ -218,6 +251,11 @@ impl Controller {
                     self.options.launch.config = Some(config.clone());
                 }
                 self.apply_config(&config);
+                // The status line follows the new server's start (what was written where is
+                // in the log, and in the servers page).
+                if self.servers.names().contains(&name) {
+                    self.say_servers_of(Some(vec![name]));
+                }
             }
             Err(e) => {
                 let line = format!("{name} was not installed: {}", consent::one_line_max(&e, 300));
@@ -236,6 +274,7 @@ mod tests {
     fn setting(key: &str) -> Setting {
         Setting {
             key: key.into(),
+            title: String::new(),
             description: String::new(),
             required: false,
             secret: false,
@@ -262,6 +301,17 @@ mod tests {
             (Some(8080.0), Some(65535.0))
         );
         assert_eq!(s["properties"]["MODE"]["enum"], json!(["a", "b"]));
+        assert_eq!(s["properties"]["TOKEN"]["title"], "Token", "a key without a title is labelled in words");
+        let titled = Setting {
+            title: "Notes folder".into(),
+            description: "Notes folder: where your notes are (a directory)".into(),
+            ..setting("notes_dir")
+        };
+        let s = schema(&[titled, setting("notes_dir2"), setting("apiKey")]);
+        assert_eq!(s["properties"]["notes_dir"]["title"], "Notes folder", "a bundle's title is the label, not its key");
+        assert_eq!(s["properties"]["notes_dir"]["description"], "where your notes are (a directory)");
+        assert_eq!(s["properties"]["notes_dir2"]["title"], "Notes dir2");
+        assert_eq!(s["properties"]["apiKey"]["title"], "Api key");
         let content = json!({"TOKEN": "t0k", "PORT": 9000, "MODE": "", "X": null});
         let got = answers(content.as_object().unwrap());
         assert_eq!(got, vec![("PORT".to_owned(), "9000".to_owned()), ("TOKEN".to_owned(), "t0k".to_owned())]);

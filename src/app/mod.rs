@@ -35,6 +35,7 @@ use shell::{ShellCommand, ShellMessage};
 use supervisor::{Supervisor, Tick, ViewProcesses};
 use window::{FrameMount, FrameOp, HostInput, Ui, UserEvent, WebContentOp, WebContentSignal, WindowOp};
 
+mod about;
 mod conversation;
 pub(crate) mod dialogs;
 mod display;
@@ -294,6 +295,8 @@ impl Controller {
 
     /// The status line: one line, whatever a server's reason contains.
     fn status(&mut self, text: &str, error: bool) {
+        // Whatever took the line, it no longer speaks of the servers (see `say_servers`).
+        self.server_list.said = None;
         self.shell(ShellCommand::Status { text: consent::one_line_max(text, 400), error });
     }
 
@@ -345,7 +348,7 @@ impl Controller {
         if !self.ending.is_exiting() {
             let names = self.servers.names();
             if !names.is_empty() {
-                self.status(&format!("Starting {}…", names.join(", ")), false);
+                self.say_servers();
             }
             self.show_servers();
             let servers = self.servers.clone();
@@ -390,6 +393,7 @@ impl Controller {
                 input = from_ui.recv() => match input {
                     Some(HostInput::Shell(msg)) => self.on_shell(msg),
                     Some(HostInput::CloseRequested) => self.begin_exit(0),
+                    Some(HostInput::Shortcut(shortcut)) => self.on_shortcut(shortcut),
                     Some(HostInput::Resized { width, height }) => self.on_resized(width, height),
                     Some(HostInput::SystemTheme(theme)) => {
                         if self.options.theme.is_none() {

@@ -4,6 +4,16 @@
 use super::*;
 
 impl Controller {
+    /// A keyboard shortcut of the window (`desktop/shortcuts.rs`).
+    pub(super) fn on_shortcut(&mut self, shortcut: window::Shortcut) {
+        match shortcut {
+            window::Shortcut::Quit => self.begin_exit(0),
+            window::Shortcut::NewConversation => self.new_conversation(),
+            window::Shortcut::Settings => self.open_model_settings(),
+            window::Shortcut::Shortcuts => self.shell(ShellCommand::Shortcuts),
+        }
+    }
+
     pub(super) fn on_shell(&mut self, msg: ShellMessage) {
         match msg {
             ShellMessage::Alive => self.shell_alive(),
@@ -133,6 +143,9 @@ impl Controller {
             ShellMessage::ChoosePath { field, directory } => self.choose_path(field, directory),
             ShellMessage::PathChosen { field, path } => self.path_chosen(field, path),
             ShellMessage::ModelSettings => self.open_model_settings(),
+            ShellMessage::NewConversation => self.new_conversation(),
+            ShellMessage::WindowRead { read, window } => self.window_read(read, window),
+            ShellMessage::About => self.shell(about::command()),
             ShellMessage::SaveModel { provider, name, url, key } => self.save_model(&provider, &name, &url, &key.0),
             ShellMessage::ListModels { provider, url, key } => self.list_models(&provider, &url, &key.0),
             ShellMessage::ForgetModelKey { provider } => self.forget_model_key(&provider),

@@ -7,6 +7,7 @@ use super::*;
 use crate::install::config_file::{self, ConfigEntry};
 use crate::install::Resolved;
 use crate::server::config::{load_config, LoadOptions};
+use crate::server::failure::in_words;
 
 /// The lines of a server's log the person is shown (the server set keeps its stderr's tail).
 const LOG_LINES: usize = 40;
@@ -16,13 +17,34 @@ const LOG_LINES: usize = 40;
 pub(super) struct ServerList {
     /// Set once every server was tried at start.
     started: bool,
+    /// What the status line says about the servers, while it does: said again when one of
+    /// them changes, so it never tells of a start that ended or a failure that has recovered.
+    pub(super) said: Option<Said>,
     /// The welcome is shown.
     welcomed: bool,
     /// Why the servers editor's last change was refused, shown in it until the next one works.
     editor_error: Option<String>,
 }
 
+/// What the status line speaks of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Said {
+    /// Every server (or that there is none yet).
+    All,
+    /// These servers.
+    Servers(Vec<String>),
+}
+
 impl ServerList {
+    /// The status line speaks of `server` (or of all servers).
+    fn speaks_of(&self, server: &str) -> bool {
+        match &self.said {
+            Some(Said::All) => true,
+            Some(Said::Servers(names)) => names.iter().any(|n| n == server),
+            None => false,
+        }
+    }
+
     /// Whether every server was tried at start.
     pub(super) fn all_tried(&self) -> bool {
         self.started
@@ -30,6 +52,46 @@ impl ServerList {
 }
 
 impl Controller {
+    /// The status line says how the servers are: which failed (the first in words), which
+    /// are still starting, which are connected; or that there is none yet. Said again when one
+    /// of them changes, until something else takes the line.
+    pub(super) fn say_servers(&mut self) {
+        self.say_servers_of(None);
+    }
+
+    /// [`Self::say_servers`] of `names` only (a server just installed), else of all.
+    pub(super) fn say_servers_of(&mut self, names: Option<Vec<String>>) {
+        let mut servers = self.servers.servers();
+        if let Some(names) = &names {
+            servers.retain(|s| names.contains(&s.name));
+        }
+        let labels = |keep: &dyn Fn(&ServerStatus) -> bool| -> Vec<String> {
+            servers.iter().filter(|s| keep(&s.status)).map(|s| s.label.clone()).collect()
+        };
+        let starting = labels(&|s| matches!(s, ServerStatus::Starting | ServerStatus::Reconnecting { .. }));
+        let ready = labels(&|s| *s == ServerStatus::Ready);
+        let failed = servers.iter().find_map(|s| match &s.status {
+            ServerStatus::Failed { reason, .. } => Some((s, reason)),
+            _ => None,
+        });
+        let (text, error) = if servers.is_empty() && names.is_none() {
+            ("No servers yet: add one, or try the demo server.".to_owned(), false)
+        } else if let Some((s, reason)) = failed {
+            let said = in_words(reason, &self.servers.stderr_tail(&s.name)).said;
+            let others = if ready.is_empty() { String::new() } else { format!(" Connected to {}.", ready.join(", ")) };
+            (format!("{}: {said}{others}", s.label), true)
+        } else if !starting.is_empty() {
+            (format!("Starting {}…", starting.join(", ")), false)
+        } else if !ready.is_empty() {
+            (format!("Connected to {}", ready.join(", ")), false)
+        } else {
+            let states: Vec<String> = servers.iter().map(|s| format!("{} {}", s.label, s.status.label())).collect();
+            (states.join(", "), false)
+        };
+        self.status(&text, error);
+        self.server_list.said = Some(names.map_or(Said::All, Said::Servers));
+    }
+
     /// Every server was tried: open the tools still waiting, or fail when no server works.
     pub(super) fn on_started(&mut self) {
         self.server_list.started = true;
@@ -46,7 +108,7 @@ impl Controller {
         }
         if servers.is_empty() && self.options.launch.config.is_some() {
             // The first run: the welcome says what to do, and the model answers without tools.
-            self.status("No servers yet", false);
+            self.say_servers();
             self.show_servers();
             self.send_first_prompt();
             return;
@@ -58,7 +120,10 @@ impl Controller {
                 _ => None,
             })
             .collect();
-        if !failed.is_empty() && failed.len() == servers.len() {
+        // A person's app (servers from a config file, no tool named) stays open when no server
+        // works: each says why in its card and offers Retry, and the servers page can fix them.
+        let persons_app = self.options.launch.config.is_some() && self.options.opens.is_empty();
+        if !failed.is_empty() && failed.len() == servers.len() && !persons_app {
             // Nothing works: say why, once per server, and stop.
             for reason in &failed[..failed.len() - 1] {
                 eprintln!("error: {}", say(reason));
@@ -69,9 +134,7 @@ impl Controller {
         for reason in &failed {
             eprintln!("warning: {}", say(reason));
         }
-        let ready: Vec<&str> =
-            servers.iter().filter(|s| s.status == ServerStatus::Ready).map(|s| s.label.as_str()).collect();
-        self.status(&format!("Connected to {}", ready.join(", ")), !failed.is_empty());
+        self.say_servers();
         self.open_startup_views(true);
         self.send_first_prompt();
     }
@@ -84,10 +147,19 @@ impl Controller {
                 if status == ServerStatus::Ready {
                     self.open_startup_views(false);
                 }
-                if let ServerStatus::Failed { reason, .. } = &status {
-                    if self.server_list.started && !self.ending.is_exiting() {
-                        self.status(&format!("{} failed: {reason}", self.label(&server)), true);
+                let speaking = self.server_list.started && !self.ending.is_exiting();
+                match &status {
+                    ServerStatus::Failed { reason, .. } if speaking => {
+                        let said = in_words(reason, &self.servers.stderr_tail(&server)).said;
+                        self.status(&format!("{}: {said}", self.label(&server)), true);
+                        self.server_list.said = Some(Said::Servers(vec![server.clone()]));
                     }
+                    // The status line speaks of this server (or of there being none): it says
+                    // how things are now, not how they were.
+                    _ if speaking && self.server_list.speaks_of(&server) => self.say_servers(),
+                    _ => {}
+                }
+                if let ServerStatus::Failed { .. } = &status {
                     // Nobody waits for this server's questions any more.
                     for dialog in self.questions.drop_elicitations_of(&server) {
                         self.shell(ShellCommand::Dismiss { dialog });
@@ -177,9 +249,13 @@ impl Controller {
                     })
                     .collect();
                 tools.sort_by_key(|t| t["hasUi"] != true);
+                let mut details = None;
                 let (reason, retry_in) = match &info.status {
                     ServerStatus::Failed { reason, retry_at } => {
-                        (Some(reason.clone()), Some(retry_at.saturating_duration_since(Instant::now()).as_secs_f64().ceil()))
+                        // Words for the person; the reason as the log has it behind "Details".
+                        let words = in_words(reason, &self.servers.stderr_tail(&info.name));
+                        details = (words.details != words.said).then(|| consent::block(&words.details));
+                        (Some(words.said), Some(retry_at.saturating_duration_since(Instant::now()).as_secs_f64().ceil()))
                     }
                     ServerStatus::SignInRequired { .. } => {
                         (Some("This server needs you to sign in; your browser will open.".to_owned()), None)
@@ -211,7 +287,7 @@ impl Controller {
                 // rename itself); what tells it from an entry with its command line, too.
                 json!({"name": info.name, "label": info.label, "callsItself": info.calls_itself,
                     "differs": told_apart.get(&info.name), "status": info.status.label(), "reason": reason,
-                    "retryIn": retry_in, "startedAgo": started_ago, "tools": tools, "protocol": protocol, "approval": approval,
+                    "details": details, "retryIn": retry_in, "startedAgo": started_ago, "tools": tools, "protocol": protocol, "approval": approval,
                     "instructions": instructions})
             })
             .collect();

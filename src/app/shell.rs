@@ -130,6 +130,12 @@ pub(crate) enum ShellCommand {
     Conversations { list: Vec<Value> },
     /// The conversation's cards leave the stream (another one is reopened).
     ChatClear,
+    /// The list of keyboard shortcuts (F1).
+    Shortcuts,
+    /// The test interface's `readWindow`: the shell says what the person sees.
+    ReadWindow { read: u64 },
+    /// The About dialog: the version, the app's license and what it is built from.
+    About { version: String, license: String, components: Vec<Value> },
     /// The model's turn ended (with the error that ended it).
     ChatEnd {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -314,6 +320,18 @@ pub enum ShellMessage {
     },
     /// The person opens the model settings page.
     ModelSettings,
+    /// What the window shows, for the test interface's `readWindow` that asked with `read`.
+    WindowRead {
+        /// The request.
+        read: u64,
+        /// What the shell read.
+        #[serde(default)]
+        window: serde_json::Value,
+    },
+    /// The person starts a new conversation (its button, or Ctrl+N).
+    NewConversation,
+    /// The person asks who made this app (the About dialog).
+    About,
     /// The person saves the model settings: the conversation's model, where it is, and a key
     /// (empty: keep the stored one).
     SaveModel {
@@ -581,6 +599,9 @@ mod tests {
             ShellCommand::ChatText { text: s() },
             ShellCommand::Conversations { list: vec![json!({"id": "1-abc", "title": "t"})] },
             ShellCommand::ChatClear,
+            ShellCommand::Shortcuts,
+            ShellCommand::ReadWindow { read: 1 },
+            ShellCommand::About { version: s(), license: s(), components: vec![json!(["a", "1", "MIT"])] },
             ShellCommand::ChatEnd { error: None },
         ]
     }

@@ -42,7 +42,13 @@ pub const METHODS: &[&str] = &[
     "interact",
     "inspectFrame",
     "evaluateInView",
+    "readWindow",
 ];
+
+/// How long `readWindow` waits for the shell's answer.
+const WINDOW_READ: std::time::Duration = std::time::Duration::from_secs(5);
+/// At most this many `readWindow` requests wait at once.
+const MAX_WINDOW_READS: usize = 16;
 
 /// The longest script `evaluateInView` takes.
 const MAX_SCRIPT_BYTES: usize = 256 * 1024;
@@ -86,6 +92,9 @@ pub(super) struct State {
     displayed: HashSet<ViewId>,
     /// The model's tool calls, for `getConversation` (their results fill in when they come).
     tool_turns: Arc<Mutex<Vec<ToolTurn>>>,
+    /// `readWindow` requests the shell has not answered yet, by the number it was asked with.
+    window_reads: HashMap<u64, oneshot::Sender<Value>>,
+    next_window_read: u64,
 }
 
 /// A model's tool call, and where it falls among the conversation's other turns.
@@ -148,9 +157,65 @@ impl Controller {
             "interact" => return self.interact(&params, reply),
             "inspectFrame" => return self.inspect_frame(&params, reply),
             "evaluateInView" => return self.evaluate_in_view(&params, reply),
+            "readWindow" => return self.read_window(&params, reply),
             other => Err(format!("unknown method {other:?} (one of: {})", METHODS.join(", "))),
         };
         let _ = reply.send(outcome);
+    }
+
+    /// What the person sees of the window, as the shell reads it: the status line, where the
+    /// keyboard is (and whether its focus shows), the open dialog, the welcome, the servers'
+    /// cards, the composer, the last answer. A runner's check of what a person sees, as a
+    /// browser automation would read the host page.
+    /// With `screenshot` (an absolute path ending in `.png`), the window's picture is written
+    /// there too, once the shell answered.
+    fn read_window(&mut self, params: &Value, reply: oneshot::Sender<Result<Value, String>>) {
+        let picture = match &params["screenshot"] {
+            Value::Null => None,
+            Value::String(p) if p.starts_with('/') && p.ends_with(".png") => Some(std::path::PathBuf::from(p)),
+            _ => {
+                let _ = reply.send(Err("`screenshot` must be an absolute path ending in .png".into()));
+                return;
+            }
+        };
+        let state = &mut self.test;
+        state.window_reads.retain(|_, tx| !tx.is_closed());
+        if state.window_reads.len() >= MAX_WINDOW_READS {
+            let _ = reply.send(Err(format!("{MAX_WINDOW_READS} readWindow requests wait already")));
+            return;
+        }
+        state.next_window_read += 1;
+        let read = state.next_window_read;
+        let (tx, rx) = oneshot::channel();
+        state.window_reads.insert(read, tx);
+        self.shell(ShellCommand::ReadWindow { read });
+        let ui = self.ui.clone();
+        tokio::spawn(async move {
+            let mut answer = match tokio::time::timeout(WINDOW_READ, rx).await {
+                Ok(Ok(window)) => Ok(window),
+                _ => Err(format!("the window did not answer within {} s", WINDOW_READ.as_secs())),
+            };
+            if let (Ok(window), Some(path)) = (&mut answer, picture) {
+                let (tx, rx) = oneshot::channel();
+                let taken = match ui.send_event(UserEvent::Screenshot(path, tx)) {
+                    Ok(()) => tokio::time::timeout(WINDOW_READ * 2, rx).await.map_err(|_| "no answer".to_owned()),
+                    Err(()) => Err("the window is gone".to_owned()),
+                };
+                window["screenshot"] = match taken {
+                    Ok(Ok(Ok(path))) => json!(path),
+                    Ok(Ok(Err(e))) | Err(e) => json!({ "error": e }),
+                    Ok(Err(_)) => json!({ "error": "no answer" }),
+                };
+            }
+            let _ = reply.send(answer);
+        });
+    }
+
+    /// The shell's answer to a `readWindow` (nothing when no runner asked for it).
+    pub(super) fn window_read(&mut self, read: u64, window: Value) {
+        if let Some(tx) = self.test.window_reads.remove(&read) {
+            let _ = tx.send(window);
+        }
     }
 
     /// A View that a runner waits for initialized: its answer.

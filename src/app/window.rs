@@ -80,6 +80,8 @@ pub(crate) enum HostInput {
     Shell(ShellMessage),
     /// The user closed the window.
     CloseRequested,
+    /// The person pressed one of the window's keyboard shortcuts (`desktop/shortcuts.rs`).
+    Shortcut(Shortcut),
     /// The window's inner size changed (logical px).
     Resized {
         /// Width.
@@ -93,6 +95,19 @@ pub(crate) enum HostInput {
     WebContent(WebContentSignal),
     /// What the Views' webviews reported.
     Frame(FrameSignal),
+}
+
+/// What a keyboard shortcut of the window asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shortcut {
+    /// Ctrl+Q, and Ctrl+W (the app's one window): the app ends as when its window is closed.
+    Quit,
+    /// Ctrl+N: a new conversation.
+    NewConversation,
+    /// Ctrl+comma: the settings.
+    Settings,
+    /// F1 or Ctrl+?: the list of shortcuts.
+    Shortcuts,
 }
 
 /// What a native file chooser is asked for.

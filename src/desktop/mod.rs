@@ -14,6 +14,7 @@ mod input;
 mod ipc;
 mod proxy_line;
 mod schemes;
+mod shortcuts;
 mod snapshot;
 mod web_content;
 #[cfg(target_os = "linux")]
@@ -475,6 +476,7 @@ pub fn run(options: RunOptions) -> Result<i32> {
         .map_err(|e| Error::Desktop(format!("cannot open a window: {e}")))?;
     let ui = ui_for(event_loop.create_proxy(), |event| event);
     let mut running = Running::start(options, &window, ui, false)?;
+    shortcuts::install(&window, &running.to_controller);
     let mut exit_code = 0;
     event_loop.run_return(|event, _, control_flow| {
         *control_flow = ControlFlow::Wait;

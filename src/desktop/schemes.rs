@@ -13,6 +13,7 @@ const SHELL_JS: &str = include_str!("../../assets/shell.js");
 const SHELL_CSS: &str = include_str!("../../assets/shell.css");
 /// The shell's modules (`assets/shell/`), which `shell.js` imports: served beside it, as they are.
 const SHELL_MODULES: &[(&str, &str)] = &[
+    ("/shell/about.js", include_str!("../../assets/shell/about.js")),
     ("/shell/cards.js", include_str!("../../assets/shell/cards.js")),
     ("/shell/composer.js", include_str!("../../assets/shell/composer.js")),
     ("/shell/conversation.js", include_str!("../../assets/shell/conversation.js")),
@@ -23,6 +24,7 @@ const SHELL_MODULES: &[(&str, &str)] = &[
     ("/shell/markdown.js", include_str!("../../assets/shell/markdown.js")),
     ("/shell/modal.js", include_str!("../../assets/shell/modal.js")),
     ("/shell/page.js", include_str!("../../assets/shell/page.js")),
+    ("/shell/read.js", include_str!("../../assets/shell/read.js")),
     ("/shell/servers.js", include_str!("../../assets/shell/servers.js")),
     ("/shell/settings.js", include_str!("../../assets/shell/settings.js")),
     ("/shell/side.js", include_str!("../../assets/shell/side.js")),

@@ -72,6 +72,7 @@ pub(crate) fn plan(link: &str) -> Result<Plan, String> {
         if value.is_empty() {
             settings.push(Setting {
                 key: key.to_owned(),
+                title: String::new(),
                 description: String::new(),
                 required: true,
                 secret: true,

@@ -295,6 +295,7 @@ fn setting(key: &str, u: &UserConfig, dirs: &Dirs) -> Result<Setting, String> {
     }
     Ok(Setting {
         key: key.to_owned(),
+        title: u.title.clone().unwrap_or_default(),
         description,
         required: u.required,
         secret: u.sensitive,

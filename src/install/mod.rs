@@ -24,6 +24,9 @@ use std::collections::HashMap;
 pub(crate) struct Setting {
     /// What `--set KEY=VALUE` names it by.
     pub key: String,
+    /// What a person reads as its label, when the source gives one (a bundle's `title`; empty:
+    /// none, and the key is shown in words).
+    pub title: String,
     /// What it is for, from the source (may be empty).
     pub description: String,
     /// Installing fails without a value.
@@ -453,6 +456,7 @@ mod tests {
     fn plan() -> Plan {
         let setting = |key: &str, required, secret, default: Option<&str>| Setting {
             key: key.into(),
+            title: String::new(),
             description: format!("the {key}"),
             required,
             secret,
@@ -549,6 +553,7 @@ mod tests {
         let mut plan = plan();
         plan.settings.push(Setting {
             key: "OPTS".into(),
+            title: String::new(),
             description: String::new(),
             required: false,
             secret: true,

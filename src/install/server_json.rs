@@ -162,6 +162,7 @@ impl Settings {
         }
         self.0.push(Setting {
             key: key.to_owned(),
+            title: String::new(),
             description: input.description.clone().unwrap_or_default(),
             required: input.is_required,
             secret: input.is_secret,

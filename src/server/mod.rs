@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod config;
 pub mod connection;
+pub mod failure;
 pub mod requests;
 pub mod set;
 pub mod sse;

@@ -122,9 +122,54 @@ impl Controller {
     /// The person reopens a stored conversation: the open Views close, the turns of this one
     /// leave the stream, and the stored one comes back.
     pub(crate) fn reopen_conversation(&mut self, id: &str) {
-        if self.conversation.chat.as_ref().is_some_and(|c| c.turns > 0) {
-            self.status("The model is still answering; reopen the conversation once it is done.", true);
+        if !self.clear_conversation("reopen the conversation") {
             return;
+        }
+        match self.begin_conversation(Some(id)) {
+            // Shown now if the servers are there (their tools say which calls had a View);
+            // else once they are (`send_first_prompt`).
+            Ok(()) if self.conversation.chat.as_ref().is_some_and(|c| c.prompted) => {
+                if let Some(stored) = self.conversation.chat.as_mut().and_then(|c| c.replay.take()) {
+                    self.replay(stored);
+                }
+            }
+            Ok(()) => {}
+            Err(e) => self.status(&e, true),
+        }
+    }
+
+    /// The person starts a new conversation (Ctrl+N, or its button): the one before stays in
+    /// the list, its Views close and its turns leave the stream. Without a model there is
+    /// nothing to start: Model settings opens.
+    pub(crate) fn new_conversation(&mut self) {
+        if self.options.conversation.model.is_none() {
+            self.open_model_settings();
+            return;
+        }
+        let said = self.conversation.chat.as_ref().is_some_and(|c| c.listed);
+        if !said && self.views.iter().all(|(_, v)| !v.phase.is_open()) {
+            // Nothing said yet: this one is new already.
+            self.status("This conversation is new: type your message below.", false);
+            return;
+        }
+        if !self.clear_conversation("start a new conversation") {
+            return;
+        }
+        match self.begin_conversation(None) {
+            Ok(()) => {
+                self.status("A new conversation: type your message below.", false);
+                self.show_conversations();
+            }
+            Err(e) => self.status(&e, true),
+        }
+    }
+
+    /// Empties the window for another conversation (its Views close, its turns leave the
+    /// stream); false, with the reason said, while the model is still answering.
+    fn clear_conversation(&mut self, doing: &str) -> bool {
+        if self.conversation.chat.as_ref().is_some_and(|c| c.turns > 0) {
+            self.status(&format!("The model is still answering; {doing} once it is done."), true);
+            return false;
         }
         let open: Vec<ViewId> =
             self.views.iter().filter(|(_, v)| v.phase.is_open()).map(|(id, _)| id.clone()).collect();
@@ -137,17 +182,7 @@ impl Controller {
             !matches!(c, ShellCommand::Chat { .. } | ShellCommand::ChatText { .. } | ShellCommand::ChatEnd { .. })
         });
         self.shell(ShellCommand::ChatClear);
-        match self.begin_conversation(Some(id)) {
-            // Shown now if the servers are there (their tools say which calls had a View);
-            // else once they are (`send_first_prompt`).
-            Ok(()) if self.conversation.chat.as_ref().is_some_and(|c| c.prompted) => {
-                if let Some(stored) = self.conversation.chat.as_mut().and_then(|c| c.replay.take()) {
-                    self.replay(stored);
-                }
-            }
-            Ok(()) => {}
-            Err(e) => self.status(&e, true),
-        }
+        true
     }
 
     /// A reopened conversation is shown again: its turns, and its Views from the stored input

@@ -184,7 +184,14 @@ pub(super) fn with_tail(reason: &str, tail: &Mutex<VecDeque<String>>) -> String 
     if tail.is_empty() {
         reason.to_owned()
     } else {
-        let last: Vec<&str> = tail.iter().rev().take(5).rev().map(String::as_str).collect();
+        let mut last: Vec<&str> = tail.iter().rev().take(5).rev().map(String::as_str).collect();
+        // A program's error line comes before its stack: kept when the stack pushed it out.
+        let said = |l: &&str| crate::server::failure::error_in(l).is_some();
+        if !last.iter().any(said) {
+            if let Some(error) = tail.iter().rev().skip(5).map(String::as_str).find(said) {
+                last.insert(0, error);
+            }
+        }
         format!("{reason}; server stderr: {}", last.join(" | "))
     }
 }
